@@ -1,0 +1,474 @@
+"""Privacy accounting: events, tight composition and noise calibration.
+
+Every epsilon that skdpx reports is computed here, from dp_accounting
+``DpEvent`` objects:
+
+* compositions of plain Gaussian mechanisms are exact (the composition of
+  Gaussians with noise multipliers ``z_i`` is one Gaussian with
+  ``z = (sum z_i^-2)^-1/2``, converted with the analytic Gaussian mechanism of
+  Balle & Wang 2018);
+* pure epsilon-DP compositions at ``delta = 0`` are exact (epsilons add up);
+* everything else (Laplace, Poisson-subsampled mechanisms, mixtures) goes
+  through privacy loss distributions (PLD, pessimistic estimates), with the
+  Renyi DP accountant as a fallback for events PLD does not support.
+
+Calibration inverts the very same function, so a noise level calibrated for a
+target (epsilon, delta) is never reported above that target by a ledger.
+
+All guarantees are for the add-or-remove-one neighbouring relation (the one
+Poisson subsampling and dp_accounting assume by default).
+"""
+
+from collections import Counter
+from functools import lru_cache
+import json
+import math
+from numbers import Integral, Real
+
+import attr
+import dp_accounting
+from dp_accounting import dp_event as _dp_event
+from dp_accounting.pld import common as _pld_common
+from dp_accounting.pld import privacy_loss_distribution as _pld
+from dp_accounting.rdp import RdpAccountant
+import numpy as np
+import scipy.optimize
+
+__all__ = [
+    "PureDpEvent",
+    "calibrate_laplace",
+    "calibrate_noise",
+    "compute_epsilon",
+    "event_from_json",
+    "event_to_json",
+    "gaussian_epsilon",
+    "gaussian_event",
+    "is_pure",
+    "laplace_epsilon",
+    "laplace_event",
+    "pure_event",
+]
+
+#: Discretisation of privacy loss distributions (dp_accounting's default):
+#: a smaller interval is tighter and slower. PLD estimates are pessimistic, so
+#: the interval only ever makes a reported epsilon larger, never smaller.
+VALUE_DISCRETIZATION_INTERVAL = 1e-4
+
+_ACCOUNTINGS = ("pld", "rdp")
+
+
+@attr.define(frozen=True)
+class PureDpEvent(_dp_event.DpEvent):
+    """A mechanism that is ``epsilon``-DP with ``delta = 0``, nothing more known.
+
+    Used for the exponential mechanism. Its privacy loss distribution is the
+    worst case of all ``epsilon``-DP mechanisms (binary randomized response,
+    Kairouz, Oh & Viswanath 2015), so composing it is tight and sound.
+    """
+
+    epsilon: float
+
+
+# --------------------------------------------------------------------------
+# Event constructors
+# --------------------------------------------------------------------------
+def gaussian_event(noise_multiplier, *, steps=1, sample_rate=1.0):
+    """The DpEvent of ``steps`` Gaussian releases (optionally Poisson-sampled).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise standard deviation divided by the L2 sensitivity.
+    steps : int, default=1
+        Number of compositions.
+    sample_rate : float, default=1.0
+        Poisson sampling rate of each step; 1.0 means no subsampling.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+    """
+    _check_steps_rate(steps, sample_rate)
+    if noise_multiplier == 0:
+        return dp_accounting.NonPrivateDpEvent()
+    event = dp_accounting.GaussianDpEvent(float(noise_multiplier))
+    if sample_rate < 1:
+        event = dp_accounting.PoissonSampledDpEvent(float(sample_rate), event)
+    return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, int(steps))
+
+
+def laplace_event(noise_multiplier, *, steps=1):
+    """The DpEvent of ``steps`` Laplace releases with scale/sensitivity ``noise_multiplier``."""
+    _check_steps_rate(steps, 1.0)
+    if noise_multiplier == 0:
+        return dp_accounting.NonPrivateDpEvent()
+    event = dp_accounting.LaplaceDpEvent(float(noise_multiplier))
+    return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, int(steps))
+
+
+def pure_event(epsilon):
+    """The DpEvent of one ``epsilon``-DP release (e.g. an exponential mechanism)."""
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    if math.isinf(epsilon):
+        return dp_accounting.NonPrivateDpEvent()
+    return PureDpEvent(float(epsilon))
+
+
+def _check_steps_rate(steps, sample_rate):
+    if not isinstance(steps, Integral) or steps < 1:
+        raise ValueError(f"steps must be an integer >= 1, got {steps!r}.")
+    if not isinstance(sample_rate, Real) or not 0 < sample_rate <= 1:
+        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}.")
+
+
+# --------------------------------------------------------------------------
+# Serialisation (for the file-backed ledger and for grouping equal events)
+# --------------------------------------------------------------------------
+def _event_classes():
+    classes = {
+        name: obj
+        for name, obj in vars(_dp_event).items()
+        if isinstance(obj, type) and issubclass(obj, _dp_event.DpEvent)
+    }
+    classes["PureDpEvent"] = PureDpEvent
+    return classes
+
+
+_EVENT_CLASSES = _event_classes()
+
+
+def _to_obj(value):
+    if isinstance(value, _dp_event.DpEvent):
+        obj = {"type": type(value).__name__}
+        for field in attr.fields(type(value)):
+            obj[field.name] = _to_obj(getattr(value, field.name))
+        return obj
+    if isinstance(value, (list, tuple)):
+        return [_to_obj(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        return float(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"cannot serialise {type(value).__name__} inside a DpEvent.")
+
+
+def _from_obj(obj):
+    if isinstance(obj, dict):
+        kind = obj.get("type")
+        if kind not in _EVENT_CLASSES:
+            raise ValueError(f"unknown DpEvent type {kind!r}.")
+        fields = {k: _from_obj(v) for k, v in obj.items() if k != "type"}
+        return _EVENT_CLASSES[kind](**fields)
+    if isinstance(obj, list):
+        return [_from_obj(v) for v in obj]
+    return obj
+
+
+def event_to_json(event):
+    """A canonical JSON string of a DpEvent (equal events give equal strings)."""
+    if not isinstance(event, _dp_event.DpEvent):
+        raise TypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}.")
+    return json.dumps(_to_obj(event), sort_keys=True, separators=(",", ":"))
+
+
+def event_from_json(text):
+    """The DpEvent of :func:`event_to_json`'s string."""
+    event = _from_obj(json.loads(text))
+    if not isinstance(event, _dp_event.DpEvent):
+        raise ValueError("the JSON text does not describe a DpEvent.")
+    return event
+
+
+# --------------------------------------------------------------------------
+# Composition
+# --------------------------------------------------------------------------
+def _leaves(event, count, out):
+    """Flatten ``event`` into ``out``: a Counter of (leaf JSON) -> count."""
+    if isinstance(event, _dp_event.NoOpDpEvent):
+        return
+    if isinstance(event, _dp_event.SelfComposedDpEvent):
+        _leaves(event.event, count * event.count, out)
+    elif isinstance(event, _dp_event.ComposedDpEvent):
+        for sub in event.events:
+            _leaves(sub, count, out)
+    else:
+        out[event_to_json(event)] += count
+
+
+@lru_cache(maxsize=4096)
+def leaf_counts(event_json):
+    """The leaves of a serialised event with their counts: a sorted tuple."""
+    leaves = Counter()
+    _leaves(event_from_json(event_json), 1, leaves)
+    return tuple(sorted(leaves.items()))
+
+
+@lru_cache(maxsize=4096)
+def _leaf_is_pure(leaf_json):
+    return _pure_epsilon(event_from_json(leaf_json)) is not None
+
+
+def is_pure(event):
+    """Whether ``event`` is a composition of pure (delta = 0) mechanisms."""
+    return all(_leaf_is_pure(j) for j, _ in leaf_counts(event_to_json(event)))
+
+
+def epsilon_of_spends(event_jsons, delta, *, accounting="pld"):
+    """The epsilon at ``delta`` of the composition of serialised events."""
+    leaves = Counter()
+    for text in event_jsons:
+        for leaf, count in leaf_counts(text):
+            leaves[leaf] += count
+    key = tuple(sorted(leaves.items()))
+    return _epsilon_of_leaves(key, float(delta), accounting), all(_leaf_is_pure(j) for j, _ in key)
+
+
+def _pure_epsilon(leaf):
+    if isinstance(leaf, PureDpEvent):
+        return leaf.epsilon
+    if isinstance(leaf, dp_accounting.LaplaceDpEvent) and leaf.noise_multiplier > 0:
+        return 1.0 / leaf.noise_multiplier
+    return None
+
+
+def compute_epsilon(event, delta, *, accounting="pld"):
+    """The epsilon of ``event`` at ``delta``, tightly composed.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        What was released (possibly a composition).
+    delta : float in [0, 1]
+    accounting : {"pld", "rdp"}, default="pld"
+        Privacy loss distributions (tight) or Renyi DP. PLD falls back to
+        RDP for events it does not support.
+
+    Returns
+    -------
+    epsilon : float
+        ``np.inf`` when the event contains a non-private release, or a
+        mechanism that needs ``delta > 0`` and ``delta`` is 0.
+    """
+    if accounting not in _ACCOUNTINGS:
+        raise ValueError(f"accounting must be one of {_ACCOUNTINGS}, got {accounting!r}.")
+    if not 0 <= delta <= 1:
+        raise ValueError(f"delta must be in [0, 1], got {delta!r}.")
+    return _epsilon_of_leaves(leaf_counts(event_to_json(event)), float(delta), accounting)
+
+
+@lru_cache(maxsize=1024)
+def _epsilon_of_leaves(leaves, delta, accounting):
+    if not leaves:
+        return 0.0
+    events = [(event_from_json(j), c) for j, c in leaves]
+    if any(isinstance(e, _dp_event.NonPrivateDpEvent) for e, _ in events):
+        return math.inf
+    if delta >= 1:
+        return 0.0
+    pure = [_pure_epsilon(e) for e, _ in events]
+    if delta == 0:
+        if all(p is not None for p in pure):
+            return float(sum(p * c for p, (_, c) in zip(pure, events)))
+        return math.inf
+    if all(isinstance(e, dp_accounting.GaussianDpEvent) for e, _ in events):
+        # Exact: a composition of Gaussians is one Gaussian.
+        precision = sum(c / e.noise_multiplier**2 for e, c in events)
+        return float(dp_accounting.get_epsilon_gaussian(precision**-0.5, delta))
+    if accounting == "pld":
+        pld = _pld_of(events)
+        if pld is not None:
+            return float(pld.get_epsilon_for_delta(delta))
+    return _rdp_epsilon(events, delta)
+
+
+def _pld_of(events):
+    """The composed PLD of (leaf, count) pairs, or None if a leaf is unsupported."""
+    vdi = VALUE_DISCRETIZATION_INTERVAL
+    total = None
+    gaussian_precision = 0.0
+    for event, count in events:
+        if isinstance(event, dp_accounting.GaussianDpEvent):
+            gaussian_precision += count / event.noise_multiplier**2
+            continue
+        if isinstance(event, PureDpEvent):
+            params = _pld_common.DifferentialPrivacyParameters(event.epsilon, 0.0)
+            pld = _pld.from_privacy_parameters(params, value_discretization_interval=vdi)
+        elif isinstance(event, dp_accounting.LaplaceDpEvent):
+            pld = _pld.from_laplace_mechanism(event.noise_multiplier, value_discretization_interval=vdi)
+        elif isinstance(event, dp_accounting.PoissonSampledDpEvent) and isinstance(
+            event.event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
+        ):
+            q, inner = event.sampling_probability, event.event
+            if inner.noise_multiplier == 0:
+                return None
+            if isinstance(inner, dp_accounting.GaussianDpEvent):
+                pld = _pld.from_gaussian_mechanism(
+                    inner.noise_multiplier, sampling_prob=q, value_discretization_interval=vdi
+                )
+            else:
+                pld = _pld.from_laplace_mechanism(
+                    inner.noise_multiplier, sampling_prob=q, value_discretization_interval=vdi
+                )
+        else:
+            return None
+        pld = pld.self_compose(count) if count > 1 else pld
+        total = pld if total is None else total.compose(pld)
+    if gaussian_precision > 0:
+        pld = _pld.from_gaussian_mechanism(
+            gaussian_precision**-0.5, value_discretization_interval=vdi
+        )
+        total = pld if total is None else total.compose(pld)
+    return total
+
+
+def _rdp_epsilon(events, delta):
+    accountant = RdpAccountant()
+    for event, count in events:
+        if isinstance(event, PureDpEvent):
+            # epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016).
+            event = dp_accounting.ZCDpEvent(event.epsilon**2 / 2)
+        accountant.compose(event, count)
+    return float(accountant.get_epsilon(delta))
+
+
+# --------------------------------------------------------------------------
+# Calibration
+# --------------------------------------------------------------------------
+def _check_target(epsilon, delta, *, need_delta):
+    if not isinstance(epsilon, Real) or not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    if not isinstance(delta, Real) or not 0 <= delta < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+    if need_delta and delta == 0 and not math.isinf(epsilon):
+        raise ValueError(
+            "the Gaussian mechanism needs delta > 0; use a Laplace mechanism for delta = 0."
+        )
+
+
+def _smallest_noise(epsilon_of, epsilon, hint):
+    """The smallest noise multiplier z with ``epsilon_of(z) <= epsilon``.
+
+    ``epsilon_of`` is non-increasing in z. Root-find on log z, then step up
+    until the target is met, so the answer is never above the target.
+    """
+    lo = hi = hint
+    while epsilon_of(hi) > epsilon:
+        lo, hi = hi, hi * 2
+        if hi > 1e12:
+            raise ValueError(f"no finite noise reaches epsilon = {epsilon}.")
+    while lo == hi or epsilon_of(lo) <= epsilon:
+        lo /= 2
+        if lo < 1e-12:
+            return hi
+    log_z = scipy.optimize.brentq(
+        lambda t: epsilon_of(math.exp(t)) - epsilon, math.log(lo), math.log(hi), xtol=1e-6
+    )
+    z = math.exp(log_z)
+    while epsilon_of(z) > epsilon:
+        z *= 1 + 1e-6
+    return z
+
+
+def calibrate_noise(epsilon, delta, *, steps=1, sample_rate=1.0, accounting="pld"):
+    """The smallest Gaussian noise multiplier meeting (epsilon, delta).
+
+    For ``steps`` compositions of a Gaussian mechanism, Poisson-subsampled at
+    ``sample_rate`` when it is below 1. The noise standard deviation is the
+    returned multiplier times the L2 sensitivity (``max_grad_norm`` in
+    DP-SGD).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Target epsilon; ``np.inf`` gives 0 (no noise).
+    delta : float in (0, 1)
+    steps : int, default=1
+    sample_rate : float in (0, 1], default=1.0
+    accounting : {"pld", "rdp"}, default="pld"
+
+    Returns
+    -------
+    noise_multiplier : float
+
+    Examples
+    --------
+    >>> from skdpx.privacy import calibrate_noise, gaussian_epsilon
+    >>> z = calibrate_noise(1.0, 1e-5)
+    >>> round(z, 3)
+    3.731
+    >>> gaussian_epsilon(z, 1e-5) <= 1.0
+    True
+    """
+    _check_target(epsilon, delta, need_delta=True)
+    _check_steps_rate(steps, sample_rate)
+    if math.isinf(epsilon):
+        return 0.0
+    if sample_rate == 1:
+        # Exact: T Gaussians with multiplier z are one Gaussian with z / sqrt(T).
+        sigma = _smallest_noise(
+            lambda z: dp_accounting.get_epsilon_gaussian(z, delta),
+            epsilon,
+            dp_accounting.get_sigma_gaussian(epsilon, delta),
+        )
+        return sigma * math.sqrt(steps)
+
+    def epsilon_of(z):
+        return compute_epsilon(
+            gaussian_event(z, steps=steps, sample_rate=sample_rate), delta, accounting=accounting
+        )
+
+    return _smallest_noise(epsilon_of, epsilon, 1.0)
+
+
+def gaussian_epsilon(noise_multiplier, delta, *, steps=1, sample_rate=1.0, accounting="pld"):
+    """The epsilon at ``delta`` of a (subsampled, composed) Gaussian mechanism.
+
+    The reverse of :func:`calibrate_noise`.
+
+    Examples
+    --------
+    >>> from skdpx.privacy import gaussian_epsilon
+    >>> round(gaussian_epsilon(1.3, 1e-5, steps=2400, sample_rate=500 / 60000), 2)
+    1.47
+    """
+    if not noise_multiplier >= 0:
+        raise ValueError(f"noise_multiplier must be >= 0, got {noise_multiplier!r}.")
+    event = gaussian_event(noise_multiplier, steps=steps, sample_rate=sample_rate)
+    return compute_epsilon(event, delta, accounting=accounting)
+
+
+def calibrate_laplace(epsilon, delta=0.0, *, steps=1):
+    """The smallest Laplace noise multiplier (scale / L1 sensitivity) meeting (epsilon, delta).
+
+    With ``delta = 0`` the answer is exact, ``steps / epsilon``; with
+    ``delta > 0`` and several steps, PLD composition gives less noise.
+
+    Examples
+    --------
+    >>> from skdpx.privacy import calibrate_laplace
+    >>> calibrate_laplace(0.5)
+    2.0
+    """
+    _check_target(epsilon, delta, need_delta=False)
+    _check_steps_rate(steps, 1.0)
+    if math.isinf(epsilon):
+        return 0.0
+    basic = steps / epsilon
+    if delta == 0 or steps == 1:
+        return basic
+    z = _smallest_noise(
+        lambda b: compute_epsilon(laplace_event(b, steps=steps), delta), epsilon, basic
+    )
+    return min(z, basic)
+
+
+def laplace_epsilon(noise_multiplier, delta=0.0, *, steps=1):
+    """The epsilon at ``delta`` of ``steps`` Laplace releases; the reverse of :func:`calibrate_laplace`."""
+    if not noise_multiplier >= 0:
+        raise ValueError(f"noise_multiplier must be >= 0, got {noise_multiplier!r}.")
+    return compute_epsilon(laplace_event(noise_multiplier, steps=steps), delta)

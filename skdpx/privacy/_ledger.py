@@ -1,0 +1,413 @@
+"""The privacy ledger: the budget of one protected dataset."""
+
+from contextlib import contextmanager
+import math
+from numbers import Real
+import os
+import sqlite3
+import threading
+import time
+import uuid
+import weakref
+
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import BudgetError
+import dp_accounting
+
+from ._accounting import epsilon_of_spends, event_from_json, event_to_json, is_pure
+
+__all__ = ["LedgerDetachedError", "PrivacyLedger"]
+
+# Relative slack when comparing a composed epsilon with a cap: calibration
+# targets the cap exactly, and floating point must not turn that into a refusal.
+_RTOL = 1e-9
+
+_LIVE = weakref.WeakValueDictionary()  # uid -> ledger, this process's live ledgers
+
+
+class LedgerDetachedError(RuntimeError):
+    """A copy of an in-memory ledger was asked to spend in another process.
+
+    Its spends would never reach the original ledger, so they would be
+    silently lost. Use a file-backed ledger (``path=...``) to share one budget
+    between processes, or :meth:`PrivacyLedger.resume` to make the copy the
+    ledger of record.
+    """
+
+
+class PrivacyLedger:
+    """The privacy budget of one protected dataset, composed tightly.
+
+    Each differentially private release computed from the protected rows is
+    recorded as a dp_accounting ``DpEvent`` with a label. The events are
+    composed with privacy loss distributions (exactly for Gaussian
+    mechanisms), and a release that would take the total above the cap
+    (``epsilon``, ``delta``) is refused with
+    :class:`diffprivlib.utils.BudgetError` before any data are touched.
+
+    Several estimators working on the same private data should share one
+    ledger. A ledger is an identity, not a value: ``clone``, ``copy.copy``,
+    ``copy.deepcopy`` and an in-process pickle round trip all return the same
+    ledger, so a ``GridSearchCV`` over an estimator that holds it records every
+    fit. Threads may spend at once; they never overspend.
+
+    Parameters
+    ----------
+    epsilon : float, default=np.inf
+        The cap on the total epsilon.
+    delta : float, default=1.0
+        The delta at which the total is reported and capped. ``1.0`` means no
+        cap on delta: the total is then reported at the sum of the deltas the
+        releases declared (``spend(..., delta=...)``).
+    path : str or os.PathLike, default=None
+        A sqlite file that holds the events. Several processes, and a program
+        that restarts, then share one budget: restarting never resets it.
+        The file keeps the cap it was created with; opening it with another
+        cap raises ``ValueError``.
+    accountant : diffprivlib.BudgetAccountant, default=None
+        Each spend is mirrored into it as the (epsilon, delta) of that event
+        alone, and its own cap is checked too.
+
+    Attributes
+    ----------
+    events : list of (str, DpEvent)
+        The releases recorded so far, in order.
+    epsilon_spent, delta_spent : float
+        The total spent so far (see Notes).
+    epsilon_remaining : float
+        ``epsilon - epsilon_spent``.
+
+    Notes
+    -----
+    Privacy unit: one row of the protected dataset; neighbouring datasets
+    differ by adding or removing one row. ``delta_spent`` is ``delta`` (or the
+    sum of the declared deltas when ``delta`` is 1) as soon as one release
+    needs a delta; when every release is pure (Laplace, exponential), it is 0
+    and ``epsilon_spent`` is the exact sum of their epsilons.
+
+    Examples
+    --------
+    >>> from skdpx.privacy import PrivacyLedger, gaussian_event
+    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
+    >>> _ = ledger.spend(gaussian_event(6.0), "mean age")
+    >>> _ = ledger.spend(gaussian_event(6.0), "mean income")
+    >>> round(ledger.epsilon_spent, 3)
+    0.868
+    >>> ledger.spend(gaussian_event(6.0), "one too many")
+    Traceback (most recent call last):
+    ...
+    diffprivlib.utils.BudgetError: ...
+    """
+
+    def __init__(self, epsilon=math.inf, delta=1.0, path=None, accountant=None):
+        if not isinstance(epsilon, Real) or not epsilon > 0:
+            raise ValueError(f"epsilon must be > 0 (np.inf for no cap), got {epsilon!r}.")
+        if not isinstance(delta, Real) or not 0 <= delta <= 1:
+            raise ValueError(f"delta must be in [0, 1], got {delta!r}.")
+        if accountant is not None and not isinstance(accountant, BudgetAccountant):
+            raise TypeError(
+                "accountant must be a diffprivlib BudgetAccountant or None, "
+                f"got {type(accountant).__name__}."
+            )
+        self._epsilon = float(epsilon)
+        self._delta = float(delta)
+        self._path = None if path is None else os.fspath(path)
+        self.accountant = accountant
+        self._entries = []  # in memory: dicts {id, label, event, delta}
+        self._next_id = 1
+        self._uid = uuid.uuid4().hex
+        self._pid = os.getpid()
+        self._detached = False
+        self._lock = threading.RLock()
+        if self._path is not None:
+            self._open_file(explicit_cap=(epsilon, delta) != (math.inf, 1.0))
+        _LIVE[self._uid] = self
+
+    # ------------------------------------------------------------------ caps
+    @property
+    def epsilon(self):
+        """The cap on epsilon."""
+        return self._epsilon
+
+    @property
+    def delta(self):
+        """The cap on delta (1.0: uncapped)."""
+        return self._delta
+
+    @property
+    def path(self):
+        """The sqlite file behind the ledger, or None."""
+        return self._path
+
+    # --------------------------------------------------------------- queries
+    @property
+    def events(self):
+        """The recorded releases: a list of (label, DpEvent), in order."""
+        return [(e["label"], event_from_json(e["event"])) for e in self._read()]
+
+    @property
+    def epsilon_spent(self):
+        """The total epsilon spent, composed tightly, at :attr:`delta_spent`."""
+        return self._total(self._read())[0]
+
+    @property
+    def delta_spent(self):
+        """The delta at which :attr:`epsilon_spent` holds."""
+        return self._total(self._read())[1]
+
+    @property
+    def epsilon_remaining(self):
+        """The cap minus what has been spent (composition is not additive:
+        the next release may cost less than its own epsilon)."""
+        return max(self._epsilon - self.epsilon_spent, 0.0)
+
+    def __len__(self):
+        return len(self._read())
+
+    def __repr__(self):
+        eps, delta = self._total(self._read())
+        where = "" if self._path is None else f", path={self._path!r}"
+        return (
+            f"PrivacyLedger(epsilon={self._epsilon:g}, delta={self._delta:g}{where}; "
+            f"spent epsilon={eps:.4g} at delta={delta:.3g} in {len(self)} releases)"
+        )
+
+    # --------------------------------------------------------------- spending
+    def check(self, event, *, delta=None):
+        """Raise BudgetError if recording ``event`` would exceed the cap.
+
+        Nothing is recorded. Use :meth:`spend` (or :meth:`reserve`) to record:
+        they check again, atomically.
+        """
+        entry = self._new_entry(event, "check", delta)
+        with self._lock:
+            self._check_entries(self._read() + [entry], entry)
+
+    def spend(self, event, label, *, delta=None):
+        """Record a release, or raise BudgetError if it would exceed the cap.
+
+        The check and the record are one atomic step, across threads and
+        (for a file-backed ledger) processes.
+
+        Parameters
+        ----------
+        event : dp_accounting.DpEvent
+        label : str
+            What was released, for the record.
+        delta : float, optional
+            The delta this release was calibrated for; needed when the ledger
+            has no delta cap and the event is not pure.
+
+        Returns
+        -------
+        spend_id : int
+            The record's id (for :meth:`reserve`'s refund).
+        """
+        entry = self._new_entry(event, label, delta)
+        if self._detached:
+            raise LedgerDetachedError(
+                "this PrivacyLedger was unpickled in another process; its spends would not "
+                "reach the original ledger. Use PrivacyLedger(path=...) to share a budget "
+                "between processes, or call resume() if this copy is the ledger of record."
+            )
+        with self._lock:
+            if self._path is None:
+                self._check_entries(self._entries + [entry], entry)
+                entry["id"] = self._next_id
+                self._next_id += 1
+                self._entries.append(entry)
+            else:
+                with self._connect() as con:
+                    con.execute("BEGIN IMMEDIATE")
+                    try:
+                        self._check_entries(self._read_db(con) + [entry], entry)
+                        cur = con.execute(
+                            "INSERT INTO spends (label, event, delta, created) VALUES (?, ?, ?, ?)",
+                            (entry["label"], entry["event"], entry["delta"], time.time()),
+                        )
+                        entry["id"] = cur.lastrowid
+                        con.execute("COMMIT")
+                    except BaseException:
+                        con.execute("ROLLBACK")
+                        raise
+            if self.accountant is not None:
+                self.accountant.spend(*self._own_cost(entry))
+        return entry["id"]
+
+    @contextmanager
+    def reserve(self, event, label, *, delta=None):
+        """Record a release now; take the record back if the block raises.
+
+        Use it around the computation of a release: the budget is checked and
+        spent before the data are touched, and a release that fails before
+        anything is published (bad input, an error mid-way) costs nothing.
+        A mirrored diffprivlib accountant is not refunded (it has no refund).
+        """
+        spend_id = self.spend(event, label, delta=delta)
+        try:
+            yield spend_id
+        except BaseException:
+            self._refund(spend_id)
+            raise
+
+    def resume(self):
+        """Make this unpickled copy the ledger of record in this process."""
+        self._detached = False
+        self._pid = os.getpid()
+        return self
+
+    # ------------------------------------------------------------- internals
+    def _new_entry(self, event, label, delta):
+        if not isinstance(event, dp_accounting.DpEvent):
+            raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}.")
+        if not isinstance(label, str):
+            raise TypeError(f"label must be a str, got {type(label).__name__}.")
+        pure = is_pure(event)
+        if delta is None:
+            if pure:
+                delta = 0.0
+            elif self._delta < 1:
+                delta = self._delta
+            else:
+                raise ValueError(
+                    "this event needs a delta: pass spend(..., delta=...) or give the ledger "
+                    "a delta cap."
+                )
+        if not isinstance(delta, Real) or not 0 <= delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+        return {"id": None, "label": label, "event": event_to_json(event), "delta": float(delta)}
+
+    def _total(self, entries):
+        """(epsilon, delta) of the composition of ``entries``."""
+        if not entries:
+            return 0.0, 0.0
+        texts = [e["event"] for e in entries]
+        eps0, pure = epsilon_of_spends(texts, 0.0)
+        if pure and eps0 <= self._epsilon * (1 + _RTOL):
+            return eps0, 0.0
+        if self._delta < 1:
+            delta = self._delta
+        else:
+            delta = min(1.0, math.fsum(e["delta"] for e in entries))
+        return epsilon_of_spends(texts, delta)[0], delta
+
+    def _check_entries(self, entries, new):
+        eps, delta = self._total(entries)
+        if eps > self._epsilon * (1 + _RTOL) or delta > self._delta:
+            spent, _ = self._total(entries[:-1])
+            raise BudgetError(
+                f"Privacy budget exceeded: recording {new['label']!r} would bring the total to "
+                f"epsilon={eps:.4g} at delta={delta:.3g}, above the cap epsilon="
+                f"{self._epsilon:g}, delta={self._delta:g} (spent so far: epsilon={spent:.4g})."
+            )
+        if self.accountant is not None:
+            self.accountant.check(*self._own_cost(new))
+
+    def _own_cost(self, entry):
+        """(epsilon, delta) of one release alone, for a diffprivlib accountant."""
+        return epsilon_of_spends([entry["event"]], entry["delta"])[0], entry["delta"]
+
+    def _refund(self, spend_id):
+        with self._lock:
+            if self._path is None:
+                self._entries = [e for e in self._entries if e["id"] != spend_id]
+            else:
+                with self._connect() as con:
+                    con.execute("DELETE FROM spends WHERE id = ?", (spend_id,))
+
+    def _read(self):
+        with self._lock:
+            if self._path is None:
+                return list(self._entries)
+            with self._connect() as con:
+                return self._read_db(con)
+
+    # ------------------------------------------------------------ the file
+    @contextmanager
+    def _connect(self):
+        con = sqlite3.connect(self._path, timeout=120, isolation_level=None)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    @staticmethod
+    def _read_db(con):
+        rows = con.execute("SELECT id, label, event, delta FROM spends ORDER BY id").fetchall()
+        return [{"id": i, "label": lab, "event": ev, "delta": d} for i, lab, ev, d in rows]
+
+    def _open_file(self, explicit_cap):
+        with self._connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value REAL)")
+                con.execute(
+                    "CREATE TABLE IF NOT EXISTS spends (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                    "label TEXT NOT NULL, event TEXT NOT NULL, delta REAL NOT NULL, created REAL)"
+                )
+                stored = dict(con.execute("SELECT key, value FROM meta").fetchall())
+                if not stored:
+                    con.executemany(
+                        "INSERT INTO meta (key, value) VALUES (?, ?)",
+                        [("epsilon", self._epsilon), ("delta", self._delta)],
+                    )
+                elif explicit_cap and (stored["epsilon"], stored["delta"]) != (
+                    self._epsilon,
+                    self._delta,
+                ):
+                    raise ValueError(
+                        f"the ledger file {self._path!r} was created with the cap "
+                        f"epsilon={stored['epsilon']:g}, delta={stored['delta']:g}; a ledger's "
+                        "cap cannot change. Open it with that cap, or with no cap to adopt it."
+                    )
+                else:
+                    self._epsilon, self._delta = stored["epsilon"], stored["delta"]
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    # ----------------------------------------------- identity: never copied
+    def __sklearn_clone__(self):
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        with self._lock:
+            state = {
+                "uid": self._uid,
+                "pid": self._pid,
+                "epsilon": self._epsilon,
+                "delta": self._delta,
+                "path": self._path,
+                "accountant": self.accountant,
+                "entries": list(self._entries),
+                "next_id": self._next_id,
+            }
+        return (_restore_ledger, (state,))
+
+
+def _restore_ledger(state):
+    """Unpickle a ledger: the live one when it exists in this process."""
+    live = _LIVE.get(state["uid"])
+    if live is not None:
+        return live
+    ledger = object.__new__(PrivacyLedger)
+    ledger._epsilon = state["epsilon"]
+    ledger._delta = state["delta"]
+    ledger._path = state["path"]
+    ledger.accountant = state["accountant"]
+    ledger._entries = state["entries"]
+    ledger._next_id = state["next_id"]
+    ledger._uid = state["uid"]
+    ledger._pid = state["pid"]
+    ledger._lock = threading.RLock()
+    # An in-memory copy in another process would spend where nobody looks.
+    ledger._detached = ledger._path is None and state["pid"] != os.getpid()
+    _LIVE[ledger._uid] = ledger
+    return ledger
