@@ -126,6 +126,21 @@ def test_neighbour_direction_is_also_audited():
     assert eps_lb > 1.0
 
 
+def test_asymmetric_mechanism_is_audited_in_both_directions():
+    # Bernoulli outputs with P[1] = 0.05 on one dataset and 0.5 on the other:
+    # the privacy loss is log(0.5 / 0.05) = 2.3 for the set {1} with the
+    # roles of the datasets swapped, but only log(0.95 / 0.5) = 0.64 for the
+    # best set the other way round; the audit must find 2.3 in either order.
+    def release(dataset, random_state, n):
+        return (random_state.random_sample(n) < dataset[0]).astype(float)
+
+    low, high = np.array([0.05]), np.array([0.5])
+    for data, neighbour in ((low, high), (high, low)):
+        eps_lb = audit_epsilon(release, data, neighbour, n_trials=2_000,
+                               batched=True, random_state=0)
+        assert 1.5 < eps_lb < math.log(10.0)
+
+
 def test_identical_datasets_give_zero_or_tiny_bound():
     eps_lb = audit_epsilon(
         laplace_count(1.0),
@@ -160,6 +175,27 @@ def test_coverage_of_randomized_response():
     )
     assert np.mean(bounds > epsilon) <= 0.05
     assert np.mean(bounds) > 0.7  # and the bounds are not trivially small
+
+
+def test_coverage_under_the_null():
+    # Identical datasets: the true epsilon is 0, so any positive bound is a
+    # false claim, which may happen with probability at most 1 - confidence.
+    # Choosing among thousands of thresholds on the same outputs that are
+    # then used for the bounds (no split) exceeds that rate.
+    confidence = 0.8
+
+    def release(dataset, random_state, n):
+        return np.sum(dataset) + random_state.laplace(size=n)
+
+    bounds = np.array(
+        [
+            audit_epsilon(release, DATA, DATA.copy(), n_trials=1_000,
+                          confidence=confidence, batched=True,
+                          random_state=seed)
+            for seed in range(300)
+        ]
+    )
+    assert np.mean(bounds > 0.0) <= 1.0 - confidence
 
 
 def test_randomized_response_bound_approaches_epsilon():
@@ -223,11 +259,14 @@ def test_bound_is_capped_by_the_number_of_trials():
         return np.full(n, np.sum(dataset))
 
     for n_trials in (10, 11, 1_000):
-        eps_lb = audit_epsilon(
-            release, DATA, NEIGHBOUR, n_trials=n_trials, batched=True,
-            random_state=0,
-        )
-        assert eps_lb == pytest.approx(max_bound(n_trials, 0.95))
+        for delta in (0.0, 0.1, 0.5):
+            eps_lb = audit_epsilon(
+                release, DATA, NEIGHBOUR, n_trials=n_trials, delta=delta,
+                batched=True, random_state=0,
+            )
+            assert eps_lb == pytest.approx(max_bound(n_trials, 0.95, delta))
+    # delta is subtracted from the probability under the first dataset
+    assert max_bound(1_000, 0.95, 0.5) < max_bound(1_000, 0.95)
     assert max_bound(1_000, 0.95) < math.log(1_000)
 
 

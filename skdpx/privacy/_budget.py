@@ -17,14 +17,14 @@ def resolve_ledger(accountant):
     ----------
     accountant : PrivacyLedger, diffprivlib.BudgetAccountant or None
         A ledger is used as it is. A BudgetAccountant (``None``: diffprivlib's
-        default one, ``BudgetAccountant.load_default()``) gets a fresh,
+        default one, ``BudgetAccountant.load_default(None)``) gets a fresh,
         uncapped ledger that mirrors every spend into it, so its own cap is
         enforced by diffprivlib.
     """
     if isinstance(accountant, PrivacyLedger):
         return accountant
     if accountant is None:
-        accountant = BudgetAccountant.load_default()
+        accountant = BudgetAccountant.load_default(None)
     if isinstance(accountant, BudgetAccountant):
         return PrivacyLedger(accountant=accountant)
     raise TypeError(

@@ -1,0 +1,44 @@
+"""Discovery of the estimators that skdpx provides (as sklearn.utils.discovery)."""
+
+import inspect
+from importlib import import_module
+import pkgutil
+
+from sklearn.base import BaseEstimator
+
+__all__ = ["all_estimators"]
+
+_SKIP = ("tests", "_", "__main__")
+
+
+def all_estimators():
+    """The public estimators of skdpx.
+
+    Returns
+    -------
+    list of (str, type)
+        (name, class) pairs, sorted by name, for every public class defined
+        in skdpx that derives from :class:`sklearn.base.BaseEstimator`.
+
+    Examples
+    --------
+    >>> from skdpx.utils.discovery import all_estimators
+    >>> isinstance(all_estimators(), list)
+    True
+    """
+    import skdpx
+
+    found = {}
+    for info in pkgutil.walk_packages(skdpx.__path__, prefix="skdpx."):
+        parts = info.name.split(".")
+        if any(p.startswith(_SKIP) for p in parts[1:-1]) or parts[-1] in ("__main__", "tests"):
+            continue
+        module = import_module(info.name)
+        for name, obj in inspect.getmembers(module, inspect.isclass):
+            if (
+                issubclass(obj, BaseEstimator)
+                and not name.startswith("_")
+                and obj.__module__.startswith("skdpx.")
+            ):
+                found[name] = obj
+    return sorted(found.items())

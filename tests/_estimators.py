@@ -1,0 +1,50 @@
+"""The per-class table of test parameters that the common tests run over.
+
+Each estimator of skdpx has one entry (imbalanced-learn style): the
+parameters that make scikit-learn's common checks fast and meaningful, how to
+fit it on a small problem, and which methods use a fitted estimator.
+Adding an estimator to the package without an entry here fails
+``test_every_estimator_has_test_parameters``.
+"""
+
+import numpy as np
+
+from skdpx.utils.discovery import all_estimators
+
+from ._reference import DPNearestCentroid
+
+# class -> {"params": constructor parameters for the checks,
+#           "supervised": whether fit needs y,
+#           "methods": methods to call on fitted estimators}
+TEST_TABLE = {
+    DPNearestCentroid: {
+        "params": {"epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},
+        "supervised": True,
+        "methods": ["predict", "decision_function"],
+    },
+}
+
+
+def estimator_classes():
+    """The package's estimators, then the test-only reference estimator."""
+    return [cls for _, cls in all_estimators()] + [DPNearestCentroid]
+
+
+def make_estimator(cls, **overrides):
+    params = dict(TEST_TABLE[cls]["params"])
+    params.update(overrides)
+    return cls(**params)
+
+
+def small_problem(n_samples=60, n_features=4, seed=0):
+    """A small, well-separated binary problem inside the test bounds."""
+    rng = np.random.RandomState(seed)
+    y = np.arange(n_samples) % 2
+    X = rng.normal(size=(n_samples, n_features)) + 3.0 * y[:, None]
+    return X, y
+
+
+def fit(estimator, X, y):
+    if TEST_TABLE[type(estimator)]["supervised"]:
+        return estimator.fit(X, y)
+    return estimator.fit(X)
