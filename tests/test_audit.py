@@ -381,6 +381,22 @@ def test_reproducible_for_a_seed():
     assert len(others) > 1
 
 
+def test_generator_and_none_random_states():
+    kwargs = dict(n_trials=1_000, batched=True)
+    from_generator = [
+        audit_epsilon(laplace_count(1.0), DATA, NEIGHBOUR,
+                      random_state=np.random.default_rng(5), **kwargs)
+        for _ in range(2)
+    ]
+    assert from_generator[0] == from_generator[1]
+    fresh = audit_epsilon(laplace_count(1.0), DATA, NEIGHBOUR,
+                          random_state=None, **kwargs)
+    assert 0.0 <= fresh <= max_bound(1_000, 0.95)  # not seeded: no tighter check
+    with pytest.raises(ValueError, match="random_state"):
+        audit_epsilon(laplace_count(1.0), DATA, NEIGHBOUR,
+                      random_state="seed", **kwargs)
+
+
 def test_unbatched_reproducible_for_a_seed():
     runs = [
         audit_epsilon(laplace_count_single(1.0), DATA, NEIGHBOUR,

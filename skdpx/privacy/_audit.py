@@ -12,7 +12,8 @@ import numbers
 
 import numpy as np
 from scipy.stats import beta
-from sklearn.utils import check_random_state
+
+from ._validation import check_random_state
 
 __all__ = ["audit_epsilon"]
 
@@ -83,9 +84,11 @@ def audit_epsilon(
         ``n`` and must return ``n`` outputs (a fast path for cheap, vectorised
         mechanisms, allowing 10**5 trials or more). If False, ``release`` is
         called ``n_trials`` times per dataset.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState, Generator or None, default=None
         Seeds the single :class:`numpy.random.RandomState` passed to every
-        call of ``release``; an int makes the audit reproducible.
+        call of ``release`` (see
+        :func:`skdpx.privacy.check_random_state`); an int makes the audit
+        reproducible, None draws fresh entropy.
 
     Returns
     -------

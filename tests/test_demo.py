@@ -1,0 +1,40 @@
+"""The demo runs end to end on the bundled data and reports true figures."""
+
+import io
+import os
+import subprocess
+import sys
+
+from skdpx.__main__ import demo, main
+
+
+def test_demo_figures():
+    out = io.StringIO()
+    figures = demo(epsilon=1.0, delta=1e-5, seed=0, out=out)
+    text = out.getvalue()
+    assert figures["baseline_accuracy"] > 0.84
+    assert 0 < figures["epsilon_spent"] <= 1.0
+    assert figures["refused"], "a release over the cap must be refused"
+    # the DP means are useful: within one year of the exact means (36.78, 44.25)
+    assert abs(figures["dp_mean_age"][0] - 36.78) < 1.0
+    assert abs(figures["dp_mean_age"][1] - 44.25) < 1.0
+    assert "BudgetError" in text and "PrivRecourse" in text
+
+
+def test_demo_bad_arguments_exit_with_usage():
+    try:
+        main(["demo", "--epsilon", "-1"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("a negative epsilon must be refused")
+
+
+def test_python_m_skdpx_demo_runs():
+    env = dict(os.environ)
+    result = subprocess.run(
+        [sys.executable, "-m", "skdpx", "demo", "--seed", "1"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "epsilon spent" in result.stdout
