@@ -1,5 +1,12 @@
-"""skdpx: differentially private model explanations for scikit-learn."""
+"""skdpx: differentially private model explanations for scikit-learn.
+
+The privacy core is :mod:`skdpx.privacy`; the bundled data are in
+:mod:`skdpx.datasets`. Explanations come back as :class:`FeatureAttribution`,
+:class:`CounterfactualSet` and :class:`RecoursePaths`.
+"""
+
+from ._explanation import CounterfactualSet, FeatureAttribution, RecoursePaths
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["__version__"]
+__all__ = ["CounterfactualSet", "FeatureAttribution", "RecoursePaths", "__version__"]
