@@ -204,7 +204,9 @@ class PrivacyLedger:
             The record's id (for :meth:`reserve`'s refund).
         """
         entry = self._new_entry(event, label, delta)
-        if self._detached:
+        # A copy in another process (unpickled there, or inherited by fork)
+        # would spend where the original never sees it.
+        if self._detached or (self._path is None and self._pid != os.getpid()):
             raise LedgerDetachedError(
                 "this PrivacyLedger was unpickled in another process; its spends would not "
                 "reach the original ledger. Use PrivacyLedger(path=...) to share a budget "

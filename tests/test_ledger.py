@@ -1,0 +1,779 @@
+"""Tests of the privacy ledger (skdpx.privacy._ledger) and EstimatorBudget.
+
+What is promised: tight composition of the recorded events; refusal before
+anything is recorded; refunds; mirroring into a diffprivlib accountant; one
+ledger per protected dataset whatever clone/copy/pickle/GridSearchCV do;
+no lost spends across threads, processes and restarts.
+"""
+
+import copy
+import gc
+import json
+import math
+import multiprocessing
+import pickle
+import subprocess
+import sys
+import threading
+import weakref
+from pathlib import Path
+
+import dp_accounting
+import joblib
+import numpy as np
+import pytest
+from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import BudgetError
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from skdpx.privacy import (
+    EstimatorBudget,
+    LedgerDetachedError,
+    PrivacyLedger,
+    calibrate_noise,
+    compute_epsilon,
+    gaussian_epsilon,
+    gaussian_event,
+    laplace_event,
+    pure_event,
+    resolve_ledger,
+)
+
+from ._estimators import small_problem
+from ._reference import DPNearestCentroid
+
+ROOT = Path(__file__).resolve().parents[1]
+DELTA = 1e-5
+Z = 6.0  # a Gaussian noise multiplier: about 0.6 epsilon per release at DELTA
+LABEL = "DPNearestCentroid: class sums and counts"
+
+
+@pytest.fixture(params=["memory", "file"])
+def make_ledger(request, tmp_path):
+    """PrivacyLedger factory, in memory or backed by a sqlite file."""
+
+    def make(**kwargs):
+        if request.param == "file":
+            kwargs.setdefault("path", tmp_path / "ledger.sqlite")
+        return PrivacyLedger(**kwargs)
+
+    return make
+
+
+def cap_for(k, z=Z, delta=DELTA):
+    """A cap that allows exactly k Gaussian events of multiplier z, not k + 1."""
+    return 0.5 * (gaussian_epsilon(z, delta, steps=k) + gaussian_epsilon(z, delta, steps=k + 1))
+
+
+def composed(events, delta):
+    return compute_epsilon(dp_accounting.ComposedDpEvent(list(events)), delta)
+
+
+def run_python(code, *args, timeout=120):
+    """Run ``code`` in a fresh interpreter (another process), return its stdout."""
+    result = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+# ---------------------------------------------------------------- composition
+def test_events_recorded_in_order(make_ledger):
+    ledger = make_ledger(epsilon=100.0, delta=DELTA)
+    released = [
+        ("a", gaussian_event(Z)),
+        ("b", laplace_event(3.0)),
+        ("c", pure_event(0.2)),
+        ("d", gaussian_event(2.0, steps=5, sample_rate=0.1)),
+    ]
+    ids = [ledger.spend(event, label) for label, event in released]
+    assert ledger.events == released
+    assert len(ledger) == 4
+    assert len(set(ids)) == 4
+
+
+def test_gaussian_composition_is_tight(make_ledger):
+    ledger = make_ledger(epsilon=1.0, delta=DELTA)
+    ledger.spend(gaussian_event(Z), "mean age")
+    one = gaussian_epsilon(Z, DELTA)
+    assert ledger.epsilon_spent == pytest.approx(one, rel=1e-12)
+    ledger.spend(gaussian_event(Z), "mean income")
+    two = gaussian_epsilon(Z, DELTA, steps=2)
+    assert ledger.epsilon_spent == pytest.approx(two, rel=1e-12)
+    # the composition of Gaussians is one Gaussian with multiplier z / sqrt(2)
+    assert ledger.epsilon_spent == pytest.approx(gaussian_epsilon(Z / math.sqrt(2), DELTA))
+    assert ledger.epsilon_spent < 2 * one - 0.1  # strictly better than the naive sum
+    assert ledger.delta_spent == DELTA
+    assert ledger.epsilon_remaining == pytest.approx(1.0 - two)
+    assert round(ledger.epsilon_spent, 3) == 0.868  # the docstring's example
+
+
+def test_gaussian_composition_different_noise(make_ledger):
+    ledger = make_ledger(epsilon=100.0, delta=DELTA)
+    zs = [3.0, 5.0, 8.0]
+    for z in zs:
+        ledger.spend(gaussian_event(z), f"z={z}")
+    z_eff = sum(z**-2 for z in zs) ** -0.5
+    assert ledger.epsilon_spent == pytest.approx(gaussian_epsilon(z_eff, DELTA), rel=1e-9)
+    assert ledger.epsilon_spent < sum(gaussian_epsilon(z, DELTA) for z in zs)
+
+
+def test_pure_events_compose_to_exact_sum(make_ledger):
+    ledger = make_ledger(epsilon=2.0, delta=DELTA)
+    ledger.spend(laplace_event(4.0), "count")  # 0.25
+    ledger.spend(pure_event(0.5), "argmax")  # 0.5
+    ledger.spend(laplace_event(2.0, steps=2), "two sums")  # 1.0
+    assert ledger.epsilon_spent == pytest.approx(1.75, rel=1e-12)
+    assert ledger.delta_spent == 0.0
+
+
+def test_pure_events_in_uncapped_ledger_need_no_delta():
+    ledger = PrivacyLedger()
+    ledger.spend(laplace_event(2.0), "count")
+    ledger.spend(pure_event(0.3), "argmax")
+    assert ledger.epsilon_spent == pytest.approx(0.8, rel=1e-12)
+    assert ledger.delta_spent == 0.0
+
+
+def test_mixed_events_report_the_delta_cap(make_ledger):
+    ledger = make_ledger(epsilon=10.0, delta=DELTA)
+    lap, gauss = laplace_event(2.0), gaussian_event(Z)
+    ledger.spend(lap, "count")
+    assert ledger.delta_spent == 0.0
+    ledger.spend(gauss, "mean")
+    assert ledger.delta_spent == DELTA
+    expected = composed([lap, gauss], DELTA)
+    assert ledger.epsilon_spent == pytest.approx(expected, rel=1e-9)
+    assert ledger.epsilon_spent <= 0.5 + gaussian_epsilon(Z, DELTA)
+
+
+def test_uncapped_ledger_reports_at_the_declared_deltas():
+    ledger = PrivacyLedger()
+    ledger.spend(gaussian_event(Z), "a", delta=1e-6)
+    ledger.spend(gaussian_event(Z), "b", delta=2e-6)
+    assert ledger.delta_spent == pytest.approx(3e-6)
+    assert ledger.epsilon_spent == pytest.approx(
+        gaussian_epsilon(Z, ledger.delta_spent, steps=2), rel=1e-12
+    )
+
+
+# ------------------------------------------------------------------ refusing
+def test_spend_over_cap_is_refused_and_records_nothing(make_ledger):
+    ledger = make_ledger(epsilon=1.0, delta=DELTA)
+    ledger.spend(gaussian_event(Z), "a")
+    ledger.spend(gaussian_event(Z), "b")
+    before_events, before_eps = ledger.events, ledger.epsilon_spent
+    with pytest.raises(BudgetError, match="budget exceeded"):
+        ledger.spend(gaussian_event(Z), "one too many")
+    assert ledger.events == before_events
+    assert ledger.epsilon_spent == before_eps
+    # a smaller release that still fits is accepted
+    ledger.spend(gaussian_event(50.0), "small")
+    assert len(ledger) == 3
+    assert ledger.epsilon_spent <= 1.0
+
+
+def test_spend_exactly_at_cap_is_accepted(make_ledger):
+    z = calibrate_noise(1.0, DELTA)
+    ledger = make_ledger(epsilon=1.0, delta=DELTA)
+    ledger.spend(gaussian_event(z), "all of it")
+    assert ledger.epsilon_spent <= 1.0
+    with pytest.raises(BudgetError):
+        ledger.spend(gaussian_event(1000.0), "anything more")
+    assert len(ledger) == 1
+
+
+def test_pure_spend_over_cap_is_refused():
+    ledger = PrivacyLedger(epsilon=1.0)
+    ledger.spend(pure_event(0.7), "a")
+    with pytest.raises(BudgetError):
+        ledger.spend(laplace_event(2.0), "b")  # 0.7 + 0.5 > 1
+    assert ledger.epsilon_spent == pytest.approx(0.7)
+    ledger.spend(laplace_event(4.0), "c")  # 0.95
+    assert ledger.epsilon_spent == pytest.approx(0.95)
+
+
+def test_check_raises_without_recording(make_ledger):
+    ledger = make_ledger(epsilon=1.0, delta=DELTA)
+    ledger.check(gaussian_event(Z))  # fits: no error, and nothing recorded
+    assert len(ledger) == 0
+    ledger.spend(gaussian_event(Z), "a")
+    ledger.check(gaussian_event(Z))
+    assert len(ledger) == 1
+    ledger.spend(gaussian_event(Z), "b")
+    with pytest.raises(BudgetError):
+        ledger.check(gaussian_event(Z))
+    assert len(ledger) == 2
+    assert ledger.epsilon_spent == pytest.approx(gaussian_epsilon(Z, DELTA, steps=2))
+
+
+def test_uncapped_ledger_needs_delta_for_gaussian():
+    ledger = PrivacyLedger(epsilon=10.0)  # delta=1.0: no delta cap
+    with pytest.raises(ValueError, match="needs a delta"):
+        ledger.spend(gaussian_event(Z), "mean")
+    with pytest.raises(ValueError, match="needs a delta"):
+        ledger.check(gaussian_event(Z))
+    assert len(ledger) == 0
+    ledger.spend(laplace_event(2.0), "count")  # pure: no delta needed
+    ledger.spend(gaussian_event(Z), "mean", delta=DELTA)
+    assert len(ledger) == 2
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"epsilon": 0}, ValueError),
+        ({"epsilon": -1.0}, ValueError),
+        ({"epsilon": float("nan")}, ValueError),
+        ({"epsilon": "1"}, ValueError),
+        ({"delta": -0.1}, ValueError),
+        ({"delta": 1.5}, ValueError),
+        ({"delta": float("nan")}, ValueError),
+        ({"delta": None}, ValueError),
+        ({"accountant": "default"}, TypeError),
+        ({"accountant": PrivacyLedger()}, TypeError),
+    ],
+)
+def test_invalid_constructor_arguments(kwargs, error):
+    with pytest.raises(error):
+        PrivacyLedger(**kwargs)
+
+
+def test_invalid_spend_arguments():
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    with pytest.raises(TypeError):
+        ledger.spend((1.0, 1e-5), "not an event")
+    with pytest.raises(TypeError):
+        ledger.spend(gaussian_event(Z), 42)
+    with pytest.raises(ValueError):
+        ledger.spend(gaussian_event(Z), "delta 1", delta=1.0)
+    with pytest.raises(ValueError):
+        ledger.spend(gaussian_event(Z), "negative delta", delta=-1e-5)
+    assert len(ledger) == 0
+
+
+# ------------------------------------------------------------------- reserve
+def test_reserve_refunds_when_the_block_raises(make_ledger):
+    ledger = make_ledger(epsilon=1.0, delta=DELTA)
+
+    class Boom(Exception):
+        pass
+
+    with pytest.raises(Boom):
+        with ledger.reserve(gaussian_event(Z), "failed release"):
+            assert len(ledger) == 1  # recorded before the block runs
+            assert ledger.events == [("failed release", gaussian_event(Z))]
+            raise Boom
+    assert len(ledger) == 0
+    assert ledger.epsilon_spent == 0.0
+
+    with ledger.reserve(gaussian_event(Z), "release") as spend_id:
+        assert isinstance(spend_id, int)
+    assert ledger.events == [("release", gaussian_event(Z))]
+    # the refund made room: a second full-size release still fits
+    ledger.spend(gaussian_event(Z), "second")
+    assert len(ledger) == 2
+
+
+def test_reserve_refunds_only_its_own_record(make_ledger):
+    ledger = make_ledger(epsilon=10.0, delta=DELTA)
+    ledger.spend(gaussian_event(Z), "before")
+    with pytest.raises(KeyError):
+        with ledger.reserve(gaussian_event(3.0), "failed"):
+            ledger.spend(gaussian_event(Z), "inside")
+            raise KeyError("x")
+    assert [label for label, _ in ledger.events] == ["before", "inside"]
+
+
+def test_reserve_over_cap_does_not_run_the_block():
+    ledger = PrivacyLedger(epsilon=0.5, delta=DELTA)
+    ran = []
+    with pytest.raises(BudgetError):
+        with ledger.reserve(gaussian_event(Z), "too much"):
+            ran.append(True)
+    assert ran == []
+    assert len(ledger) == 0
+
+
+# ------------------------------------------------------ diffprivlib accountant
+def test_budget_accountant_receives_each_spend():
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-3)
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, accountant=acc)
+    ledger.spend(gaussian_event(Z), "a")
+    ledger.spend(laplace_event(2.0), "b")
+    assert len(acc.spent_budget) == 2
+    eps0, delta0 = acc.spent_budget[0]
+    assert eps0 == pytest.approx(gaussian_epsilon(Z, DELTA))
+    assert delta0 == DELTA
+    assert acc.spent_budget[1] == pytest.approx((0.5, 0.0))
+
+
+def test_budget_accountant_cap_is_enforced():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-3)
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, accountant=acc)
+    ledger.spend(gaussian_event(Z), "a")  # ~0.6 in the accountant
+    with pytest.raises(BudgetError):
+        ledger.spend(gaussian_event(Z), "b")  # the ledger allows it, diffprivlib not
+    assert len(ledger) == 1
+    assert len(acc.spent_budget) == 1
+    with pytest.raises(BudgetError):
+        ledger.check(gaussian_event(Z))
+
+
+def test_budget_accountant_as_estimator_accountant():
+    X, y = small_problem()
+    acc = BudgetAccountant(epsilon=1.0)
+    est = DPNearestCentroid(epsilon=0.4, accountant=acc, bounds=(-10, 10), random_state=0)
+    est.fit(X, y)
+    est.fit(X, y)
+    assert len(acc.spent_budget) == 2
+    assert acc.spent_budget[0][0] == pytest.approx(est.epsilon_spent_)
+    with pytest.raises(BudgetError):
+        est.fit(X, y)  # 3 x 0.4 > 1 for diffprivlib's additive accountant
+    assert len(acc.spent_budget) == 2
+    assert isinstance(resolve_ledger(acc), PrivacyLedger)
+    assert resolve_ledger(acc).accountant is acc
+    with pytest.raises(TypeError):
+        resolve_ledger("ledger")
+
+
+# ---------------------------------------------------- identity: clone, copy
+def test_clone_and_copy_keep_the_same_ledger():
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    est = DPNearestCentroid(accountant=ledger, bounds=(-10, 10), random_state=0)
+    cloned = clone(est)
+    assert cloned is not est
+    assert cloned.accountant is ledger
+    assert copy.copy(ledger) is ledger
+    assert copy.deepcopy(ledger) is ledger
+    assert copy.deepcopy(est).accountant is ledger
+
+    X, y = small_problem()
+    cloned.fit(X, y)
+    clone(cloned).fit(X, y)
+    assert len(ledger) == 2
+    assert [label for label, _ in ledger.events] == [LABEL, LABEL]
+    assert ledger.epsilon_spent == pytest.approx(
+        gaussian_epsilon(cloned.noise_multiplier_, DELTA, steps=2)
+    )
+
+
+def _search(ledger, n_jobs):
+    return GridSearchCV(
+        DPNearestCentroid(accountant=ledger, bounds=(-10, 10), random_state=0),
+        {"epsilon": [0.5, 1.0]},
+        cv=3,
+        n_jobs=n_jobs,
+        error_score="raise",
+    )
+
+
+def _check_search_record(ledger, search):
+    """7 events: 2 parameters x 3 folds + 1 refit, composed tightly."""
+    assert len(ledger) == 7
+    assert all(label == LABEL for label, _ in ledger.events)
+    z_half, z_one = calibrate_noise(0.5, DELTA), calibrate_noise(1.0, DELTA)
+    z_best = calibrate_noise(search.best_params_["epsilon"], DELTA)
+    recorded = sorted(event.noise_multiplier for _, event in ledger.events)
+    assert recorded == pytest.approx(sorted([z_half] * 3 + [z_one] * 3 + [z_best]))
+    # uncapped ledger: reported at the sum of the declared deltas
+    assert ledger.delta_spent == pytest.approx(7 * DELTA)
+    precision = 3 / z_half**2 + 3 / z_one**2 + 1 / z_best**2
+    expected = gaussian_epsilon(precision**-0.5, ledger.delta_spent)
+    assert ledger.epsilon_spent == pytest.approx(expected, rel=1e-9)
+    assert ledger.epsilon_spent == pytest.approx(
+        composed([event for _, event in ledger.events], ledger.delta_spent), rel=1e-9
+    )
+
+
+def test_grid_search_records_every_fit():
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    search = _search(ledger, n_jobs=1).fit(X, y)
+    _check_search_record(ledger, search)
+
+
+def test_grid_search_in_processes_with_memory_ledger_refuses():
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    with pytest.raises(LedgerDetachedError):
+        _search(ledger, n_jobs=2).fit(X, y)
+    assert len(ledger) == 0
+
+
+def test_grid_search_in_processes_with_file_ledger(tmp_path):
+    X, y = small_problem()
+    ledger = PrivacyLedger(path=tmp_path / "ledger.sqlite")
+    search = _search(ledger, n_jobs=2).fit(X, y)
+    _check_search_record(ledger, search)
+    _check_search_record(PrivacyLedger(path=tmp_path / "ledger.sqlite"), search)
+
+
+def test_grid_search_fork_backend_does_not_drop_spends():
+    # BUG (skdpx/privacy/_ledger.py, PrivacyLedger.spend / _restore_ledger):
+    # a forked worker inherits the parent's _LIVE registry, so the unpickled
+    # ledger resolves to the worker's inherited copy, whose _detached is False:
+    # the 6 cross-validation spends are recorded in the workers and lost.
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    try:
+        with joblib.parallel_backend("multiprocessing", n_jobs=2):
+            search = _search(ledger, n_jobs=2).fit(X, y)
+    except LedgerDetachedError:
+        assert len(ledger) == 0
+    else:
+        _check_search_record(ledger, search)
+
+
+def _spend_in_child(ledger, queue):
+    try:
+        ledger.spend(gaussian_event(Z), "child")
+        queue.put("spent")
+    except LedgerDetachedError:
+        queue.put("detached")
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="needs fork"
+)
+def test_forked_process_cannot_spend_in_memory_ledger():
+    # Same BUG as above: an in-memory ledger inherited by a forked child
+    # spends there silently; it must raise LedgerDetachedError like a spawned one.
+    ctx = multiprocessing.get_context("fork")
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_spend_in_child, args=(ledger, queue))
+    proc.start()
+    outcome = queue.get(timeout=60)
+    proc.join(timeout=60)
+    assert len(ledger) == 0
+    assert outcome == "detached"
+
+
+# -------------------------------------------------------------------- pickle
+def test_pickle_in_process_returns_the_live_ledger(make_ledger):
+    ledger = make_ledger(epsilon=10.0, delta=DELTA)
+    ledger.spend(gaussian_event(Z), "a")
+    loaded = pickle.loads(pickle.dumps(ledger))
+    assert loaded is ledger
+    loaded.spend(gaussian_event(Z), "b")
+    assert len(ledger) == 2
+
+
+def test_pickle_after_the_original_is_gone_keeps_the_spends():
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    ledger.spend(gaussian_event(Z), "a")
+    ledger.spend(laplace_event(2.0), "b")
+    data = pickle.dumps(ledger)
+    spent, events = ledger.epsilon_spent, ledger.events
+    ref = weakref.ref(ledger)
+    del ledger
+    gc.collect()
+    assert ref() is None
+    loaded = pickle.loads(data)
+    assert loaded.epsilon_spent == spent
+    assert loaded.events == events
+    assert (loaded.epsilon, loaded.delta) == (10.0, DELTA)
+    # same process: this copy is the ledger of record and keeps the cap
+    loaded.spend(gaussian_event(Z), "c")
+    assert len(loaded) == 3
+    assert pickle.loads(data) is loaded
+
+
+def test_fitted_estimator_pickle_keeps_epsilon_spent():
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    est = DPNearestCentroid(accountant=ledger, bounds=(-10, 10), random_state=0).fit(X, y)
+    loaded = pickle.loads(pickle.dumps(est))
+    assert loaded.epsilon_spent_ == est.epsilon_spent_
+    assert loaded.budget_.epsilon_spent == est.epsilon_spent_
+    assert loaded.budget_.shared is ledger
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+
+
+_CHILD_PICKLE = """
+import json, pickle, sys
+from skdpx.privacy import LedgerDetachedError, gaussian_event
+with open(sys.argv[1], "rb") as f:
+    ledger, est = pickle.load(f)
+out = {"epsilon_spent": ledger.epsilon_spent, "n": len(ledger),
+       "labels": [label for label, _ in ledger.events],
+       "est_epsilon_spent_": est.epsilon_spent_,
+       "est_budget_spent": est.budget_.epsilon_spent,
+       "est_shared_is_ledger": est.budget_.shared is ledger}
+try:
+    ledger.spend(gaussian_event(6.0), "in child")
+    out["first"] = "spent"
+except LedgerDetachedError:
+    out["first"] = "detached"
+out["n_after_refusal"] = len(ledger)
+assert ledger.resume() is ledger
+ledger.spend(gaussian_event(6.0), "after resume")
+out["n_after_resume"] = len(ledger)
+out["labels_after_resume"] = [label for label, _ in ledger.events]
+print(json.dumps(out))
+"""
+
+
+def test_pickle_in_another_process(tmp_path):
+    X, y = small_problem()
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    ledger.spend(gaussian_event(Z), "a")
+    est = DPNearestCentroid(accountant=ledger, bounds=(-10, 10), random_state=0).fit(X, y)
+    data = tmp_path / "ledger.pkl"
+    data.write_bytes(pickle.dumps((ledger, est)))
+
+    out = json.loads(run_python(_CHILD_PICKLE, data))
+    assert out["epsilon_spent"] == ledger.epsilon_spent
+    assert out["n"] == 2
+    assert out["labels"] == ["a", LABEL]
+    assert out["est_epsilon_spent_"] == est.epsilon_spent_
+    assert out["est_budget_spent"] == est.epsilon_spent_
+    assert out["est_shared_is_ledger"]
+    assert out["first"] == "detached"
+    assert out["n_after_refusal"] == 2
+    assert out["n_after_resume"] == 3
+    assert out["labels_after_resume"] == ["a", LABEL, "after resume"]
+    assert len(ledger) == 2  # the original is untouched
+
+
+# ------------------------------------------------------------------- threads
+def test_threads_never_overspend(make_ledger):
+    k, n_threads, attempts = 20, 8, 6
+    cap = cap_for(k)
+    ledger = make_ledger(epsilon=cap, delta=DELTA)
+    barrier = threading.Barrier(n_threads)
+    accepted, refused, errors = [], [], []
+
+    def worker(i):
+        try:
+            barrier.wait(timeout=30)
+            for j in range(attempts):
+                try:
+                    ledger.spend(gaussian_event(Z), f"t{i}-{j}")
+                    accepted.append((i, j))
+                except BudgetError:
+                    refused.append((i, j))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert len(accepted) == k
+    assert len(refused) == n_threads * attempts - k
+    assert len(ledger) == k
+    assert sorted(label for label, _ in ledger.events) == sorted(f"t{i}-{j}" for i, j in accepted)
+    assert ledger.epsilon_spent <= cap
+    assert ledger.epsilon_spent == pytest.approx(gaussian_epsilon(Z, DELTA, steps=k))
+
+
+# ------------------------------------------------- processes and restarts
+_CHILD_SPENDER = """
+import sys
+from diffprivlib.utils import BudgetError
+from skdpx.privacy import PrivacyLedger, gaussian_event
+ledger = PrivacyLedger(path=sys.argv[1])
+attempts, tag = int(sys.argv[2]), sys.argv[3]
+print("ready", flush=True)
+sys.stdin.readline()  # wait for "go": both processes start together
+accepted = refused = 0
+for j in range(attempts):
+    try:
+        ledger.spend(gaussian_event(float(sys.argv[4])), f"{tag}-{j}")
+        accepted += 1
+    except BudgetError:
+        refused += 1
+print(accepted, refused, flush=True)
+"""
+
+
+def test_processes_share_one_cap_and_restart_keeps_it(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    k, attempts = 15, 20
+    cap = cap_for(k)
+    PrivacyLedger(epsilon=cap, delta=DELTA, path=path)  # creates the file with the cap
+
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD_SPENDER, str(path), str(attempts), tag, str(Z)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("p0", "p1")
+    ]
+    try:
+        for proc in procs:  # a barrier: both have opened the ledger
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        for proc in procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            results.append(tuple(map(int, out.split())))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+
+    assert sum(a for a, _ in results) == k
+    assert sum(r for _, r in results) == 2 * attempts - k
+    # a restarted program sees everything, with the stored cap
+    restarted = PrivacyLedger(path=path)
+    assert (restarted.epsilon, restarted.delta) == (cap, DELTA)
+    assert len(restarted) == k
+    assert restarted.epsilon_spent <= cap
+    assert restarted.epsilon_spent == pytest.approx(gaussian_epsilon(Z, DELTA, steps=k))
+    with pytest.raises(BudgetError):
+        restarted.spend(gaussian_event(Z), "after restart")
+    assert len(PrivacyLedger(path=path)) == k
+
+
+def test_restart_never_resets(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    first = PrivacyLedger(epsilon=1.0, delta=DELTA, path=path)
+    first.spend(gaussian_event(Z), "a")
+    spent = first.epsilon_spent
+    del first
+    gc.collect()
+    again = PrivacyLedger(epsilon=1.0, delta=DELTA, path=path)  # same explicit cap: fine
+    assert again.events == [("a", gaussian_event(Z))]
+    assert again.epsilon_spent == spent
+    again.spend(gaussian_event(Z), "b")
+    with pytest.raises(BudgetError):
+        again.spend(gaussian_event(Z), "c")
+    third = PrivacyLedger(path=path)  # no cap: adopts the stored one
+    assert (third.epsilon, third.delta) == (1.0, DELTA)
+    assert [label for label, _ in third.events] == ["a", "b"]
+    with pytest.raises(BudgetError):
+        third.spend(gaussian_event(Z), "c")
+    assert len(third) == 2
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": 2.0, "delta": DELTA},
+        {"epsilon": 1.0, "delta": 1e-6},
+        {"epsilon": 2.0},
+        {"delta": DELTA},
+    ],
+)
+def test_file_with_another_cap_is_refused(tmp_path, kwargs):
+    path = tmp_path / "ledger.sqlite"
+    PrivacyLedger(epsilon=1.0, delta=DELTA, path=path).spend(gaussian_event(Z), "a")
+    with pytest.raises(ValueError, match="cap"):
+        PrivacyLedger(path=path, **kwargs)
+    assert len(PrivacyLedger(path=path)) == 1
+
+
+def test_uncapped_file_stays_uncapped(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    PrivacyLedger(path=path).spend(pure_event(3.0), "a")
+    reopened = PrivacyLedger(path=path)
+    assert (reopened.epsilon, reopened.delta) == (math.inf, 1.0)
+    assert reopened.epsilon_spent == 3.0
+    with pytest.raises(ValueError):
+        PrivacyLedger(epsilon=1.0, path=path)
+
+
+# ------------------------------------------------------------ EstimatorBudget
+def test_estimator_budget_own_cap_in_uncapped_shared_ledger():
+    shared = PrivacyLedger()
+    budget = EstimatorBudget(1.0, DELTA, shared, prefix="Est: ")
+    z = calibrate_noise(1.0, DELTA)
+    with budget.reserve(gaussian_event(z), "release"):
+        pass
+    assert budget.epsilon_spent <= 1.0
+    assert budget.epsilon_spent == pytest.approx(gaussian_epsilon(z, DELTA))
+    with pytest.raises(BudgetError):
+        with budget.reserve(gaussian_event(z), "second"):
+            pass
+    with pytest.raises(BudgetError):
+        budget.check(gaussian_event(z))
+    assert [label for label, _ in shared.events] == ["Est: release"]
+    assert [label for label, _ in budget.events] == ["release"]
+
+
+def test_estimator_budget_shared_refusal_leaves_own_record_empty():
+    shared = PrivacyLedger(epsilon=0.5, delta=DELTA)
+    budget = EstimatorBudget(1.0, DELTA, shared)
+    ran = []
+    with pytest.raises(BudgetError):
+        with budget.reserve(gaussian_event(calibrate_noise(1.0, DELTA)), "release"):
+            ran.append(True)
+    assert ran == []
+    assert budget.events == []
+    assert budget.epsilon_spent == 0.0
+    assert len(shared) == 0
+
+
+def test_estimator_budget_refunds_both_when_the_release_fails():
+    shared = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    budget = EstimatorBudget(2.0, DELTA, shared)
+    with pytest.raises(ZeroDivisionError):
+        with budget.reserve(gaussian_event(Z), "release"):
+            assert len(shared) == 1 and len(budget.events) == 1
+            1 / 0
+    assert len(shared) == 0
+    assert budget.events == []
+
+
+def test_estimator_refused_by_shared_ledger():
+    X, y = small_problem()
+    shared = PrivacyLedger(epsilon=0.5, delta=DELTA)
+    est = DPNearestCentroid(epsilon=1.0, accountant=shared, bounds=(-10, 10), random_state=0)
+    with pytest.raises(BudgetError):
+        est.fit(X, y)
+    assert est.budget_.events == []
+    assert len(shared) == 0
+    assert not hasattr(est, "centroids_")
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
+def test_estimator_epsilon_spent_is_its_own_event(epsilon):
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    est = DPNearestCentroid(epsilon=epsilon, accountant=ledger, bounds=(-10, 10), random_state=0)
+    est.fit(X, y)
+    assert est.epsilon_spent_ <= epsilon
+    assert est.epsilon_spent_ == pytest.approx(epsilon, rel=1e-4)
+    assert est.epsilon_spent_ == pytest.approx(
+        gaussian_epsilon(est.noise_multiplier_, DELTA), rel=1e-12
+    )
+    assert est.delta_spent_ == DELTA
+    assert est.budget_.events == [("class sums and counts", gaussian_event(est.noise_multiplier_))]
+    assert ledger.events == [(LABEL, gaussian_event(est.noise_multiplier_))]
+
+
+# ------------------------------------------------------- bad input never spends
+@pytest.mark.parametrize("bad", ["nan", "inf", "wrong_y"])
+def test_bad_input_never_spends(make_ledger, bad):
+    X, y = small_problem()
+    X = X.copy()
+    if bad == "nan":
+        X[3, 1] = np.nan
+    elif bad == "inf":
+        X[0, 0] = np.inf
+    else:
+        y = y[:-1]
+    ledger = make_ledger(epsilon=10.0, delta=DELTA)
+    est = DPNearestCentroid(accountant=ledger, bounds=(-10, 10), random_state=0)
+    with pytest.raises(ValueError):
+        est.fit(X, y)
+    assert len(ledger) == 0
+    assert ledger.epsilon_spent == 0.0
