@@ -5,6 +5,7 @@ import math
 
 from diffprivlib.accountant import BudgetAccountant
 
+from ._accounting import is_pure
 from ._ledger import PrivacyLedger
 
 __all__ = ["EstimatorBudget", "resolve_ledger"]
@@ -75,8 +76,6 @@ class EstimatorBudget:
 
     def _declared(self, event):
         # Pure events declare no delta; the rest the estimator's delta.
-        from ._accounting import is_pure
-
         return 0.0 if is_pure(event) else self.delta
 
     @property

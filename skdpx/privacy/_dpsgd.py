@@ -16,6 +16,7 @@ matrix product. No (n, P) matrix of per-sample gradients is ever built.
 
 import math
 
+from dp_accounting import NoOpDpEvent
 import numpy as np
 
 from ._accounting import calibrate_noise, gaussian_event
@@ -169,8 +170,6 @@ class DPSGD:
     @property
     def event(self):
         if self.n_steps == 0:
-            from dp_accounting import NoOpDpEvent
-
             return NoOpDpEvent()
         return gaussian_event(self.noise_multiplier, steps=self.n_steps,
                               sample_rate=self.sample_rate)

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 import math
 
 from diffprivlib.mechanisms import Exponential, GaussianAnalytic, Laplace
+from dp_accounting import SelfComposedDpEvent
 import numpy as np
 
 from ._accounting import gaussian_event, laplace_event, pure_event
@@ -137,8 +138,6 @@ def exponential_mechanism(
     n_releases = 1 if u.ndim == 1 else u.shape[0]
     event = pure_event(epsilon)
     if n_releases > 1:
-        from dp_accounting import SelfComposedDpEvent
-
         event = SelfComposedDpEvent(event, n_releases)
     with _reserve(ledger, event, label):
         if u.ndim == 1:
