@@ -89,6 +89,7 @@ def gaussian_event(noise_multiplier, *, steps=1, sample_rate=1.0):
     event : dp_accounting.DpEvent
     """
     _check_steps_rate(steps, sample_rate)
+    _check_noise(noise_multiplier)
     if noise_multiplier == 0:
         return dp_accounting.NonPrivateDpEvent()
     event = dp_accounting.GaussianDpEvent(float(noise_multiplier))
@@ -100,6 +101,7 @@ def gaussian_event(noise_multiplier, *, steps=1, sample_rate=1.0):
 def laplace_event(noise_multiplier, *, steps=1):
     """The DpEvent of ``steps`` Laplace releases with scale/sensitivity ``noise_multiplier``."""
     _check_steps_rate(steps, 1.0)
+    _check_noise(noise_multiplier)
     if noise_multiplier == 0:
         return dp_accounting.NonPrivateDpEvent()
     event = dp_accounting.LaplaceDpEvent(float(noise_multiplier))
@@ -108,11 +110,16 @@ def laplace_event(noise_multiplier, *, steps=1):
 
 def pure_event(epsilon):
     """The DpEvent of one ``epsilon``-DP release (e.g. an exponential mechanism)."""
-    if not epsilon > 0:
+    if not isinstance(epsilon, Real) or not epsilon > 0:
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
     if math.isinf(epsilon):
         return dp_accounting.NonPrivateDpEvent()
     return PureDpEvent(float(epsilon))
+
+
+def _check_noise(noise_multiplier):
+    if not isinstance(noise_multiplier, Real) or not noise_multiplier >= 0:
+        raise ValueError(f"noise_multiplier must be a number >= 0, got {noise_multiplier!r}.")
 
 
 def _check_steps_rate(steps, sample_rate):
@@ -279,11 +286,14 @@ def _epsilon_of_leaves(leaves, delta, accounting):
         # Exact: a composition of Gaussians is one Gaussian.
         precision = sum(c / e.noise_multiplier**2 for e, c in events)
         return float(dp_accounting.get_epsilon_gaussian(precision**-0.5, delta))
-    if accounting == "pld":
-        pld = _pld_of(events)
-        if pld is not None:
-            return float(pld.get_epsilon_for_delta(delta))
-    return _rdp_epsilon(events, delta)
+    if accounting == "pld" and (pld := _pld_of(events)) is not None:
+        eps = float(pld.get_epsilon_for_delta(delta))
+    else:
+        eps = _rdp_epsilon(events, delta)
+    if all(p is not None for p in pure):
+        # the exact delta = 0 sum is valid at every delta; never report more
+        eps = min(eps, float(sum(p * c for p, (_, c) in zip(pure, events))))
+    return eps
 
 
 def _pld_of(events):
@@ -353,24 +363,28 @@ def _check_target(epsilon, delta, *, need_delta):
 def _smallest_noise(epsilon_of, epsilon, hint):
     """The smallest noise multiplier z with ``epsilon_of(z) <= epsilon``.
 
-    ``epsilon_of`` is non-increasing in z. Root-find on log z, then step up
-    until the target is met, so the answer is never above the target.
+    ``epsilon_of`` is non-increasing in z (up to floating point in the last
+    bits). Bracket and root-find on log z with one and the same function,
+    then step up until the target is met, so the answer is never above it.
     """
-    lo = hi = hint
-    while epsilon_of(hi) > epsilon:
-        lo, hi = hi, hi * 2
-        if hi > 1e12:
+
+    def g(t):
+        return epsilon_of(math.exp(t)) - epsilon
+
+    step = math.log(2.0)
+    hi = math.log(hint)
+    while g(hi) > 0:
+        hi += step
+        if hi > math.log(1e12):
             raise ValueError(f"no finite noise reaches epsilon = {epsilon}.")
-    while lo == hi or epsilon_of(lo) <= epsilon:
-        lo /= 2
-        if lo < 1e-12:
-            return hi
-    log_z = scipy.optimize.brentq(
-        lambda t: epsilon_of(math.exp(t)) - epsilon, math.log(lo), math.log(hi), xtol=1e-6
-    )
-    z = math.exp(log_z)
+    lo = hi - step
+    while g(lo) <= 0:
+        hi, lo = lo, lo - step
+        if lo < math.log(1e-12):
+            return math.exp(hi)
+    z = math.exp(scipy.optimize.brentq(g, lo, hi, xtol=1e-7))
     while epsilon_of(z) > epsilon:
-        z *= 1 + 1e-6
+        z *= 1 + 1e-9
     return z
 
 
@@ -415,7 +429,11 @@ def calibrate_noise(epsilon, delta, *, steps=1, sample_rate=1.0, accounting="pld
             epsilon,
             dp_accounting.get_sigma_gaussian(epsilon, delta),
         )
-        return sigma * math.sqrt(steps)
+        z = sigma * math.sqrt(steps)
+        # the product can land a rounding error above the target: step up
+        while compute_epsilon(gaussian_event(z, steps=steps), delta) > epsilon:
+            z *= 1 + 1e-12
+        return z
 
     def epsilon_of(z):
         return compute_epsilon(

@@ -65,9 +65,13 @@ class EstimatorBudget:
         self.shared.check(event, delta=self._declared(event))
 
     @contextmanager
-    def reserve(self, event, label):
-        """Spend ``event`` in both ledgers around a release (see PrivacyLedger.reserve)."""
-        delta = self._declared(event)
+    def reserve(self, event, label, *, delta=None):
+        """Spend ``event`` in both ledgers around a release (see PrivacyLedger.reserve).
+
+        ``delta`` is the delta the release was calibrated for (default: 0
+        for a pure event, else the estimator's delta).
+        """
+        delta = self._declared(event) if delta is None else delta
         self.own.check(event, delta=delta)
         with ExitStack() as stack:
             stack.enter_context(self.shared.reserve(event, self.prefix + label, delta=delta))

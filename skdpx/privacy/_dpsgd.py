@@ -15,6 +15,7 @@ matrix product. No (n, P) matrix of per-sample gradients is ever built.
 """
 
 import math
+from numbers import Integral
 
 from dp_accounting import NoOpDpEvent
 import numpy as np
@@ -148,8 +149,15 @@ class DPSGD:
         n_samples = int(n_samples)
         if not 1 <= batch_size:
             raise ValueError(f"batch_size must be >= 1, got {batch_size!r}.")
-        sample_rate = min(1.0, batch_size / n_samples)
-        steps = max(1, math.ceil(epochs / sample_rate))
+        batch_size = min(batch_size, n_samples)
+        sample_rate = batch_size / n_samples
+        if not epochs > 0:
+            raise ValueError(f"epochs must be > 0, got {epochs!r}.")
+        # epochs * n / batch, exactly for integers (a float division can overshoot)
+        if isinstance(epochs, Integral) and isinstance(batch_size, Integral):
+            steps = max(1, -(-int(epochs) * n_samples // int(batch_size)))
+        else:
+            steps = max(1, math.ceil(epochs * n_samples / batch_size))
         if math.isinf(epsilon):
             return cls(noise_multiplier=0.0, max_grad_norm=None, sample_rate=sample_rate,
                        n_samples=n_samples, max_steps=steps, random_state=random_state)

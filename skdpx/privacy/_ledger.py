@@ -295,7 +295,8 @@ class PrivacyLedger:
 
     def _check_entries(self, entries, new):
         eps, delta = self._total(entries)
-        if eps > self._epsilon * (1 + _RTOL) or delta > self._delta:
+        # written so that a NaN total is refused too
+        if not (eps <= self._epsilon * (1 + _RTOL) and delta <= self._delta):
             spent, _ = self._total(entries[:-1])
             raise BudgetError(
                 f"Privacy budget exceeded: recording {new['label']!r} would bring the total to "

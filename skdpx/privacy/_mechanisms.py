@@ -7,6 +7,7 @@ scale that the mechanism reports, from the caller's RandomState.
 
 from contextlib import nullcontext
 import math
+from numbers import Real
 
 from diffprivlib.mechanisms import Exponential, GaussianAnalytic, Laplace
 from dp_accounting import SelfComposedDpEvent
@@ -25,8 +26,16 @@ def _finite_array(value):
     return arr
 
 
-def _reserve(ledger, event, label):
-    return nullcontext() if ledger is None else ledger.reserve(event, label)
+def _reserve(ledger, event, label, delta=None):
+    return nullcontext() if ledger is None else ledger.reserve(event, label, delta=delta)
+
+
+def _check_budget(epsilon, sensitivity):
+    # diffprivlib's own checks let NaN through; NaN noise would release the exact value
+    if not isinstance(epsilon, Real) or not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    if not isinstance(sensitivity, Real) or not 0 <= sensitivity < math.inf:
+        raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}.")
 
 
 def _out(arr, noisy):
@@ -64,12 +73,13 @@ def gaussian_mechanism(
     >>> noisy.shape, round(ledger.epsilon_spent, 6) <= 1.0
     ((2,), True)
     """
+    _check_budget(epsilon, sensitivity)
     mech = GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     sigma = math.sqrt(mech.variance(0.0))
     arr = _finite_array(value)
     event = gaussian_event(sigma / sensitivity) if sensitivity > 0 else None
     rng = check_random_state(random_state)
-    with nullcontext() if event is None else _reserve(ledger, event, label):
+    with nullcontext() if event is None else _reserve(ledger, event, label, delta):
         noisy = arr + rng.normal(0.0, sigma, size=arr.shape)
     return _out(arr, noisy)
 
@@ -86,6 +96,7 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
     >>> round(laplace_mechanism(100.0, epsilon=1.0, sensitivity=1.0, random_state=0), 2)
     100.1
     """
+    _check_budget(epsilon, sensitivity)
     mech = Laplace(epsilon=epsilon, delta=0.0, sensitivity=sensitivity)
     scale = math.sqrt(mech.variance(0.0) / 2.0)
     arr = _finite_array(value)
@@ -131,6 +142,7 @@ def exponential_mechanism(
     >>> int(exponential_mechanism([0.0, 0.0, 50.0], epsilon=1.0, sensitivity=1.0, random_state=0))
     2
     """
+    _check_budget(epsilon, sensitivity)
     u = _finite_array(utility)
     if u.ndim not in (1, 2) or u.shape[-1] == 0:
         raise ValueError("utility must be a non-empty 1-D or 2-D array.")

@@ -1,0 +1,406 @@
+"""Tests for the DP-SGD engine ``skdpx.privacy.DPSGD`` and its dense closed forms."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+
+from skdpx.privacy import (
+    DPSGD,
+    audit_epsilon,
+    calibrate_noise,
+    dense_clipped_grad,
+    dense_grad_sq_norms,
+    gaussian_epsilon,
+    gaussian_event,
+)
+
+
+# --------------------------------------------------------------------------
+# A 2-layer network: dense -> tanh -> dense, squared loss per row
+# --------------------------------------------------------------------------
+N_IN, N_HIDDEN, N_OUT = 3, 4, 2
+
+
+def _unpack(theta):
+    shapes = [(N_IN, N_HIDDEN), (N_HIDDEN,), (N_HIDDEN, N_OUT), (N_OUT,)]
+    params, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        params.append(theta[start : start + size].reshape(shape))
+        start += size
+    return params
+
+
+def _row_loss(theta, x, y):
+    W1, b1, W2, b2 = _unpack(theta)
+    out = np.tanh(x @ W1 + b1) @ W2 + b2
+    return 0.5 * np.sum((out - y) ** 2)
+
+
+def _fd_grad(theta, x, y, h=1e-6):
+    """Central finite differences of one row's loss: the brute-force gradient."""
+    grad = np.empty_like(theta)
+    for j in range(theta.size):
+        e = np.zeros_like(theta)
+        e[j] = h
+        grad[j] = (_row_loss(theta + e, x, y) - _row_loss(theta - e, x, y)) / (2 * h)
+    return grad
+
+
+def _forward_backward(theta, X, Y):
+    """Layer inputs and back-propagated errors of the batch (what a model provides)."""
+    W1, b1, W2, b2 = _unpack(theta)
+    h = np.tanh(X @ W1 + b1)
+    d2 = h @ W2 + b2 - Y
+    d1 = (d2 @ W2.T) * (1 - h**2)
+    return (X, d1), (h, d2)
+
+
+@pytest.fixture
+def network():
+    rng = np.random.RandomState(0)
+    n_params = N_IN * N_HIDDEN + N_HIDDEN + N_HIDDEN * N_OUT + N_OUT
+    theta = rng.normal(scale=0.8, size=n_params)
+    X = rng.normal(size=(7, N_IN)) * np.array([0.1, 1.0, 3.0])
+    Y = rng.normal(size=(7, N_OUT))
+    G = np.array([_fd_grad(theta, X[i], Y[i]) for i in range(len(X))])
+    return theta, X, Y, G
+
+
+def test_dense_grad_norms_match_brute_force(network):
+    theta, X, Y, G = network
+    (a1, d1), (a2, d2) = _forward_backward(theta, X, Y)
+    sq = dense_grad_sq_norms(a1, d1) + dense_grad_sq_norms(a2, d2)
+    assert sq.shape == (len(X),)
+    np.testing.assert_allclose(np.sqrt(sq), np.linalg.norm(G, axis=1), rtol=1e-6)
+
+
+def test_dense_clipped_grad_matches_brute_force(network):
+    theta, X, Y, G = network
+    (a1, d1), (a2, d2) = _forward_backward(theta, X, Y)
+    factors = np.random.RandomState(1).uniform(0, 1, size=len(X))
+    dW1, db1 = dense_clipped_grad(a1, d1, factors)
+    dW2, db2 = dense_clipped_grad(a2, d2, factors)
+    assert dW1.shape == (N_IN, N_HIDDEN) and db1.shape == (N_HIDDEN,)
+    assert dW2.shape == (N_HIDDEN, N_OUT) and db2.shape == (N_OUT,)
+    expected = _unpack(factors @ G)
+    for got, want in zip([dW1, db1, dW2, db2], expected):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_dense_closed_forms_without_bias():
+    rng = np.random.RandomState(2)
+    a, d = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    factors = rng.uniform(size=5)
+    per_row = [np.outer(a[i], d[i]) for i in range(5)]  # the weight gradient of row i
+    np.testing.assert_allclose(
+        dense_grad_sq_norms(a, d, bias=False), [np.sum(g**2) for g in per_row], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        dense_grad_sq_norms(a, d), [np.sum(g**2) + np.sum(d[i] ** 2) for i, g in enumerate(per_row)],
+        rtol=1e-12,
+    )
+    grads = dense_clipped_grad(a, d, factors, bias=False)
+    assert len(grads) == 1
+    np.testing.assert_allclose(grads[0], sum(f * g for f, g in zip(factors, per_row)), rtol=1e-12)
+
+
+def test_step_without_noise_is_mean_of_clipped_rows(network):
+    # noise 0 with a clipping norm: the engine clips, sums, and divides by the batch size.
+    theta, X, Y, G = network
+    engine = DPSGD(noise_multiplier=0.0, max_grad_norm=0.5, sample_rate=1.0, n_samples=len(X),
+                   max_steps=1, random_state=0)
+
+    def norms(idx):
+        (a1, d1), (a2, d2) = _forward_backward(theta, X[idx], Y[idx])
+        return np.sqrt(dense_grad_sq_norms(a1, d1) + dense_grad_sq_norms(a2, d2))
+
+    def clipped_sum(idx, f):
+        (a1, d1), (a2, d2) = _forward_backward(theta, X[idx], Y[idx])
+        return dense_clipped_grad(a1, d1, f) + dense_clipped_grad(a2, d2, f)
+
+    grads, idx = engine.step(norms, clipped_sum)
+    np.testing.assert_array_equal(idx, np.arange(len(X)))
+    row_norms = np.linalg.norm(G, axis=1)
+    assert np.any(row_norms > 0.5)  # the test clips something
+    clipped = G * np.minimum(1, 0.5 / row_norms)[:, None]
+    for got, want in zip(grads, _unpack(clipped.mean(axis=0))):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+# --------------------------------------------------------------------------
+# Clipping
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("max_grad_norm", [0.01, 1.0, 3.5])
+def test_clip_factors(max_grad_norm):
+    engine = DPSGD(noise_multiplier=1.0, max_grad_norm=max_grad_norm, sample_rate=0.1,
+                   n_samples=100, max_steps=1)
+    rng = np.random.RandomState(0)
+    norms = np.concatenate([[0.0, max_grad_norm, 1e-300, 1e300], rng.exponential(max_grad_norm, 500)])
+    f = engine.clip_factors(norms)
+    assert f.shape == norms.shape
+    assert np.all((f > 0) & (f <= 1))
+    assert np.all(f * norms <= max_grad_norm + 1e-12)
+    below = norms <= max_grad_norm
+    assert below.sum() > 10 and (~below).sum() > 10
+    assert np.all(f[below] == 1.0)  # untouched
+    np.testing.assert_allclose(f[~below] * norms[~below], max_grad_norm, rtol=1e-12)
+
+
+def test_no_clipping_without_max_grad_norm():
+    engine = DPSGD(noise_multiplier=0.0, max_grad_norm=None, sample_rate=0.5, n_samples=10,
+                   max_steps=1)
+    np.testing.assert_array_equal(engine.clip_factors([0.0, 1.0, 1e6]), np.ones(3))
+
+
+# --------------------------------------------------------------------------
+# Noise
+# --------------------------------------------------------------------------
+def test_noise_scale_with_zero_gradients():
+    z, C, q, n, dim, steps = 1.3, 0.7, 0.05, 400, 2000, 40
+    engine = DPSGD(noise_multiplier=z, max_grad_norm=C, sample_rate=q, n_samples=n,
+                   max_steps=steps, random_state=0)
+    draws = []
+    for _ in range(steps):
+        (g,), _ = engine.step(lambda idx: np.zeros(len(idx)),
+                              lambda idx, f: [np.zeros(dim)])
+        draws.append(g)
+    draws = np.concatenate(draws)
+    expected = z * C / (q * n)
+    assert abs(draws.std() / expected - 1) < 0.02
+    assert abs(draws.mean()) < 4 * expected / math.sqrt(draws.size)
+    assert engine.n_steps == steps
+
+
+# --------------------------------------------------------------------------
+# Poisson sampling
+# --------------------------------------------------------------------------
+def _batches(engine, k):
+    out = []
+    for _ in range(k):
+        _, idx = engine.step(lambda idx: np.zeros(len(idx)), lambda idx, f: [np.zeros(1)])
+        out.append(idx)
+    return out
+
+
+def test_poisson_batch_sizes():
+    n, q, k = 1000, 0.1, 2000
+    engine = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=q, n_samples=n,
+                   max_steps=k, random_state=0)
+    batches = _batches(engine, k)
+    for idx in batches[:20]:
+        assert np.all(np.diff(idx) > 0) and idx.min() >= 0 and idx.max() < n
+    sizes = np.array([len(idx) for idx in batches])
+    assert abs(sizes.mean() - q * n) < 1.0  # standard error ~0.21
+    assert 0.8 * n * q * (1 - q) < sizes.var() < 1.2 * n * q * (1 - q)  # std. error ~3%
+    # every row is in about q of the batches: Poisson, not fixed, sampling
+    counts = np.bincount(np.concatenate(batches), minlength=n)
+    assert abs(counts.mean() / k - q) < 0.005
+
+
+def test_seeded_engines_repeat_and_unseeded_differ():
+    def make(seed):
+        return DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.3, n_samples=50,
+                     max_steps=5, random_state=seed)
+
+    a, b = _batches(make(0), 5), _batches(make(0), 5)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    c = _batches(make(1), 5)
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+    u, v = _batches(make(None), 5), _batches(make(None), 5)
+    assert not all(np.array_equal(x, y) for x, y in zip(u, v))
+    # and the noise too
+    g1 = make(0).privatize([np.zeros(10)], 3)[0]
+    g2 = make(0).privatize([np.zeros(10)], 3)[0]
+    g3 = make(None).privatize([np.zeros(10)], 3)[0]
+    np.testing.assert_array_equal(g1, g2)
+    assert not np.array_equal(g1, g3)
+
+
+def test_unseeded_engines_ignore_global_seed():
+    np.random.seed(0)
+    a = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.5, n_samples=10,
+              max_steps=1).privatize([np.zeros(20)], 5)[0]
+    np.random.seed(0)
+    b = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.5, n_samples=10,
+              max_steps=1).privatize([np.zeros(20)], 5)[0]
+    assert not np.array_equal(a, b)
+
+
+def test_full_batch_when_sample_rate_is_one():
+    engine = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=1.0, n_samples=17,
+                   max_steps=3, random_state=0)
+    for idx in _batches(engine, 3):
+        np.testing.assert_array_equal(idx, np.arange(17))
+
+
+# --------------------------------------------------------------------------
+# Accounting
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "epsilon, delta, n, batch_size, epochs",
+    [(1.0, 1e-5, 1000, 100, 3), (3.0, 1e-6, 600, 50, 2), (0.5, 1e-5, 300, 300, 4)],
+)
+def test_from_budget_accounting(epsilon, delta, n, batch_size, epochs):
+    engine = DPSGD.from_budget(epsilon, delta, n_samples=n, batch_size=batch_size, epochs=epochs,
+                               max_grad_norm=1.0, random_state=0)
+    assert engine.max_steps == math.ceil(epochs * n / batch_size)
+    assert engine.sample_rate == batch_size / n
+    assert engine.private and engine.max_grad_norm == 1.0
+    eps = gaussian_epsilon(engine.noise_multiplier, delta, steps=engine.max_steps,
+                           sample_rate=engine.sample_rate)
+    assert 0.97 * epsilon <= eps <= epsilon
+    assert engine.planned_event() == gaussian_event(
+        engine.noise_multiplier, steps=engine.max_steps, sample_rate=engine.sample_rate
+    )
+
+
+@pytest.mark.parametrize(
+    "n, batch_size, epochs",
+    [(1000, 100, 3), (60000, 256, 20), (147, 3, 1), (61, 10, 10), (2000, 64, 7), (50000, 7, 7)],
+)
+def test_from_budget_steps_are_epochs_times_n_over_batch(n, batch_size, epochs):
+    # Regression: the steps were ceil(epochs / (batch_size / n)); the float
+    # division rounds e.g. 1 / (3 / 147) to 49.00000000000001, giving one step
+    # more than ceil(epochs * n / batch_size) = 49.
+    engine = DPSGD.from_budget(np.inf, 1e-5, n_samples=n, batch_size=batch_size, epochs=epochs,
+                               max_grad_norm=1.0)
+    assert engine.max_steps == math.ceil(epochs * n / batch_size)
+
+
+def test_event_tracks_steps_and_budget_is_enforced():
+    engine = DPSGD.from_budget(2.0, 1e-5, n_samples=200, batch_size=50, epochs=1,
+                               max_grad_norm=1.0, random_state=0)
+    z, q = engine.noise_multiplier, engine.sample_rate
+    assert engine.max_steps == 4
+    assert engine.event == dp_accounting.NoOpDpEvent()
+    for k in range(1, engine.max_steps + 1):
+        _batches(engine, 1)
+        assert engine.n_steps == k
+        assert engine.event == gaussian_event(z, steps=k, sample_rate=q)
+    with pytest.raises(RuntimeError):
+        _batches(engine, 1)
+    assert engine.n_steps == engine.max_steps
+    assert engine.event == engine.planned_event()
+
+
+def test_infinite_epsilon_is_exact_batch_mean():
+    rng = np.random.RandomState(0)
+    G = rng.normal(scale=100.0, size=(300, 4))  # huge gradients: would be clipped
+    engine = DPSGD.from_budget(np.inf, 1e-5, n_samples=300, batch_size=30, epochs=1,
+                               max_grad_norm=1.0, random_state=0)
+    assert not engine.private and engine.noise_multiplier == 0 and engine.max_grad_norm is None
+    for _ in range(3):
+        (g,), idx = engine.step(lambda idx: np.linalg.norm(G[idx], axis=1),
+                                lambda idx, f: [f @ G[idx]])
+        assert len(idx) > 0
+        np.testing.assert_allclose(g, G[idx].mean(axis=0), rtol=1e-12)
+
+
+def test_invalid_engine_parameters():
+    ok = dict(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.1, n_samples=10, max_steps=1)
+    for key, bad in [("noise_multiplier", -1.0), ("noise_multiplier", float("nan")),
+                     ("max_grad_norm", 0.0), ("max_grad_norm", None), ("sample_rate", 0.0),
+                     ("sample_rate", 1.5), ("n_samples", 0), ("max_steps", 0)]:
+        with pytest.raises(ValueError):
+            DPSGD(**{**ok, key: bad})
+    with pytest.raises(ValueError):
+        DPSGD.from_budget(1.0, 1e-5, n_samples=100, batch_size=0, epochs=1, max_grad_norm=1.0)
+
+
+# --------------------------------------------------------------------------
+# Learning
+# --------------------------------------------------------------------------
+def _logistic_dpsgd(X, y, engine, lr=0.5):
+    w = np.zeros(X.shape[1])
+
+    def errors(idx):
+        return (1 / (1 + np.exp(-X[idx] @ w)) - y[idx])[:, None]
+
+    for _ in range(engine.max_steps):
+        (gw,), _ = engine.step(
+            lambda idx: np.sqrt(dense_grad_sq_norms(X[idx], errors(idx), bias=False)),
+            lambda idx, f: dense_clipped_grad(X[idx], errors(idx), f, bias=False),
+        )
+        w -= lr * gw[:, 0]
+    return np.mean((X @ w > 0) == y)
+
+
+@pytest.fixture(scope="module")
+def separable():
+    rng = np.random.RandomState(42)
+    X = rng.normal(size=(2000, 4))
+    y = (X @ np.array([2.0, -1.0, 0.5, 0.0]) > 0).astype(float)
+    return X, y
+
+
+def test_dp_logistic_regression_learns(separable):
+    X, y = separable
+    engine = DPSGD.from_budget(1.0, 1e-5, n_samples=len(X), batch_size=100, epochs=5,
+                               max_grad_norm=1.0, random_state=0)
+    assert engine.private
+    assert _logistic_dpsgd(X, y, engine) >= 0.85
+
+
+def test_non_private_logistic_regression_learns(separable):
+    X, y = separable
+    engine = DPSGD.from_budget(np.inf, 1e-5, n_samples=len(X), batch_size=100, epochs=5,
+                               max_grad_norm=1.0, random_state=0)
+    assert _logistic_dpsgd(X, y, engine) >= 0.95
+
+
+# --------------------------------------------------------------------------
+# Audit
+# --------------------------------------------------------------------------
+AUDIT_DELTA = 1e-5
+AUDIT_STEPS = 3
+# 10 real rows, in 1-D, and one slot for the canary. The canary is absent from
+# ``data`` (its row contributes nothing) and present in ``neighbour``: the two
+# datasets differ by adding one row. The engine sees the 11 slots so that the
+# expected batch size q * n is the same public number for both.
+AUDIT_X = np.array([0.3, -0.2, 0.5, 0.1, 0.0, -0.4, 0.2, 0.25, -0.1, 0.35, -1000.0])
+AUDIT_DATA = np.r_[np.ones(10), 0.0]
+AUDIT_NEIGHBOUR = np.ones(11)
+
+
+def _dpsgd_release(noise_multiplier):
+    """Final parameter of 3 full-batch DP-SGD steps on the loss (w - x)^2 / 2."""
+
+    def release(present, random_state):
+        engine = DPSGD(noise_multiplier=noise_multiplier, max_grad_norm=1.0, sample_rate=1.0,
+                       n_samples=len(present), max_steps=AUDIT_STEPS, random_state=random_state)
+        w = 0.0
+        for _ in range(AUDIT_STEPS):
+            def grad(idx):
+                return (w - AUDIT_X[idx]) * present[idx]
+
+            (g,), _ = engine.step(lambda idx: np.abs(grad(idx)),
+                                  lambda idx, f: [np.array([f @ grad(idx)])])
+            w -= 0.1 * g[0]
+        return w
+
+    return release
+
+
+@pytest.fixture(scope="module")
+def audit_noise():
+    z = calibrate_noise(1.0, AUDIT_DELTA, steps=AUDIT_STEPS)
+    claim = gaussian_epsilon(z, AUDIT_DELTA, steps=AUDIT_STEPS)
+    assert 0.99 < claim <= 1.0
+    return z, claim
+
+
+def test_dpsgd_audit_below_claim(audit_noise):
+    z, claim = audit_noise
+    bound = audit_epsilon(_dpsgd_release(z), AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=20_000,
+                          delta=AUDIT_DELTA, random_state=0)
+    assert bound < claim
+
+
+def test_dpsgd_audit_has_power(audit_noise):
+    z, claim = audit_noise
+    bound = audit_epsilon(_dpsgd_release(z / 10), AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=20_000,
+                          delta=AUDIT_DELTA, random_state=0)
+    assert bound > claim
