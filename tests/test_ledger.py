@@ -416,10 +416,10 @@ def test_grid_search_in_processes_with_file_ledger(tmp_path):
 
 
 def test_grid_search_fork_backend_does_not_drop_spends():
-    # BUG (skdpx/privacy/_ledger.py, PrivacyLedger.spend / _restore_ledger):
-    # a forked worker inherits the parent's _LIVE registry, so the unpickled
-    # ledger resolves to the worker's inherited copy, whose _detached is False:
-    # the 6 cross-validation spends are recorded in the workers and lost.
+    # Regression: a forked worker inherits the parent's registry of live
+    # ledgers, so the unpickled ledger resolved to the worker's inherited copy
+    # and the 6 cross-validation spends were recorded there and lost. spend()
+    # now refuses in any process other than the ledger's own.
     X, y = small_problem()
     ledger = PrivacyLedger()
     try:
@@ -443,8 +443,8 @@ def _spend_in_child(ledger, queue):
     "fork" not in multiprocessing.get_all_start_methods(), reason="needs fork"
 )
 def test_forked_process_cannot_spend_in_memory_ledger():
-    # Same BUG as above: an in-memory ledger inherited by a forked child
-    # spends there silently; it must raise LedgerDetachedError like a spawned one.
+    # Regression (as above): an in-memory ledger inherited by a forked child
+    # must raise LedgerDetachedError like a spawned one, not spend there.
     ctx = multiprocessing.get_context("fork")
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
     queue = ctx.Queue()
