@@ -219,19 +219,13 @@ class PrivacyLedger:
                 self._next_id += 1
                 self._entries.append(entry)
             else:
-                with self._connect() as con:
-                    con.execute("BEGIN IMMEDIATE")
-                    try:
-                        self._check_entries(self._read_db(con) + [entry], entry)
-                        cur = con.execute(
-                            "INSERT INTO spends (label, event, delta, created) VALUES (?, ?, ?, ?)",
-                            (entry["label"], entry["event"], entry["delta"], time.time()),
-                        )
-                        entry["id"] = cur.lastrowid
-                        con.execute("COMMIT")
-                    except BaseException:
-                        con.execute("ROLLBACK")
-                        raise
+                with self._transaction() as con:
+                    self._check_entries(self._read_db(con) + [entry], entry)
+                    cur = con.execute(
+                        "INSERT INTO spends (label, event, delta, created) VALUES (?, ?, ?, ?)",
+                        (entry["label"], entry["event"], entry["delta"], time.time()),
+                    )
+                    entry["id"] = cur.lastrowid
             if self.accountant is not None:
                 self.accountant.spend(*self._own_cost(entry))
         return entry["id"]
@@ -334,41 +328,47 @@ class PrivacyLedger:
         finally:
             con.close()
 
+    @contextmanager
+    def _transaction(self):
+        """An immediate transaction: one writer at a time, across processes."""
+        with self._connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
     @staticmethod
     def _read_db(con):
         rows = con.execute("SELECT id, label, event, delta FROM spends ORDER BY id").fetchall()
         return [{"id": i, "label": lab, "event": ev, "delta": d} for i, lab, ev, d in rows]
 
     def _open_file(self, explicit_cap):
-        with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value REAL)")
-                con.execute(
-                    "CREATE TABLE IF NOT EXISTS spends (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                    "label TEXT NOT NULL, event TEXT NOT NULL, delta REAL NOT NULL, created REAL)"
+        with self._transaction() as con:
+            con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value REAL)")
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS spends (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                "label TEXT NOT NULL, event TEXT NOT NULL, delta REAL NOT NULL, created REAL)"
+            )
+            stored = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            if not stored:
+                con.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)",
+                    [("epsilon", self._epsilon), ("delta", self._delta)],
                 )
-                stored = dict(con.execute("SELECT key, value FROM meta").fetchall())
-                if not stored:
-                    con.executemany(
-                        "INSERT INTO meta (key, value) VALUES (?, ?)",
-                        [("epsilon", self._epsilon), ("delta", self._delta)],
-                    )
-                elif explicit_cap and (stored["epsilon"], stored["delta"]) != (
-                    self._epsilon,
-                    self._delta,
-                ):
-                    raise ValueError(
-                        f"the ledger file {self._path!r} was created with the cap "
-                        f"epsilon={stored['epsilon']:g}, delta={stored['delta']:g}; a ledger's "
-                        "cap cannot change. Open it with that cap, or with no cap to adopt it."
-                    )
-                else:
-                    self._epsilon, self._delta = stored["epsilon"], stored["delta"]
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+            elif explicit_cap and (stored["epsilon"], stored["delta"]) != (
+                self._epsilon,
+                self._delta,
+            ):
+                raise ValueError(
+                    f"the ledger file {self._path!r} was created with the cap "
+                    f"epsilon={stored['epsilon']:g}, delta={stored['delta']:g}; a ledger's "
+                    "cap cannot change. Open it with that cap, or with no cap to adopt it."
+                )
+            else:
+                self._epsilon, self._delta = stored["epsilon"], stored["delta"]
 
     # ----------------------------------------------- identity: never copied
     def __sklearn_clone__(self):
