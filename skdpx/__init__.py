@@ -6,7 +6,14 @@ The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 """
 
 from ._explanation import CounterfactualSet, FeatureAttribution, RecoursePaths
+from .linear import DPLocallyLinearClassifier
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["CounterfactualSet", "FeatureAttribution", "RecoursePaths", "__version__"]
+__all__ = [
+    "CounterfactualSet",
+    "DPLocallyLinearClassifier",
+    "FeatureAttribution",
+    "RecoursePaths",
+    "__version__",
+]

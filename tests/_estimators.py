@@ -9,6 +9,7 @@ Adding an estimator to the package without an entry here fails
 
 import numpy as np
 
+from skdpx.linear import DPLocallyLinearClassifier
 from skdpx.utils.discovery import all_estimators
 
 from ._reference import DPNearestCentroid
@@ -17,6 +18,13 @@ from ._reference import DPNearestCentroid
 #           "supervised": whether fit needs y,
 #           "methods": methods to call on fitted estimators}
 TEST_TABLE = {
+    DPLocallyLinearClassifier: {
+        "params": {"n_maps": 2, "epsilon": 5.0, "delta": 1e-5, "bounds": (-10.0, 10.0),
+                   "batch_size": 32, "epochs": 30, "random_state": 0},
+        "supervised": True,
+        "methods": ["predict", "predict_proba", "predict_log_proba", "decision_function",
+                    "explain"],
+    },
     DPNearestCentroid: {
         "params": {"epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},
         "supervised": True,

@@ -388,7 +388,7 @@ def _smallest_noise(epsilon_of, epsilon, hint):
     return z
 
 
-def calibrate_noise(epsilon, delta, *, steps=1, sample_rate=1.0, accounting="pld"):
+def calibrate_noise(epsilon, delta, *, steps=1, sample_rate=1.0, accounting="pld", prior=None):
     """The smallest Gaussian noise multiplier meeting (epsilon, delta).
 
     For ``steps`` compositions of a Gaussian mechanism, Poisson-subsampled at
@@ -404,6 +404,10 @@ def calibrate_noise(epsilon, delta, *, steps=1, sample_rate=1.0, accounting="pld
     steps : int, default=1
     sample_rate : float in (0, 1], default=1.0
     accounting : {"pld", "rdp"}, default="pld"
+    prior : dp_accounting.DpEvent, optional
+        Other releases of the same data (e.g. a DP mean computed before
+        training): the noise is calibrated so that ``prior`` composed with
+        the Gaussian steps meets (epsilon, delta).
 
     Returns
     -------
@@ -422,6 +426,19 @@ def calibrate_noise(epsilon, delta, *, steps=1, sample_rate=1.0, accounting="pld
     _check_steps_rate(steps, sample_rate)
     if math.isinf(epsilon):
         return 0.0
+    if prior is not None and not isinstance(prior, _dp_event.NoOpDpEvent):
+        if compute_epsilon(prior, delta, accounting=accounting) >= epsilon:
+            raise ValueError(
+                f"the prior releases alone already reach epsilon = {epsilon} at delta = {delta}."
+            )
+
+        def epsilon_with_prior(z):
+            steps_event = gaussian_event(z, steps=steps, sample_rate=sample_rate)
+            return compute_epsilon(
+                _dp_event.ComposedDpEvent([prior, steps_event]), delta, accounting=accounting
+            )
+
+        return _smallest_noise(epsilon_with_prior, epsilon, 1.0)
     if sample_rate == 1:
         # Exact: T Gaussians with multiplier z are one Gaussian with z / sqrt(T).
         sigma = _smallest_noise(

@@ -31,9 +31,10 @@ def dense_grad_sq_norms(a, d, *, bias=True):
 
     Parameters
     ----------
-    a : ndarray of shape (b, n_in)
-        The layer's inputs.
-    d : ndarray of shape (b, n_out)
+    a : ndarray of shape (b, n_in) or (s, b, n_in)
+        The layer's inputs; a leading axis ``s`` stacks independent dense
+        layers that see the same batch (their norms add up).
+    d : ndarray of shape (b, n_out) or (s, b, n_out)
         d loss_i / d z_i, the back-propagated errors.
     bias : bool, default=True
         Whether the layer has a bias (its per-sample gradient is ``d_i``).
@@ -41,25 +42,30 @@ def dense_grad_sq_norms(a, d, *, bias=True):
     Returns
     -------
     ndarray of shape (b,)
-        ``(||a_i||^2 + bias) * ||d_i||^2``; add the layers' values for a network.
+        ``(||a_i||^2 + bias) * ||d_i||^2`` (summed over the stack); add the
+        layers' values for a network.
     """
-    a_sq = np.einsum("ij,ij->i", a, a)
-    return (a_sq + (1.0 if bias else 0.0)) * np.einsum("ij,ij->i", d, d)
+    a_sq = np.einsum("...ij,...ij->...i", a, a)
+    sq = (a_sq + (1.0 if bias else 0.0)) * np.einsum("...ij,...ij->...i", d, d)
+    return sq.reshape(-1, sq.shape[-1]).sum(axis=0)
 
 
 def dense_clipped_grad(a, d, factors, *, bias=True):
     """Sum over the batch of ``factors[i]`` times each row's dense-layer gradient.
 
+    ``a`` and ``d`` are as in :func:`dense_grad_sq_norms` (2-D, or 3-D for a
+    stack of layers).
+
     Returns
     -------
     list of ndarray
-        ``[dW]`` of shape (n_in, n_out), then ``db`` of shape (n_out,) when
-        ``bias``.
+        ``[dW]`` of shape (n_in, n_out) (or (s, n_in, n_out)), then ``db`` of
+        shape (n_out,) (or (s, n_out)) when ``bias``.
     """
-    weighted = d * factors[:, None]
-    grads = [a.T @ weighted]
+    weighted = d * factors[:, None].astype(d.dtype, copy=False)
+    grads = [np.swapaxes(a, -1, -2) @ weighted]
     if bias:
-        grads.append(weighted.sum(axis=0))
+        grads.append(weighted.sum(axis=-2))
     return grads
 
 
@@ -138,13 +144,15 @@ class DPSGD:
     @classmethod
     def from_budget(
         cls, epsilon, delta, *, n_samples, batch_size, epochs, max_grad_norm, random_state=None,
-        accounting="pld",
+        accounting="pld", prior=None,
     ):
         """An engine whose noise meets (epsilon, delta) over ``epochs`` epochs.
 
         ``sample_rate = batch_size / n_samples`` and the number of steps is
         ``ceil(epochs / sample_rate)``. ``epsilon=np.inf`` gives the
-        non-private engine (no clipping, no noise).
+        non-private engine (no clipping, no noise). ``prior``: a DpEvent of
+        other releases of the same data that the budget must also cover
+        (see :func:`calibrate_noise`).
         """
         n_samples = int(n_samples)
         if not 1 <= batch_size:
@@ -162,7 +170,7 @@ class DPSGD:
             return cls(noise_multiplier=0.0, max_grad_norm=None, sample_rate=sample_rate,
                        n_samples=n_samples, max_steps=steps, random_state=random_state)
         z = calibrate_noise(epsilon, delta, steps=steps, sample_rate=sample_rate,
-                            accounting=accounting)
+                            accounting=accounting, prior=prior)
         return cls(noise_multiplier=z, max_grad_norm=max_grad_norm, sample_rate=sample_rate,
                    n_samples=n_samples, max_steps=steps, random_state=random_state)
 
@@ -222,7 +230,10 @@ class DPSGD:
                 "exceed the privacy budget."
             )
         idx = self.sample()
-        factors = self.clip_factors(grad_norms(idx)) if len(idx) else np.zeros(0)
+        if self.max_grad_norm is None:  # non-private: no clipping, norms not needed
+            factors = np.ones(len(idx))
+        else:
+            factors = self.clip_factors(grad_norms(idx)) if len(idx) else np.zeros(0)
         sums = clipped_grad_sum(idx, factors)
         self.n_steps += 1
         return self.privatize(sums, len(idx)), idx
