@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -19,6 +20,12 @@ def test_demo_figures():
     assert abs(figures["dp_mean_age"][0] - 36.78) < 1.0
     assert abs(figures["dp_mean_age"][1] - 44.25) < 1.0
     assert "BudgetError" in text and "PrivRecourse" in text
+    # the DP locally linear model: useful, within its own budget, explained
+    assert figures["llm_accuracy"] > 0.80
+    assert 0 < figures["llm_epsilon_spent"] <= 1.0
+    assert figures["llm_delta_spent"] <= 1e-5
+    assert len(set(figures["llm_top_features"])) == 5
+    assert re.search(r"DPLocallyLinearClassifier +available", text)
 
 
 def test_demo_bad_arguments_exit_with_usage():

@@ -1,0 +1,129 @@
+"""DPLocallyLinearClassifier on MNIST: accuracy at epsilon 0.5, 2 and inf, and speed.
+
+The paper's setting (Harder, Bauer & Park 2020, section 4.1): M = 30 maps per
+class, per-map random projections to D' = 300, 20 epochs, batch size 500,
+delta = 1e-5. Three seeds per row. The epsilon column is recomputed here with
+dp_accounting's PLD accountant from the fitted attributes alone.
+
+Run: python benchmarks/llm_mnist.py [--seeds 3]   (about 10 minutes on 2 cores)
+MNIST is read from ../shared/data/mnist (or $SKDPX_MNIST_DIR); it is not bundled.
+"""
+
+import argparse
+import math
+from pathlib import Path
+import sys
+import time
+import warnings
+
+import dp_accounting
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _mnist import BOUNDS, load_mnist  # noqa: E402
+
+from skdpx.linear import DPLocallyLinearClassifier  # noqa: E402
+from skdpx.linear import _locally_linear  # noqa: E402
+
+DELTA = 1e-5
+MODEL = dict(n_maps=30, projection_dim=300, beta=0.1, batch_size=500, epochs=20,
+             bounds=BOUNDS, delta=DELTA)
+# (label, epsilon, hyper-parameters, the paper's accuracy, the target)
+SETTINGS = [
+    ("non-private", math.inf, dict(learning_rate=10.0), None, 0.97),
+    ("DP eps=2", 2.0, dict(learning_rate=1.0, max_grad_norm=1.0), 0.942, 0.942),
+    ("DP eps=0.5", 0.5, dict(learning_rate=0.3, max_grad_norm=1.0), 0.918, 0.918),
+]
+
+
+def recomputed_epsilon(clf, delta=DELTA):
+    """Epsilon from the fitted attributes alone, with dp_accounting's PLD accountant."""
+    if clf.noise_multiplier_ == 0:
+        return math.inf
+    steps = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(
+            clf.sample_rate_, dp_accounting.GaussianDpEvent(clf.noise_multiplier_)),
+        clf.n_steps_)
+    events = [steps]
+    if clf.center_noise_multiplier_ > 0:
+        events.append(dp_accounting.GaussianDpEvent(clf.center_noise_multiplier_))
+    accountant = dp_accounting.pld.PLDAccountant()
+    accountant.compose(dp_accounting.ComposedDpEvent(events))
+    return accountant.get_epsilon(delta)
+
+
+def accuracy_table(data, seeds):
+    X, y, X_test, y_test = data
+    rows, fit_times = [], []
+    for label, eps, params, paper, target in SETTINGS:
+        accs, eps_rec = [], []
+        for seed in range(seeds):
+            t0 = time.perf_counter()
+            clf = DPLocallyLinearClassifier(epsilon=eps, random_state=seed, **MODEL, **params)
+            clf.fit(X, y)
+            elapsed = time.perf_counter() - t0
+            if math.isfinite(eps):
+                fit_times.append(elapsed)
+            accs.append(clf.score(X_test, y_test))
+            eps_rec.append(recomputed_epsilon(clf))
+            print(f"  {label} seed {seed}: accuracy {accs[-1]:.4f}, epsilon {eps_rec[-1]:.4f}, "
+                  f"z {clf.noise_multiplier_:.3f}, fit {elapsed:.1f} s", flush=True)
+        rows.append((label, eps, max(eps_rec), clf.noise_multiplier_, np.mean(accs),
+                     np.std(accs), paper, target))
+    print("\nMNIST test accuracy, M=30, D'=300, 20 epochs, batch 500, delta=1e-5, "
+          f"{seeds} seeds")
+    print(f"{'setting':<12} {'epsilon':>8} {'recomputed':>10} {'z':>6} "
+          f"{'accuracy':>16} {'paper':>7} {'target':>7} {'met':>4}")
+    for label, eps, rec, z, mean, std, paper, target in rows:
+        paper_s = "-" if paper is None else f"{paper:.3f}"
+        print(f"{label:<12} {eps:>8g} {rec:>10.4f} {z:>6.3f} {mean:>9.4f} ± {std:.4f} "
+              f"{paper_s:>7} {target:>7.3f} {'yes' if mean >= target else 'NO':>4}")
+    return fit_times
+
+
+def speed_table(data, fit_times, repeats=3, epochs=2):
+    """Training-loop time per epoch, DP against non-private, interleaved in one run."""
+    X, y, _, _ = data
+    loop = {}
+    original = _locally_linear.DPLocallyLinearClassifier._train
+
+    def timed(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        out = original(self, *args, **kwargs)
+        loop.setdefault(math.isfinite(self.epsilon), []).append(time.perf_counter() - t0)
+        return out
+
+    _locally_linear.DPLocallyLinearClassifier._train = timed
+    try:
+        for r in range(repeats):
+            for eps in (math.inf, 2.0):
+                DPLocallyLinearClassifier(epsilon=eps, random_state=r, **{**MODEL, "epochs": epochs},
+                                          learning_rate=1.0).fit(X, y)
+    finally:
+        _locally_linear.DPLocallyLinearClassifier._train = original
+    private = np.median(loop[True]) / epochs
+    public = np.median(loop[False]) / epochs
+    print(f"\nSpeed (training loop per epoch, median of {repeats} interleaved runs of "
+          f"{epochs} epochs each)")
+    print(f"{'':<28} {'s / epoch':>10}")
+    print(f"{'non-private (same code)':<28} {public:>10.3f}")
+    print(f"{'DP-SGD (clip + noise)':<28} {private:>10.3f}")
+    print(f"{'ratio DP / non-private':<28} {private / public:>10.2f}   (target <= 1.3)")
+    if fit_times:
+        print(f"full 20-epoch DP fit (projection, calibration, centring, training): "
+              f"{min(fit_times):.1f}-{max(fit_times):.1f} s over {len(fit_times)} fits "
+              "(target < 120 s)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    data = load_mnist()
+    fit_times = accuracy_table(data, args.seeds)
+    speed_table(data, fit_times)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""DPLocallyLinearClassifier: the model's maths, its privacy accounting, its audit."""
+
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+import pytest
+from scipy.special import log_softmax, softmax
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+
+from skdpx import DPLocallyLinearClassifier, FeatureAttribution
+from skdpx.linear._locally_linear import _maps_backward, _maps_forward
+from skdpx.privacy import (
+    DPSGD,
+    BudgetError,
+    PrivacyLeakWarning,
+    PrivacyLedger,
+    audit_epsilon,
+    dense_grad_sq_norms,
+)
+
+
+def _blobs(n=400, d=3, k=3, seed=0, spread=1.0):
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % k
+    centres = rng.uniform(-3, 3, size=(k, d))
+    return centres[y] + spread * rng.normal(size=(n, d)), y
+
+
+def _xor(n=2000, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    return X, (X[:, 0] * X[:, 1] > 0).astype(int)
+
+
+# --------------------------------------------------------------------------
+# The maths
+# --------------------------------------------------------------------------
+def _loss(G, Y, beta):
+    S, F = _maps_forward(G, beta)
+    return -(Y * log_softmax(F, axis=1)).sum(axis=1)
+
+
+@pytest.mark.parametrize("beta", [0.1, 1.0, 5.0])
+def test_error_signal_matches_finite_differences(beta):
+    rng = np.random.RandomState(0)
+    G = rng.normal(size=(4, 3, 5))
+    Y = np.eye(3)[[0, 2, 1, 2]]
+    S, F = _maps_forward(G, beta)
+    D = _maps_backward(G, S, F, Y, beta)
+    h = 1e-6
+    numeric = np.zeros_like(G)
+    for idx in np.ndindex(*G.shape[1:]):
+        up, down = G.copy(), G.copy()
+        up[(slice(None), *idx)] += h
+        down[(slice(None), *idx)] -= h
+        numeric[(slice(None), *idx)] = (_loss(up, Y, beta) - _loss(down, Y, beta)) / (2 * h)
+    np.testing.assert_allclose(D, numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_stacked_closed_form_norms_equal_explicit_per_sample_gradients():
+    # one view per map (the projected layout): the per-sample gradient of
+    # view v is the outer product of (p_iv, 1) and its error d_iv
+    rng = np.random.RandomState(1)
+    P = rng.normal(size=(5, 7, 4))  # (views, batch, width)
+    D = rng.normal(size=(5, 7, 3))
+    explicit = np.einsum("vbi,vbo->bvio", np.concatenate([P, np.ones((5, 7, 1))], axis=2), D)
+    expected = (explicit.reshape(7, -1) ** 2).sum(axis=1)
+    np.testing.assert_allclose(dense_grad_sq_norms(P, D), expected)
+
+
+@pytest.mark.parametrize("projection_dim", [None, 3])
+def test_coef_and_intercept_reproduce_the_model(projection_dim):
+    X, y = _blobs()
+    lower, upper = np.array([-6.0, -5.0, 2.0]), np.array([6.0, 4.0, 2.0])  # a constant feature
+    clf = DPLocallyLinearClassifier(n_maps=3, beta=0.7, projection_dim=projection_dim,
+                                    epsilon=3.0, bounds=(lower, upper), epochs=3,
+                                    random_state=0).fit(X, y)
+    Xc = np.clip(X, lower, upper)
+    G = np.einsum("nd,kmd->nkm", Xc, clf.coef_) + clf.intercept_
+    S, F = _maps_forward(G, clf.beta)
+    np.testing.assert_allclose(clf.predict_proba(X), softmax(F, axis=1), rtol=1e-10)
+    np.testing.assert_allclose(clf.predict_log_proba(X), log_softmax(F, axis=1), rtol=1e-10)
+    assert np.all(clf.coef_[:, :, 2] == 0)  # a feature with no range carries no weight
+    if projection_dim is not None:
+        assert clf.projection_.shape == (3, projection_dim, 3)
+
+
+def test_explain_is_the_weighted_map_of_the_predicted_class():
+    X, y = _blobs()
+    clf = DPLocallyLinearClassifier(n_maps=3, epsilon=2.0, bounds=(-6, 6), epochs=3,
+                                    random_state=0).fit(X, y)
+    expl = clf.explain(X[:20])
+    assert isinstance(expl, FeatureAttribution)
+    pred = clf.predict(X[:20])
+    assert expl.meta["predicted_class"] == pred.tolist()
+    weights = np.array(expl.meta["map_weights"])
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0)
+    k = np.searchsorted(clf.classes_, pred)
+    np.testing.assert_allclose(expl.values, np.einsum("nm,nmd->nd", weights, clf.coef_[k]))
+    np.testing.assert_array_equal(expl.epsilon, 0.0)  # post-processing: free
+    assert expl.meta["epsilon_spent"] == clf.epsilon_spent_
+
+
+def test_one_map_is_multinomial_logistic_regression():
+    X, y = _blobs(spread=2.0)
+    clf = DPLocallyLinearClassifier(n_maps=1, epsilon=np.inf, bounds=(-10, 10), epochs=200,
+                                    batch_size=400, learning_rate=1.0, learning_rate_decay=1.0,
+                                    random_state=0).fit(X, y)
+    reference = LogisticRegression(C=1e6, max_iter=5000).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), reference.predict_proba(X), atol=0.02)
+
+
+def test_binary_decision_function_is_the_log_odds():
+    X, y = _xor(500)
+    clf = DPLocallyLinearClassifier(epsilon=2.0, bounds=(-1, 1), epochs=2, random_state=0)
+    clf.fit(X, y)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(clf.decision_function(X), np.log(proba[:, 1] / proba[:, 0]),
+                               atol=1e-8)
+
+
+def test_several_maps_fit_what_one_cannot():
+    X, y = _xor()
+    params = dict(epsilon=np.inf, beta=5.0, bounds=(-1, 1), epochs=30, batch_size=200,
+                  random_state=0)
+    one = DPLocallyLinearClassifier(n_maps=1, **params).fit(X, y).score(X, y)
+    two = DPLocallyLinearClassifier(n_maps=2, **params).fit(X, y).score(X, y)
+    assert one < 0.7 and two > 0.9
+
+
+def test_private_model_learns():
+    X, y = _xor()
+    clf = DPLocallyLinearClassifier(n_maps=2, beta=5.0, epsilon=1.0, bounds=(-1, 1),
+                                    batch_size=200, epochs=30, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.85
+
+
+# --------------------------------------------------------------------------
+# Privacy accounting
+# --------------------------------------------------------------------------
+def _pld_epsilon(clf, delta):
+    """Epsilon from the fitted attributes, with dp_accounting alone."""
+    events = [dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(
+            clf.sample_rate_, dp_accounting.GaussianDpEvent(clf.noise_multiplier_)),
+        clf.n_steps_)]
+    if clf.center_noise_multiplier_ > 0:
+        events.append(dp_accounting.GaussianDpEvent(clf.center_noise_multiplier_))
+    accountant = dp_accounting.pld.PLDAccountant()
+    accountant.compose(dp_accounting.ComposedDpEvent(events))
+    return accountant.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("epsilon, center", [(0.5, True), (2.0, True), (1.0, False)])
+def test_epsilon_is_recomputed_from_fitted_attributes(epsilon, center):
+    X, y = _blobs(n=1000)
+    clf = DPLocallyLinearClassifier(epsilon=epsilon, delta=1e-5, center=center,
+                                    bounds=(-6, 6), batch_size=50, epochs=4,
+                                    random_state=0).fit(X, y)
+    assert clf.sample_rate_ == 50 / 1000
+    assert clf.n_steps_ == 4 * 1000 // 50
+    assert (clf.center_noise_multiplier_ > 0) == center
+    recomputed = _pld_epsilon(clf, 1e-5)
+    assert recomputed <= epsilon * 1.001
+    assert recomputed > 0.97 * epsilon  # the calibration is tight, not merely safe
+    assert clf.epsilon_spent_ <= epsilon
+    assert clf.delta_spent_ <= 1e-5
+
+
+def test_non_private_baseline_has_no_noise_and_runs_the_same_code():
+    X, y = _blobs()
+    clf = DPLocallyLinearClassifier(epsilon=np.inf, bounds=(-6, 6), epochs=3,
+                                    random_state=0).fit(X, y)
+    assert clf.noise_multiplier_ == 0 and clf.center_noise_multiplier_ == 0
+    assert math.isinf(clf.epsilon_spent_)
+    assert clf.n_steps_ == math.ceil(3 * 400 / 256)
+
+
+def test_same_seed_same_model_other_seed_other_noise():
+    X, y = _blobs()
+    params = dict(epsilon=1.0, bounds=(-6, 6), epochs=2)
+    a = DPLocallyLinearClassifier(random_state=3, **params).fit(X, y)
+    b = DPLocallyLinearClassifier(random_state=3, **params).fit(X, y)
+    c = DPLocallyLinearClassifier(random_state=4, **params).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.allclose(a.coef_, c.coef_)
+
+
+def test_shared_ledger_records_both_releases_and_refuses_before_training():
+    X, y = _blobs()
+    ledger = PrivacyLedger(epsilon=1.2, delta=1e-5)
+    clf = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=2, accountant=ledger,
+                                    random_state=0).fit(X, y)
+    labels = [label for label, _ in ledger.events]
+    assert labels == ["DPLocallyLinearClassifier: feature means (centring)",
+                      "DPLocallyLinearClassifier: DP-SGD training"]
+    assert ledger.epsilon_spent == pytest.approx(clf.epsilon_spent_, rel=1e-6)
+    before = ledger.epsilon_spent
+    second = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=2, accountant=ledger,
+                                       random_state=1)
+    with pytest.raises(BudgetError):
+        second.fit(X, y)
+    assert len(ledger) == 2 and ledger.epsilon_spent == before
+    assert not hasattr(second, "coef_")
+
+
+def test_bounds_from_data_warn_and_values_outside_bounds_are_clipped():
+    X, y = _blobs()
+    with pytest.warns(PrivacyLeakWarning):
+        DPLocallyLinearClassifier(epsilon=1.0, epochs=1, random_state=0).fit(X, y)
+    wide = X.copy()
+    wide[0] = [1e6, -1e6, 1e6]
+    a = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-4, 4), epochs=1, random_state=0)
+    b = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-4, 4), epochs=1, random_state=0)
+    a.fit(wide, y)
+    b.fit(np.clip(wide, -4, 4), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.predict_proba(wide), b.predict_proba(np.clip(wide, -4, 4)))
+
+
+def test_one_class_is_refused_without_spending():
+    X, _ = _blobs()
+    ledger = PrivacyLedger()
+    with pytest.raises(ValueError, match="2 classes"):
+        DPLocallyLinearClassifier(bounds=(-6, 6), accountant=ledger).fit(X, np.zeros(len(X)))
+    assert len(ledger) == 0
+
+
+def test_grid_search_sweeps_epsilon_in_a_pipeline():
+    X, y = _blobs(n=300)
+    pipe = make_pipeline(DPLocallyLinearClassifier(bounds=(-6, 6), epochs=3, random_state=0))
+    search = GridSearchCV(pipe, {"dplocallylinearclassifier__epsilon": [0.5, 4.0]}, cv=2)
+    search.fit(X, y)
+    assert search.best_params_["dplocallylinearclassifier__epsilon"] in (0.5, 4.0)
+    assert search.best_estimator_[-1].epsilon_spent_ <= 4.0
+
+
+# --------------------------------------------------------------------------
+# Audit: the whole fit, on two datasets that differ by one canary row
+# --------------------------------------------------------------------------
+AUDIT_X = np.array([[-0.8], [-0.5], [-0.3], [-0.6], [-0.9], [0.4], [0.7], [0.5], [0.8], [0.6]])
+AUDIT_Y = np.array([0] * 5 + [1] * 5)
+# the canary sits at the far positive end with the label of the other side
+AUDIT_DATA = (AUDIT_X, AUDIT_Y)
+AUDIT_NEIGHBOUR = (np.vstack([AUDIT_X, [[1.0]]]), np.r_[AUDIT_Y, 0])
+AUDIT_EPSILON = 1.0
+
+
+def _fit_release(dataset, random_state):
+    """The released model's log-odds at the canary's position."""
+    X, y = dataset
+    clf = DPLocallyLinearClassifier(n_maps=1, epsilon=AUDIT_EPSILON, delta=1e-5, bounds=(-1, 1),
+                                    batch_size=100, epochs=3, learning_rate=1.0,
+                                    random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    return clf.decision_function([[1.0]])[0]
+
+
+def test_audit_of_the_fit_stays_below_the_claim():
+    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=4_000,
+                          delta=1e-5, random_state=0)
+    assert bound < AUDIT_EPSILON
+
+
+def test_audit_catches_a_fit_with_too_little_noise(monkeypatch):
+    privatize = DPSGD.privatize
+
+    def broken(self, grad_sums, batch_size):  # a bug: a tenth of the calibrated noise
+        z = self.noise_multiplier
+        self.noise_multiplier = z / 10
+        try:
+            return privatize(self, grad_sums, batch_size)
+        finally:
+            self.noise_multiplier = z
+
+    monkeypatch.setattr(DPSGD, "privatize", broken)
+    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=4_000,
+                          delta=1e-5, random_state=0)
+    assert bound > AUDIT_EPSILON
