@@ -12,9 +12,14 @@ returns, all as 28 x 28 pictures (red: evidence for the digit, blue:
 against). The maps are post-processing of the DP model: showing them costs
 no budget. The figure is saved as ``llm_filters.png`` (``--out``).
 
+At epsilon = 2 the single maps look noisy: DP-SGD's noise reaches every
+pixel through the random projections, even the pixels near the border
+that are blank in every training image (the paper's Figure 2 shows the
+same). The local map, a weighted average of 30 maps, is smoother.
+
 MNIST is not bundled: it is read from ``../shared/data/mnist`` next to the
-repository, or from ``$SKDPX_MNIST_DIR``. The fit takes about 40 s;
-``--epochs 2`` gives a quick (less accurate) run.
+repository, or from ``$SKDPX_MNIST_DIR``. The fit takes about a minute;
+``--epochs 2`` gives a quicker, less accurate run.
 """
 
 import argparse

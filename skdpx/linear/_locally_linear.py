@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from .._explanation import FeatureAttribution
 from ..privacy import (
@@ -388,20 +389,26 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
 
         cache = {}
 
+        # the inputs are fixed: their squared norms once (clipping only)
+        P_sq = np.einsum("vnj,vnj->vn", P, P) if engine.max_grad_norm is not None else None
+
         def grad_norms(idx):
             cache["Pb"], cache["D"] = errors(idx)
-            return np.sqrt(dense_grad_sq_norms(cache["Pb"], cache["D"]))
+            return np.sqrt(dense_grad_sq_norms(cache["Pb"], cache["D"], a_sq=P_sq[:, idx]))
 
         def clipped_grad_sum(idx, factors):
             if "D" not in cache:  # the non-private engine skips the norms
                 cache["Pb"], cache["D"] = errors(idx)
             return dense_clipped_grad(cache.pop("Pb"), cache.pop("D"), factors)
 
-        for step in range(engine.max_steps):
-            if step and step % steps_per_decay == 0:
-                optimizer.scale_learning_rate(self.learning_rate_decay)
-            grads, _ = engine.step(grad_norms, clipped_grad_sum)
-            optimizer.update_params([W, b], grads)
+        # The steps' matrix products are small: BLAS threads only add
+        # synchronisation (and stall badly on a busy machine).
+        with threadpool_limits(limits=1, user_api="blas"):
+            for step in range(engine.max_steps):
+                if step and step % steps_per_decay == 0:
+                    optimizer.scale_learning_rate(self.learning_rate_decay)
+                grads, _ = engine.step(grad_norms, clipped_grad_sum)
+                optimizer.update_params([W, b], grads)
 
     def _set_maps(self, W_unit, b_unit, lower, upper):
         """Express the maps learnt on [0, 1]-scaled inputs in input-feature units.

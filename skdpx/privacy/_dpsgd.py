@@ -26,7 +26,7 @@ from ._validation import check_random_state
 __all__ = ["DPSGD", "dense_clipped_grad", "dense_grad_sq_norms"]
 
 
-def dense_grad_sq_norms(a, d, *, bias=True):
+def dense_grad_sq_norms(a, d, *, bias=True, a_sq=None):
     """Squared per-sample gradient norms of a dense layer ``z = a W + b``.
 
     Parameters
@@ -38,6 +38,8 @@ def dense_grad_sq_norms(a, d, *, bias=True):
         d loss_i / d z_i, the back-propagated errors.
     bias : bool, default=True
         Whether the layer has a bias (its per-sample gradient is ``d_i``).
+    a_sq : ndarray of shape (b,) or (s, b), optional
+        ``||a_i||^2`` when already known (e.g. fixed inputs, computed once).
 
     Returns
     -------
@@ -45,7 +47,8 @@ def dense_grad_sq_norms(a, d, *, bias=True):
         ``(||a_i||^2 + bias) * ||d_i||^2`` (summed over the stack); add the
         layers' values for a network.
     """
-    a_sq = np.einsum("...ij,...ij->...i", a, a)
+    if a_sq is None:
+        a_sq = np.einsum("...ij,...ij->...i", a, a)
     sq = (a_sq + (1.0 if bias else 0.0)) * np.einsum("...ij,...ij->...i", d, d)
     return sq.reshape(-1, sq.shape[-1]).sum(axis=0)
 
@@ -139,6 +142,10 @@ class DPSGD:
         self.n_samples = int(n_samples)
         self.max_steps = int(max_steps)
         self.random_state = check_random_state(random_state)
+        # the noise comes from a Generator seeded from random_state (faster
+        # than RandomState.normal; reproducible for an integer seed)
+        self._noise_rng = np.random.Generator(
+            np.random.PCG64(self.random_state.randint(0, 2**32, size=4, dtype=np.uint64)))
         self.n_steps = 0
 
     @classmethod
@@ -209,9 +216,14 @@ class DPSGD:
             return [g / max(batch_size, 1) for g in grad_sums]
         std = self.noise_multiplier * self.max_grad_norm
         denom = self.sample_rate * self.n_samples
-        return [
-            (g + self.random_state.normal(0.0, std, size=np.shape(g))) / denom for g in grad_sums
-        ]
+        out = []
+        for g in grad_sums:
+            g = np.asarray(g)
+            # float32 gradients get float32 noise (numpy's ziggurat sampler)
+            dtype = np.float32 if g.dtype == np.float32 else np.float64
+            noise = self._noise_rng.standard_normal(size=g.shape, dtype=dtype)
+            out.append((g + std * noise) / denom)
+        return out
 
     def step(self, grad_norms, clipped_grad_sum):
         """One DP-SGD step.

@@ -122,8 +122,10 @@ def scale_to_bounds(X, lower, upper, feature_range=(0.0, 1.0)):
     scaling uses public bounds only, so it is free of privacy cost.
     """
     a, b = feature_range
-    X = clip_to_bounds(X, lower, upper)
+    X = clip_to_bounds(X, lower, upper)  # a new array: scaled in place below
     width = upper - lower
-    safe = np.where(width > 0, width, 1.0)
-    unit = np.where(width > 0, (X - lower) / safe, 0.5)
-    return a + unit * (b - a)
+    scale = np.where(width > 0, (b - a) / np.where(width > 0, width, 1.0), 0.0)
+    X -= lower
+    X *= scale
+    X += np.where(width > 0, a, (a + b) / 2)
+    return X
