@@ -263,7 +263,7 @@ def _fit_release(dataset, random_state):
 
 
 def test_audit_of_the_fit_stays_below_the_claim():
-    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=4_000,
+    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=10_000,
                           delta=1e-5, random_state=0)
     assert bound < AUDIT_EPSILON
 
@@ -280,6 +280,6 @@ def test_audit_catches_a_fit_with_too_little_noise(monkeypatch):
             self.noise_multiplier = z
 
     monkeypatch.setattr(DPSGD, "privatize", broken)
-    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=4_000,
+    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=10_000,
                           delta=1e-5, random_state=0)
     assert bound > AUDIT_EPSILON

@@ -25,3 +25,14 @@ def test_readme_commands_are_marked_for_ci():
     for marker in ("test-command", "demo-command"):
         block = re.search(rf"<!-- {marker} -->\n```bash\n(.+?)\n```\n<!-- /{marker} -->", text, re.S)
         assert block, f"README.md lacks the {marker} block that CI reads"
+
+
+def test_readme_classifier_example_runs():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    code = next(b for b in blocks if "DPLocallyLinearClassifier" in b)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    match = re.search(r"epsilon spent ([\d.]+); row 0's heaviest feature: (\S+)", out.getvalue())
+    assert match, out.getvalue()
+    assert 0 < float(match.group(1)) <= 1.0

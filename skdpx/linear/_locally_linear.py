@@ -1,6 +1,7 @@
 """Locally linear maps trained with DP-SGD (Harder, Bauer & Park, AAAI 2020)."""
 
 from contextlib import ExitStack
+from functools import lru_cache
 import math
 from numbers import Integral, Real
 
@@ -12,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .._explanation import FeatureAttribution
 from ..privacy import (
@@ -48,6 +49,12 @@ def _maps_backward(G, S, F, Y, beta):
     """
     dF = softmax(F, axis=1) - Y
     return dF[:, :, None] * S * (1.0 + beta * (G - F[:, :, None]))
+
+
+@lru_cache(maxsize=1)
+def _blas_controller():
+    """threadpoolctl's view of the loaded BLAS libraries, inspected once."""
+    return ThreadpoolController()
 
 
 def _project(X, R, chunk=8192):
@@ -403,7 +410,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
 
         # The steps' matrix products are small: BLAS threads only add
         # synchronisation (and stall badly on a busy machine).
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _blas_controller().limit(limits=1, user_api="blas"):
             for step in range(engine.max_steps):
                 if step and step % steps_per_decay == 0:
                     optimizer.scale_learning_rate(self.learning_rate_decay)
