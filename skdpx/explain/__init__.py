@@ -1,0 +1,5 @@
+"""DP local explanations of black-box models."""
+
+from ._weights import gradient_sensitivity, kernel_weight, stable_weight, weight_cap
+
+__all__ = ["gradient_sensitivity", "kernel_weight", "stable_weight", "weight_cap"]

@@ -1,0 +1,87 @@
+"""Weights of the DP local loss and the exact optimum used to evaluate explanations."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from skdpx.explain import gradient_sensitivity, kernel_weight, stable_weight, weight_cap
+from skdpx.metrics import explanation_loss, local_loss_terms, optimal_explanation
+
+
+def _problem(m=300, d=4, q=5, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(0, 1, size=(m, d))
+    y = np.tanh(X @ rng.normal(size=d) * 2)
+    return X, y, X[rng.choice(m, q, replace=False)] + 0.01
+
+
+def _direct_loss(phi, z, X, y, weight):
+    r = np.linalg.norm(X - z, axis=1)
+    return np.mean(weight(r) * ((X - z) @ phi - y) ** 2)
+
+
+def test_quadratic_form_equals_the_loss():
+    X, y, Z = _problem()
+    H, g, s = local_loss_terms(Z, X, y)
+    rng = np.random.RandomState(1)
+    for q, z in enumerate(Z):
+        phi = rng.normal(size=X.shape[1])
+        expected = _direct_loss(phi, z, X, y, stable_weight)
+        assert phi @ H[q] @ phi - 2 * g[q] @ phi + s[q] == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("radius", [0.05, 0.5, 10.0])  # on the boundary, mixed, inside
+def test_optimum_matches_a_generic_constrained_solver(radius):
+    X, y, Z = _problem()
+    weight = lambda r: kernel_weight(r, kernel_width=0.5, radius=radius)  # noqa: E731
+    phi, best = optimal_explanation(Z, X, y, weight=weight, radius=radius)
+    assert np.all(np.linalg.norm(phi, axis=1) <= radius * (1 + 1e-9))
+    for q, z in enumerate(Z):
+        res = minimize(lambda p: _direct_loss(p, z, X, y, weight), np.zeros(X.shape[1]),
+                       constraints=[{"type": "ineq", "fun": lambda p: radius**2 - p @ p}],
+                       method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+        assert best[q] <= res.fun + 1e-9
+        assert best[q] == pytest.approx(_direct_loss(phi[q], z, X, y, weight), rel=1e-9)
+        assert best[q] == pytest.approx(res.fun, rel=1e-4, abs=1e-10)
+
+
+def test_explanation_loss_is_zero_at_the_optimum_and_positive_elsewhere():
+    X, y, Z = _problem()
+    phi, _ = optimal_explanation(Z, X, y, radius=1.0)
+    np.testing.assert_allclose(explanation_loss(phi, Z, X, y, radius=1.0), 0, atol=1e-12)
+    rng = np.random.RandomState(2)
+    other = rng.normal(size=phi.shape)
+    other /= np.maximum(1, np.linalg.norm(other, axis=1, keepdims=True))  # inside the ball
+    assert np.all(explanation_loss(other, Z, X, y, radius=1.0) > 0)
+
+
+@pytest.mark.parametrize("radius", [0.5, 1.0, 3.0])
+@pytest.mark.parametrize("c", [0.5, 1.0, 2.0])
+def test_weights_bound_the_gradient_sensitivity(radius, c):
+    # one row's gradient contribution, over many rows, queries, phi in the
+    # ball and labels in [-1, 1], never exceeds c / m, and comes close to it
+    rng = np.random.RandomState(0)
+    m, d, n = 1000, 3, 20000
+    diff = rng.normal(size=(n, d)) * rng.exponential(2.0, size=(n, 1))  # x - z
+    r = np.linalg.norm(diff, axis=1)
+    unit = diff / r[:, None]
+    phi = radius * unit * rng.choice([-1.0, 1.0], size=(n, 1))  # worst case: along x - z
+    y = -np.sign(np.einsum("ij,ij->i", phi, diff))
+    for weight in (lambda r: stable_weight(r, c=c, radius=radius),
+                   lambda r: kernel_weight(r, kernel_width=5.0, c=c, radius=radius)):
+        a = weight(r)
+        assert np.all(a <= weight_cap(r, c=c, radius=radius) * (1 + 1e-12))
+        residual = np.einsum("ij,ij->i", phi, diff) - y
+        contribution = 2 / m * a * np.abs(residual) * r
+        assert contribution.max() <= gradient_sensitivity(m, c=c) * (1 + 1e-12)
+    # the stable weight reaches the bound beyond its flat part
+    a = stable_weight(r, c=c, radius=radius)
+    contribution = 2 / m * a * np.abs(np.einsum("ij,ij->i", phi, diff) - y) * r
+    assert contribution.max() > 0.99 * gradient_sensitivity(m, c=c)
+
+
+def test_stable_weight_is_one_near_the_query_and_decreasing():
+    r = np.linspace(0, 10, 1001)
+    a = stable_weight(r)
+    assert a[0] == 1.0 and np.all(np.diff(a) <= 0)
+    assert a[-1] == pytest.approx(1 / (2 * 10 * 11))
