@@ -9,6 +9,7 @@ Adding an estimator to the package without an entry here fails
 
 import numpy as np
 
+from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
 from skdpx.utils.discovery import all_estimators
 
@@ -16,8 +17,16 @@ from ._reference import DPNearestCentroid
 
 # class -> {"params": constructor parameters for the checks,
 #           "supervised": whether fit needs y,
-#           "methods": methods to call on fitted estimators}
+#           "methods": methods to call on fitted estimators,
+#           "spends_on_query": (optional) the budget is spent by the methods, not fit}
 TEST_TABLE = {
+    DPLimeExplainer: {
+        "params": {"epsilon": 1e3, "delta": 1e-5, "epsilon_per_query": 0.5, "max_iter": 20,
+                   "bounds": (-10.0, 10.0), "random_state": 0},
+        "supervised": True,
+        "methods": ["transform", "explain"],
+        "spends_on_query": True,
+    },
     DPLocallyLinearClassifier: {
         "params": {"n_maps": 2, "epsilon": 5.0, "delta": 1e-5, "bounds": (-10.0, 10.0),
                    "batch_size": 32, "epochs": 30, "random_state": 0},

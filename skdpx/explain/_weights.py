@@ -12,10 +12,16 @@ at most ``(2/m) alpha(r) r (k r + 1)`` for r = ||x - z||, ||phi|| <= k and
 
     alpha(r) <= c / (2 r (k r + 1))     for every r > 0           (*)
 
-adding or removing a row (m public) moves the gradient by at most c / m in
-L2 norm, whatever ``phi`` in the ball and ``z``: this is the paper's Lemma 3.1
-(stated there for k = 1), the family F(c) of admissible weights. Every weight
-here is capped by (*), so its gradient sensitivity is c / m by construction.
+one row's contribution has norm at most c / m, whatever ``phi`` in the ball
+and ``z``: this is the paper's Lemma 3.1 (stated there for k = 1), the family
+F(c) of admissible weights. Every weight here is capped by (*).
+
+The neighbouring relation is replace-one (m public and fixed, as the
+normaliser 1/m is computed from the data): replacing a row removes one
+contribution and adds another, so the gradient moves by at most 2 c / m.
+(The paper states c / m for add/remove-one, which ignores that the
+normaliser changes with m; with the realised m, only replace-one keeps the
+noise scale the same on both neighbours.)
 """
 
 import numpy as np
@@ -51,5 +57,5 @@ def kernel_weight(r, *, kernel_width, c=1.0, radius=1.0):
 
 
 def gradient_sensitivity(n_rows, *, c=1.0):
-    """L2 sensitivity of the local loss's gradient for add/remove-one (m public)."""
-    return c / n_rows
+    """L2 sensitivity of the local loss's gradient, replace-one neighbours: 2 c / m."""
+    return 2.0 * c / n_rows

@@ -1,0 +1,417 @@
+"""DP local linear explanations of a black box (Patel, Shokri & Zick 2020)."""
+
+import math
+from numbers import Integral, Real
+
+from diffprivlib.accountant import BudgetAccountant
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._explanation import FeatureAttribution
+from ..privacy import (
+    DELTA_CONSTRAINT,
+    EPSILON_CONSTRAINT,
+    BudgetError,
+    EstimatorBudget,
+    PrivacyLedger,
+    calibrate_noise,
+    check_bounds,
+    check_random_state,
+    gaussian_event,
+    scale_to_bounds,
+)
+from ._dpgd import dpgd_explain
+from ._local_loss import local_loss_terms, optimal_explanation
+from ._weights import gradient_sensitivity, kernel_weight, stable_weight
+
+__all__ = ["DPLimeExplainer"]
+
+#: the weights' constant c of the family F(c): the gradient sensitivity is c / m
+_C = 1.0
+
+
+class DPLimeExplainer(TransformerMixin, BaseEstimator):
+    """LIME-style local linear explanations, DP for the explanation dataset.
+
+    For a query ``z`` the explanation is the ``phi`` minimising the weighted
+    local loss over the private explanation dataset X (m rows, scaled into
+    [0, 1] by the public ``bounds``) and the black box's outputs f(X) in
+    [-1, 1]::
+
+        L(phi, z) = (1/m) sum_x alpha(||x - z||) (phi . (x - z) - f(x))^2
+
+    over the ball ``||phi|| <= radius`` (Patel, Shokri & Zick, "Model
+    Explanations with Differential Privacy", 2020). Each query is answered
+    by ``max_iter`` steps of projected gradient descent with Gaussian noise
+    on every gradient (the paper's Algorithm 1), the noise calibrated so
+    that the query is (``epsilon_per_query``, ``delta``)-DP: T Gaussian
+    releases compose exactly, which needs much less noise than the paper's
+    closed form.
+
+    Privacy unit: one row of the explanation dataset, replace-one
+    neighbours (m public). The weight ``alpha`` is capped by
+    ``c / (2 r (radius r + 1))`` (Lemma 3.1, see
+    :mod:`skdpx.explain._weights`), so one row's gradient has norm at most
+    ``1 / m`` and replacing it moves the gradient by at most ``2 / m``. The explainer owns a ledger with cap (``epsilon``,
+    ``delta``) for its dataset; the queries' spends compose tightly in it
+    (and in ``accountant``, if shared).
+
+    A query identical to one answered interactively before (or within
+    ``reuse_distance`` of it) gets the same answer for free ("reused", the
+    paper's Flag rule: only interactive answers are reused). When the budget
+    cannot pay for a query, ``on_budget_exhausted="noninteractive"`` answers
+    it from the history of past queries and their DP explanations alone (the
+    paper's Algorithm 4, free); ``"raise"`` raises ``BudgetError``.
+
+    The fitted explainer holds the private explanation dataset (it needs it
+    to answer queries): publish its answers, never the object.
+
+    Parameters
+    ----------
+    estimator : object with predict_proba or predict, or None
+        The black box. Labels are ``2 P(k | x) - 1``: of the positive class
+        for a binary classifier, else of the class ``k`` the black box
+        predicts at the query (public: a function of the query). Without
+        ``predict_proba``, ``predict`` clipped to [-1, 1]. ``None``:
+        the labels are ``y`` given to ``fit``, clipped to [-1, 1].
+    epsilon : float, default=1.0
+        The total budget of the explanation dataset.
+    delta : float, default=1e-6
+    epsilon_per_query : float, default=0.1
+        The epsilon of one interactive answer (at ``delta``).
+    strategy : {"basic"}, default="basic"
+        "basic" is the paper's Algorithm 1 for each new query.
+    max_iter : int, default=100
+        Gradient steps per interactive answer (T).
+    radius : float, default=1.0
+        The explanations live in ``||phi|| <= radius`` (scaled units).
+    kernel_width : float or None, default=None
+        None: the paper's stable weight ``min(1, cap)``; else LIME's
+        exponential kernel ``exp(-r^2 / kernel_width^2)``, capped.
+    reuse_distance : float, default=0.0
+        Queries within this distance (scaled units) of an interactive answer
+        reuse it; 0 reuses identical queries only.
+    on_budget_exhausted : {"noninteractive", "raise"}, default="noninteractive"
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features; ``None`` reads them from the data and
+        raises a ``PrivacyLeakWarning``.
+    accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
+        Where every spend is recorded as well.
+    random_state : None, int or RandomState
+
+    Attributes
+    ----------
+    history_ : dict of lists
+        ``queries`` (scaled), ``explanations`` (scaled units), ``phase`` and
+        ``epsilon`` of every answer so far, in order.
+    noise_multiplier_ : float
+        Noise standard deviation over the gradient sensitivity ``2 / m``.
+    n_iter_ : int
+        Gradient steps of every interactive answer (``max_iter``).
+    epsilon_spent_, delta_spent_ : float
+    epsilon_remaining_ : float
+    n_queries_ : int
+        Answers given so far.
+    n_features_in_ : int
+    bounds_ : tuple of ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skdpx.explain import DPLimeExplainer
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(0, 1, size=(2000, 3))
+    >>> y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    >>> model = LogisticRegression().fit(X, y)
+    >>> explainer = DPLimeExplainer(model, epsilon=1.0, epsilon_per_query=0.5,
+    ...                             bounds=(0, 1), random_state=0).fit(X)
+    >>> result = explainer.explain(X[:6])
+    >>> result.phase.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    ['interactive', 'interactive', 'interactive',
+     'noninteractive', 'noninteractive', 'noninteractive']
+    >>> round(explainer.epsilon_spent_, 2)  # 3 answers at 0.5 compose to 0.9, not 1.5
+    0.9
+    >>> explainer.explain(X[:1]).phase.tolist()  # asked again: free
+    ['reused']
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["predict"]), None],
+        "epsilon": [EPSILON_CONSTRAINT],
+        "delta": [DELTA_CONSTRAINT],
+        "epsilon_per_query": [EPSILON_CONSTRAINT],
+        "strategy": [StrOptions({"basic"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "radius": [Interval(Real, 0, None, closed="neither")],
+        "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
+        "reuse_distance": [Interval(Real, 0, None, closed="left")],
+        "on_budget_exhausted": [StrOptions({"noninteractive", "raise"})],
+        "bounds": [tuple, list, None],
+        "accountant": [PrivacyLedger, BudgetAccountant, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        epsilon_per_query=0.1,
+        strategy="basic",
+        max_iter=100,
+        radius=1.0,
+        kernel_width=None,
+        reuse_distance=0.0,
+        on_budget_exhausted="noninteractive",
+        bounds=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.epsilon_per_query = epsilon_per_query
+        self.strategy = strategy
+        self.max_iter = max_iter
+        self.radius = radius
+        self.kernel_width = kernel_width
+        self.reuse_distance = reuse_distance
+        self.on_budget_exhausted = on_budget_exhausted
+        self.bounds = bounds
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Take X as the private explanation dataset (nothing is released).
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features)
+        y : array-like of shape (m,), optional
+            The labels when ``estimator`` is None (clipped to [-1, 1]).
+
+        Returns
+        -------
+        self
+        """
+        if self.estimator is None:  # y is required (see __sklearn_tags__)
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            labels = np.clip(np.asarray(y, dtype=float), -1.0, 1.0)[:, None]
+        else:
+            X = validate_data(self, X, dtype=np.float64)
+            labels = self._black_box_labels(X)
+        if self.delta == 0:
+            raise ValueError("the Gaussian mechanism needs delta > 0.")
+        if self.epsilon_per_query > self.epsilon:
+            raise ValueError(
+                f"epsilon_per_query ({self.epsilon_per_query:g}) exceeds the total epsilon "
+                f"({self.epsilon:g}): no query could ever be answered interactively."
+            )
+        lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
+        self.bounds_ = (lower, upper)
+        self._X = scale_to_bounds(X, lower, upper)
+        self._labels = labels
+        self.noise_multiplier_ = calibrate_noise(self.epsilon_per_query, self.delta,
+                                                 steps=self.max_iter)
+        self.budget_ = EstimatorBudget(self.epsilon, self.delta, self.accountant,
+                                       prefix=f"{type(self).__name__}: ")
+        self._rng = check_random_state(self.random_state)
+        self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
+        self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": []}
+        return self
+
+    def _black_box_labels(self, X):
+        """(m, K) labels in [-1, 1]: 2 P(k | x) - 1, or predict clipped."""
+        if hasattr(self.estimator, "predict_proba"):
+            return 2.0 * np.asarray(self.estimator.predict_proba(X), dtype=float) - 1.0
+        return np.clip(np.asarray(self.estimator.predict(X), dtype=float), -1, 1).reshape(len(X), -1)
+
+    def _weight(self, r):
+        if self.kernel_width is None:
+            return stable_weight(r, c=_C, radius=self.radius)
+        return kernel_weight(r, kernel_width=self.kernel_width, c=_C, radius=self.radius)
+
+    def _query_columns(self, Z_raw):
+        """Per query, the label column to explain (the black box's class at it)."""
+        if self._labels.shape[1] == 1:
+            return np.zeros(len(Z_raw), dtype=int)
+        if self._labels.shape[1] == 2:  # binary: always the positive class
+            return np.ones(len(Z_raw), dtype=int)
+        if hasattr(self.estimator, "predict_proba"):
+            return np.argmax(self.estimator.predict_proba(Z_raw), axis=1)
+        return np.zeros(len(Z_raw), dtype=int)
+
+    # -------------------------------------------------------------- queries
+
+    def explain(self, X):
+        """Explain each row of X, spending from the budget as needed.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        FeatureAttribution
+            ``values`` in input-feature units (per unit of each feature),
+            ``epsilon`` what each answer cost, ``phase`` "interactive",
+            "reused" or "noninteractive".
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        lower, upper = self.bounds_
+        Z = scale_to_bounds(X, lower, upper)
+        columns = self._query_columns(np.clip(X, lower, upper))
+        phi, phase, cost = self._answer(Z, columns)
+        width = upper - lower
+        values = np.where(width > 0, phi / np.where(width > 0, width, 1.0), 0.0)
+        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        return FeatureAttribution(
+            values, epsilon=cost, phase=phase, feature_names=names,
+            epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
+            meta={"estimator": type(self).__name__, "strategy": self.strategy},
+        )
+
+    def transform(self, X):
+        """The attributions of :meth:`explain` as an array (n_queries, n_features)."""
+        return self.explain(X).values
+
+    def _answer(self, Z, columns):
+        n, d = Z.shape
+        phi = np.zeros((n, d))
+        phase = np.empty(n, dtype=object)
+        cost = np.zeros(n)
+        todo = np.ones(n, dtype=bool)
+
+        # 1. reuse interactive answers to the same (or a close) query
+        hist = self.history_
+        interactive = [i for i, p in enumerate(hist["phase"]) if p == "interactive"]
+        if interactive:
+            past = np.asarray(hist["queries"])[interactive]
+            dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
+            nearest = np.argmin(dist, axis=1)
+            hit = dist[np.arange(n), nearest] <= self.reuse_distance
+            phi[hit] = np.asarray(hist["explanations"])[interactive][nearest[hit]]
+            phase[hit], todo[hit] = "reused", False
+
+        # 2. answer the distinct new queries interactively while the budget lasts
+        new = np.flatnonzero(todo)
+        _, first, inverse = np.unique(Z[new], axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        arrival = np.argsort(first)  # distinct queries in order of first arrival
+        rank = np.empty_like(arrival)
+        rank[arrival] = np.arange(len(arrival))
+        affordable = self._affordable(len(first))
+        paid = new[np.sort(first[arrival[:affordable]])]
+        if affordable:
+            event = gaussian_event(self.noise_multiplier_, steps=self.max_iter * affordable)
+            with self.budget_.reserve(event, f"{affordable} interactive queries"):
+                phi[paid] = self._dpgd(Z[paid], columns[paid])
+            phase[paid], cost[paid], todo[paid] = "interactive", self.epsilon_per_query, False
+            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query)
+        # repeats of a paid query within the batch share its answer for free
+        repeat = (rank[inverse] < affordable) & ~np.isin(new, paid)
+        source = new[first[inverse[repeat]]]
+        phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
+
+        # 3. the rest: non-interactive (free), or refused
+        rest = np.flatnonzero(todo)
+        if len(rest):
+            if self.on_budget_exhausted == "raise":
+                raise BudgetError(
+                    f"the explanation dataset's budget (epsilon={self.epsilon:g}) cannot pay for "
+                    f"{len(rest)} more queries at epsilon_per_query={self.epsilon_per_query:g}; "
+                    "the queries answered before are kept in history_."
+                )
+            phi[rest] = self._noninteractive(Z[rest])
+            phase[rest] = "noninteractive"
+            self._record(Z[rest], phi[rest], "noninteractive", 0.0)
+        reused = phase == "reused"
+        self._record(Z[reused], phi[reused], "reused", 0.0)
+        return phi, phase, cost
+
+    def _affordable(self, k):
+        """The largest number of new interactive queries (<= k) the budget allows."""
+        if k == 0:
+            return 0
+
+        def fits(j):
+            try:
+                self.budget_.check(gaussian_event(self.noise_multiplier_, steps=self.max_iter * j))
+            except BudgetError:
+                return False
+            return True
+
+        if fits(k):
+            return k
+        lo, hi = 0, k  # fits(lo), not fits(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
+
+    def _dpgd(self, Z, columns):
+        """Algorithm 1 for each query, vectorised (grouped by explained class)."""
+        phi = np.zeros_like(Z)
+        m = len(self._X)
+        for col in np.unique(columns):
+            rows = np.flatnonzero(columns == col)
+            H, g, _ = local_loss_terms(Z[rows], self._X, self._labels[:, col], weight=self._weight)
+            phi[rows] = dpgd_explain(
+                H, g, noise_multiplier=self.noise_multiplier_,
+                sensitivity=gradient_sensitivity(m, c=_C), radius=self.radius,
+                n_iter=self.max_iter, lipschitz=_C, random_state=self._rng,
+            )
+        return phi
+
+    def _noninteractive(self, Z):
+        """Algorithm 4: the proxy dataset of past queries, labelled by their DP answers."""
+        hist = self.history_
+        keep = [i for i, p in enumerate(hist["phase"]) if p == "interactive"]
+        if not keep:
+            return np.zeros_like(Z)
+        past = np.asarray(hist["queries"])[keep]
+        answers = np.asarray(hist["explanations"])[keep]
+        proxy_labels = np.einsum("ij,ij->i", answers, past)  # phi_j . z_j (the paper's f^)
+        phi, _ = optimal_explanation(Z, past, proxy_labels, weight=self._weight,
+                                     radius=self.radius)
+        return phi
+
+    def _record(self, Z, phi, phase, epsilon):
+        for z, p in zip(Z, phi):
+            self.history_["queries"].append(z.copy())
+            self.history_["explanations"].append(p.copy())
+            self.history_["phase"].append(phase)
+            self.history_["epsilon"].append(float(epsilon))
+
+    # ------------------------------------------------------------ reporting
+
+    @property
+    def epsilon_spent_(self):
+        check_is_fitted(self)
+        return self.budget_.epsilon_spent
+
+    @property
+    def delta_spent_(self):
+        check_is_fitted(self)
+        return self.budget_.delta_spent
+
+    @property
+    def epsilon_remaining_(self):
+        check_is_fitted(self)
+        return self.budget_.own.epsilon_remaining
+
+    @property
+    def n_queries_(self):
+        check_is_fitted(self)
+        return len(self.history_["phase"])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self.estimator is None
+        return tags
