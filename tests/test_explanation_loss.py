@@ -105,26 +105,33 @@ def test_noiseless_descent_reaches_the_optimum():
     terms = local_loss_terms(Z, X, y)
     phi = dpgd_explain(terms[0], terms[1], noise_multiplier=0.0, sensitivity=2 / len(X),
                        radius=1.0, n_iter=3000, random_state=np.random.RandomState(0),
-                       lipschitz=1.0)
+                       smoothness=1.0)
     loss = explanation_loss(phi, Z, X, y, radius=1.0)
     assert np.all(loss < 1e-3 * optimal_explanation(Z, X, y, radius=1.0)[1] + 1e-6)
 
 
 def test_noise_has_the_calibrated_scale_and_queries_stop_at_their_own_count():
-    # with H = 0 and g = 0 the iterates are a pure noise walk: the first step's
-    # displacement is step * noise, its standard deviation known exactly
+    # with H = 0 and g = 0 the iterates are a pure noise walk: the first
+    # step's displacement is step * noise, of known standard deviation
     q, d = 4000, 3
     H, g = np.zeros((q, d, d)), np.zeros((q, d))
-    sens, z, radius = 1e-3, 2.0, 100.0
-    rng = np.random.RandomState(0)
+    sens, z, radius, smoothness = 1e-3, 2.0, 100.0, 4.0
     one = dpgd_explain(H, g, noise_multiplier=z, sensitivity=sens, radius=radius, n_iter=1,
-                       random_state=rng, lipschitz=1.0)
-    G = np.sqrt(1.0 + d * (z * sens) ** 2)
-    assert np.std(one) == pytest.approx(radius / G * z * sens, rel=0.03)
+                       random_state=np.random.RandomState(0), smoothness=smoothness)
+    assert np.std(one) == pytest.approx(z * sens / smoothness, rel=0.03)
     counts = np.arange(q) % 3  # 0, 1 or 2 iterations
     phi = dpgd_explain(H, g, noise_multiplier=z, sensitivity=sens, radius=radius, n_iter=counts,
-                       random_state=np.random.RandomState(1), lipschitz=1.0)
+                       random_state=np.random.RandomState(1), smoothness=smoothness)
     assert np.all(phi[counts == 0] == 0) and np.all(phi[counts > 0] != 0)
+
+
+def test_the_public_smoothness_bound_holds():
+    # 2 lambda_max(H) <= c / radius for weights in F(c)
+    X, y, Z = _problem(m=400, d=3, q=20)
+    for radius in (0.5, 1.0, 4.0):
+        H, _, _ = local_loss_terms(Z * 0 + 0.5, X, y,
+                                   weight=lambda r: stable_weight(r, radius=radius))
+        assert 2 * np.linalg.eigvalsh(H).max() <= 1.0 / radius
 
 
 @pytest.mark.parametrize("module", ["skdpx.metrics", "skdpx.explain", "skdpx.linear"])

@@ -21,7 +21,7 @@ def project_to_ball(phi, radius):
     return phi * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
 
 
-def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, lipschitz,
+def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothness,
                  random_state, phi0=None):
     """DPGD-Explain for a batch of queries.
 
@@ -38,10 +38,11 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, lipschi
         The explanations live in ||phi|| <= radius.
     n_iter : int or ndarray of shape (q,)
         Iterations per query (each one an accounted Gaussian release).
-    lipschitz : float
-        Bound on the norm of the noiseless gradient over the ball (``c``
-        for a weight in F(c)); sets the step size ``radius / (G sqrt(t))``
-        with ``G^2 = lipschitz^2 + d sigma^2``.
+    smoothness : float
+        A public bound on the Lipschitz constant of the gradient,
+        ``2 lambda_max(H)``: for a weight in F(c), ``alpha(r) r^2 <
+        c / (2 radius)``, so ``c / radius`` bounds it. The step size is its
+        inverse (the classic 1 / L step of projected gradient descent).
     random_state : numpy.random.RandomState
     phi0 : ndarray of shape (q, d), optional
         Starting points (default 0).
@@ -51,18 +52,17 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, lipschi
     phi : ndarray of shape (q, d)
         The last iterate of each query (the paper's output).
     """
-    if not lipschitz > 0:
-        raise ValueError(f"lipschitz must be > 0, got {lipschitz!r}.")
+    if not smoothness > 0:
+        raise ValueError(f"smoothness must be > 0, got {smoothness!r}.")
     q, d = g.shape
     n_iter = np.broadcast_to(np.asarray(n_iter, dtype=int), (q,))
     phi = np.zeros((q, d)) if phi0 is None else project_to_ball(np.array(phi0, float), radius)
     sigma = noise_multiplier * sensitivity
-    G = np.sqrt(lipschitz**2 + d * sigma**2)
+    step = 1.0 / smoothness
     for t in range(1, int(n_iter.max()) + 1):
         active = n_iter >= t
         grad = 2.0 * (np.einsum("qij,qj->qi", H, phi) - g)
         if sigma > 0:
             grad = grad + random_state.normal(0.0, sigma, size=grad.shape)
-        step = radius / (G * np.sqrt(t))
         phi = np.where(active[:, None], project_to_ball(phi - step * grad, radius), phi)
     return phi

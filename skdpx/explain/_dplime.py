@@ -365,7 +365,7 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
             phi[rows] = dpgd_explain(
                 H, g, noise_multiplier=self.noise_multiplier_,
                 sensitivity=gradient_sensitivity(m, c=_C), radius=self.radius,
-                n_iter=self.max_iter, lipschitz=_C, random_state=self._rng,
+                n_iter=self.max_iter, smoothness=_C / self.radius, random_state=self._rng,
             )
         return phi
 
