@@ -143,3 +143,25 @@ def test_each_subpackage_imports_first(module):
     result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_trust_region_on_indefinite_forms_matches_a_generic_solver():
+    from skdpx.explain._local_loss import trust_region
+
+    rng = np.random.RandomState(3)
+    d = 4
+    A = rng.normal(size=(6, d, d))
+    H = (A + A.transpose(0, 2, 1)) / 2  # indefinite
+    g = rng.normal(size=(6, d))
+    H[5] = np.diag([-1.0, 1.0, 2.0, 3.0])
+    g[5] = [0.0, 0.1, 0.1, 0.1]  # the hard case: g orthogonal to the lowest eigenvector
+    phi = trust_region(H, g, 1.0)
+    for q in range(6):
+        f = lambda p: p @ H[q] @ p - 2 * g[q] @ p  # noqa: E731
+        best = min(
+            (minimize(f, x0, constraints=[{"type": "ineq", "fun": lambda p: 1 - p @ p}],
+                      method="SLSQP", options={"ftol": 1e-14, "maxiter": 500}).fun
+             for x0 in rng.normal(size=(20, d)) / 2),
+        )
+        assert np.linalg.norm(phi[q]) <= 1 + 1e-9
+        assert f(phi[q]) <= best + 1e-7

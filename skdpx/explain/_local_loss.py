@@ -9,7 +9,7 @@ from sklearn.metrics.pairwise import euclidean_distances
 
 from ._weights import stable_weight
 
-__all__ = ["local_loss", "local_loss_terms", "optimal_explanation"]
+__all__ = ["local_loss", "local_loss_terms", "optimal_explanation", "trust_region"]
 
 
 def local_loss_terms(queries, X, y, *, weight=stable_weight, chunk=16):
@@ -59,16 +59,58 @@ def local_loss(phi, H, g, s):
     return np.einsum("qi,qij,qj->q", phi, H, phi) - 2 * np.einsum("qi,qi->q", g, phi) + s
 
 
+def trust_region(H, g, radius):
+    """argmin phi' H phi - 2 g' phi over ||phi|| <= radius, for each query.
+
+    ``H`` symmetric, possibly indefinite (e.g. noised). The interior
+    (minimum-norm least-squares) solution when H is positive semi-definite
+    and it lies in the ball; else the boundary solution
+    ``(H + lam I)^-1 g`` with ``lam >= max(0, -lambda_min)`` and norm
+    ``radius``, by bisection on the eigen-decomposition (vectorised over
+    queries), completed along the lowest eigenvector in the "hard case".
+
+    Parameters
+    ----------
+    H : ndarray of shape (q, d, d)
+    g : ndarray of shape (q, d)
+    radius : float
+
+    Returns
+    -------
+    ndarray of shape (q, d)
+    """
+    w, V = np.linalg.eigh(H)
+    b = np.einsum("qji,qj->qi", V, g)  # V' g
+    scale = np.maximum(np.abs(w).max(axis=1, keepdims=True), 1e-300)
+    tol = 1e-12 * scale
+    psd = w[:, 0] >= -tol[:, 0]
+    inv = np.where(w > tol, 1.0 / np.where(w > tol, w, 1.0), 0.0)
+    coords = b * inv  # least-squares (minimum-norm) solution in the eigenbasis
+    boundary = ~psd | (np.linalg.norm(coords, axis=1) > radius)
+    if boundary.any():
+        bo, wo = b[boundary], w[boundary]
+        lo = np.maximum(0.0, -wo[:, 0])
+        hi = lo + np.linalg.norm(bo, axis=1) / radius + 1e-300  # ||phi(lam)|| <= ||g|| / (lam - lo)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                norm = np.linalg.norm(bo / (wo + mid[:, None]), axis=1)
+            lo = np.where(norm > radius, mid, lo)
+            hi = np.where(norm > radius, hi, mid)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = np.where(np.abs(wo + hi[:, None]) > 0, bo / (wo + hi[:, None]), 0.0)
+        # hard case: the boundary is not reached; move along the lowest eigenvector
+        short = np.linalg.norm(c, axis=1)
+        c[:, 0] += np.sqrt(np.maximum(radius**2 - short**2, 0.0)) * (short < radius * (1 - 1e-9))
+        coords[boundary] = c
+    return np.einsum("qij,qj->qi", V, coords)
+
+
 def optimal_explanation(queries, X, y, *, weight=stable_weight, radius=1.0, terms=None):
     """The exact minimiser of the local loss over the ball ||phi|| <= radius.
 
-    A convex quadratic over a ball (a trust-region problem): the
-    least-squares solution when it lies in the ball, else
-    ``(H + lam I)^-1 g`` with ``lam > 0`` set so that its norm is
-    ``radius`` (found by bisection on the eigen-decomposition of H,
-    vectorised over queries). ``g`` lies in the range of H, so the "hard
-    case" of trust-region problems cannot arise. Note this is the
-    constrained optimum, not the projection of the unconstrained one.
+    A convex quadratic over a ball (see :func:`trust_region`). Note this is
+    the constrained optimum, not the projection of the unconstrained one.
 
     Returns
     -------
@@ -77,22 +119,5 @@ def optimal_explanation(queries, X, y, *, weight=stable_weight, radius=1.0, term
         The optimal local loss L(phi*, z).
     """
     H, g, s = local_loss_terms(queries, X, y, weight=weight) if terms is None else terms
-    w, V = np.linalg.eigh(H)
-    w = np.maximum(w, 0.0)
-    b = np.einsum("qji,qj->qi", V, g)  # V' g
-    tol = 1e-12 * np.maximum(w.max(axis=1, keepdims=True), 1e-300)
-    inv = np.where(w > tol, 1.0 / np.where(w > tol, w, 1.0), 0.0)
-    coords = b * inv  # least-squares (minimum-norm) solution in the eigenbasis
-    outside = np.linalg.norm(coords, axis=1) > radius
-    if outside.any():
-        bo, wo = b[outside], w[outside]
-        lo = np.zeros(len(bo))
-        hi = np.linalg.norm(bo, axis=1) / radius  # ||phi(lam)|| <= ||g|| / lam
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            norm = np.linalg.norm(bo / (wo + mid[:, None]), axis=1)
-            lo = np.where(norm > radius, mid, lo)
-            hi = np.where(norm > radius, hi, mid)
-        coords[outside] = bo / (wo + hi[:, None])
-    phi = np.einsum("qij,qj->qi", V, coords)
+    phi = trust_region(H, g, radius)
     return phi, local_loss(phi, H, g, s)
