@@ -1,7 +1,5 @@
 """DPLimeExplainer: accounting per query, reuse, the non-interactive phase, the audit."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -129,30 +127,28 @@ def test_works_inside_a_pipeline(problem):
 
 
 # --------------------------------------------------------------------------
-# Audit: one query, two explanation datasets that differ in one row, replaced
-# by a worst-case canary (same m: replace-one neighbours)
+# Audit: one query, two explanation datasets that differ in one row's label
+# (replace-one neighbours, same m)
 # --------------------------------------------------------------------------
-AUDIT_X = np.array([[0.4, 0.5], [0.5, 0.4], [0.6, 0.6], [0.45, 0.55], [0.55, 0.45]])
-AUDIT_Y = np.array([0.2, -0.2, 0.1, 0.0, 1.0])
+_RNG = np.random.RandomState(0)
 AUDIT_QUERY = np.array([[0.5, 0.5]])
-# the changed row: where the stable weight meets its cap (2 r (r + 1) = 1),
-# labelled +1 in one dataset and -1 in the other (a gradient change of
-# 4 r / m = 1.46 / m, against the bound 2 / m)
-_R = (-1 + np.sqrt(3)) / 2
-_CANARY = np.vstack([AUDIT_X[:4], AUDIT_QUERY + [_R, 0.0]])
-AUDIT_DATA = (_CANARY, AUDIT_Y)
-AUDIT_NEIGHBOUR = (_CANARY, np.r_[AUDIT_Y[:4], -1.0])
+AUDIT_X = np.clip(AUDIT_QUERY + _RNG.normal(0, 0.05, size=(200, 2)), 0, 1)
+# the changed row sits where the stable weight meets its cap (2 r (r + 1) = 1):
+# flipping its label from +1 to -1 moves the first gradient by 4 r / m =
+# 1.46 / m, against the bound 2 / m
+AUDIT_X[-1] = AUDIT_QUERY[0] + [(-1 + np.sqrt(3)) / 2, 0.0]
+AUDIT_DATA = (AUDIT_X, np.r_[np.zeros(199), 1.0])
+AUDIT_NEIGHBOUR = (AUDIT_X, np.r_[np.zeros(199), -1.0])
 AUDIT_EPSILON = 1.0
 
 
 def _answer_release(dataset, random_state):
+    """One interactive answer (one noisy step from 0: no projection blurs it)."""
     X, y = dataset
     explainer = DPLimeExplainer(None, epsilon=AUDIT_EPSILON, delta=1e-5,
-                                epsilon_per_query=AUDIT_EPSILON, max_iter=5,
-                                bounds=(-2.0, 3.0), random_state=random_state)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        explainer.fit(X, y)
+                                epsilon_per_query=AUDIT_EPSILON, max_iter=1,
+                                bounds=(0.0, 1.0), random_state=random_state)
+    explainer.fit(X, y)
     return explainer.transform(AUDIT_QUERY)[0, 0]
 
 
@@ -160,3 +156,14 @@ def test_audit_of_an_answer_stays_below_the_claim():
     bound = audit_epsilon(_answer_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=6_000,
                           delta=1e-5, random_state=0)
     assert bound < AUDIT_EPSILON
+
+
+def test_audit_catches_noise_calibrated_for_too_small_a_sensitivity(monkeypatch):
+    # a bug: the sensitivity taken 8 times too small (e.g. the paper's c / m,
+    # halved twice): the same audit must see more than the claim
+    from skdpx.explain import _dplime
+
+    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0: c / m / 4)
+    bound = audit_epsilon(_answer_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=6_000,
+                          delta=1e-5, random_state=0)
+    assert bound > AUDIT_EPSILON
