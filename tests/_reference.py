@@ -8,16 +8,13 @@ four real estimators exist. It is not part of the package.
 
 
 import numpy as np
-from diffprivlib.accountant import BudgetAccountant
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdpx.privacy import (
-    DELTA_CONSTRAINT,
-    EPSILON_CONSTRAINT,
+    BUDGET_PARAMETER_CONSTRAINTS,
     EstimatorBudget,
-    PrivacyLedger,
     calibrate_noise,
     check_bounds,
     check_random_state,
@@ -37,11 +34,7 @@ class DPNearestCentroid(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [DELTA_CONSTRAINT],
-        "bounds": [tuple, None],
-        "accountant": [PrivacyLedger, BudgetAccountant, None],
-        "random_state": ["random_state"],
+        **BUDGET_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, bounds=None, accountant=None, random_state=None):

@@ -1,9 +1,7 @@
 """DP local linear explanations of a black box (Patel, Shokri & Zick 2020)."""
 
-import math
 from numbers import Integral, Real
 
-from diffprivlib.accountant import BudgetAccountant
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -11,11 +9,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import FeatureAttribution
 from ..privacy import (
-    DELTA_CONSTRAINT,
+    BUDGET_PARAMETER_CONSTRAINTS,
     EPSILON_CONSTRAINT,
     BudgetError,
     EstimatorBudget,
-    PrivacyLedger,
     calibrate_noise,
     check_bounds,
     check_random_state,
@@ -139,9 +136,8 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
+        **BUDGET_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["predict"]), None],
-        "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [DELTA_CONSTRAINT],
         "epsilon_per_query": [EPSILON_CONSTRAINT],
         "strategy": [StrOptions({"basic"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -149,9 +145,6 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
         "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
         "reuse_distance": [Interval(Real, 0, None, closed="left")],
         "on_budget_exhausted": [StrOptions({"noninteractive", "raise"})],
-        "bounds": [tuple, list, None],
-        "accountant": [PrivacyLedger, BudgetAccountant, None],
-        "random_state": ["random_state"],
     }
 
     def __init__(

@@ -5,7 +5,6 @@ from functools import lru_cache
 import math
 from numbers import Integral, Real
 
-from diffprivlib.accountant import BudgetAccountant
 from dp_accounting import ComposedDpEvent, NoOpDpEvent
 import numpy as np
 from scipy.special import log_softmax, softmax
@@ -17,11 +16,9 @@ from threadpoolctl import ThreadpoolController
 
 from .._explanation import FeatureAttribution
 from ..privacy import (
-    DELTA_CONSTRAINT,
+    BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
-    EPSILON_CONSTRAINT,
     EstimatorBudget,
-    PrivacyLedger,
     calibrate_noise,
     check_bounds,
     check_random_state,
@@ -226,11 +223,10 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
+        **BUDGET_PARAMETER_CONSTRAINTS,
         "n_maps": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="neither")],
         "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
-        "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [DELTA_CONSTRAINT],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "epochs": [Interval(Real, 0, None, closed="neither")],
@@ -240,9 +236,6 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
         "optimizer": [StrOptions({"sgd", "adam"})],
         "center": ["boolean"],
         "center_budget": [Interval(Real, 0, 1, closed="neither")],
-        "bounds": [tuple, list, None],
-        "accountant": [PrivacyLedger, BudgetAccountant, None],
-        "random_state": ["random_state"],
     }
 
     def __init__(

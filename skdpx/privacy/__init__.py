@@ -23,7 +23,7 @@ from ._accounting import (
     pure_event,
 )
 from ._audit import audit_epsilon
-from ._budget import EstimatorBudget, resolve_ledger
+from ._budget import BUDGET_PARAMETER_CONSTRAINTS, EstimatorBudget, resolve_ledger
 from ._dpsgd import DPSGD, dense_clipped_grad, dense_grad_sq_norms
 from ._ledger import LedgerDetachedError, PrivacyLedger
 from ._mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
@@ -37,6 +37,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "BUDGET_PARAMETER_CONSTRAINTS",
     "BudgetError",
     "DELTA_CONSTRAINT",
     "DPSGD",

@@ -8,7 +8,19 @@ from diffprivlib.accountant import BudgetAccountant
 from ._accounting import is_pure
 from ._ledger import PrivacyLedger
 
-__all__ = ["EstimatorBudget", "resolve_ledger"]
+from ._validation import DELTA_CONSTRAINT, EPSILON_CONSTRAINT
+
+__all__ = ["BUDGET_PARAMETER_CONSTRAINTS", "EstimatorBudget", "resolve_ledger"]
+
+#: The parameter constraints every skdpx estimator shares (scikit-learn's
+#: ``_parameter_constraints`` format): merge them into the class's own.
+BUDGET_PARAMETER_CONSTRAINTS = {
+    "epsilon": [EPSILON_CONSTRAINT],
+    "delta": [DELTA_CONSTRAINT],
+    "bounds": [tuple, list, None],
+    "accountant": [PrivacyLedger, BudgetAccountant, None],
+    "random_state": ["random_state"],
+}
 
 
 def resolve_ledger(accountant):
