@@ -26,10 +26,12 @@ from skdpx.privacy import (
     event_to_json,
     gaussian_epsilon,
     gaussian_event,
+    gaussian_to_pure,
     is_pure,
     laplace_epsilon,
     laplace_event,
     pure_event,
+    pure_to_gaussian,
 )
 
 # The DP-SGD reference setting of Abadi et al. (2016): MNIST, 60000 rows,
@@ -454,3 +456,37 @@ def test_event_constructors_reject_bad_noise_multiplier(z):
         gaussian_event(z)
     with pytest.raises(ValueError):
         laplace_event(z)
+
+
+@pytest.mark.parametrize("epsilon", [1e-3, 0.05, 0.5, 1.0, 3.0])
+def test_pure_to_gaussian_dominates_randomized_response(epsilon):
+    """Every epsilon-DP mechanism is mu-GDP: randomized response's hockey-stick
+    divergence stays under the Gaussian's at every epsilon', and touches it."""
+    from scipy.stats import norm
+
+    mu = 1.0 / pure_to_gaussian(epsilon)
+    grid = np.linspace(0.0, epsilon, 2001)
+    rr = (np.exp(epsilon) - np.exp(grid)) / (1.0 + np.exp(epsilon))
+    gauss = norm.cdf(-grid / mu + mu / 2) - np.exp(grid) * norm.cdf(-grid / mu - mu / 2)
+    assert np.all(rr <= gauss + 1e-12)
+    # tight: 1% less noise and randomized response is no longer dominated
+    mu_small = 0.99 * mu
+    gauss_small = norm.cdf(-grid / mu_small + mu_small / 2) - np.exp(grid) * norm.cdf(
+        -grid / mu_small - mu_small / 2)
+    assert np.any(rr > gauss_small)
+
+
+@pytest.mark.parametrize("z", [0.3, 1.0, 50.0, 800.0])
+def test_gaussian_to_pure_inverts_and_never_rounds_up(z):
+    epsilon = gaussian_to_pure(z)
+    assert pure_to_gaussian(epsilon) >= z
+    assert pure_to_gaussian(epsilon) == pytest.approx(z, rel=1e-9)
+
+
+def test_pure_to_gaussian_edges():
+    assert pure_to_gaussian(math.inf) == 0.0
+    assert gaussian_to_pure(0.0) == math.inf
+    with pytest.raises(ValueError):
+        pure_to_gaussian(0.0)
+    with pytest.raises(ValueError):
+        gaussian_to_pure(-1.0)

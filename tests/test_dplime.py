@@ -5,6 +5,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpx import FeatureAttribution
 from skdpx.explain import DPLimeExplainer
@@ -15,6 +16,7 @@ from skdpx.privacy import (
     audit_epsilon,
     calibrate_noise,
     gaussian_epsilon,
+    gaussian_to_pure,
 )
 
 
@@ -167,3 +169,130 @@ def test_audit_catches_noise_calibrated_for_too_small_a_sensitivity(monkeypatch)
     bound = audit_epsilon(_answer_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=6_000,
                           delta=1e-5, random_state=0)
     assert bound > AUDIT_EPSILON
+
+
+# ----------------------------------------------------------- adaptive, enhanced
+
+@pytest.mark.parametrize("strategy", ["adaptive", "enhanced"])
+def test_adaptive_spends_exactly_the_steps_it_ran(problem, strategy):
+    X, model = problem
+    ledger = PrivacyLedger(delta=1e-6)  # reported at 1e-6, not at the sum of the deltas
+    explainer = _explainer(model, strategy=strategy, epsilon=3.0, epsilon_per_query=1.0,
+                           max_iter=40, accountant=ledger).fit(X)
+    z = explainer.noise_multiplier_
+    assert z == calibrate_noise(1.0, 1e-6, steps=41)  # a warm start costs one step
+    assert explainer.warm_start_epsilon_ == gaussian_to_pure(z)
+    result = explainer.explain(X[100:130])
+    hist = explainer.history_
+    paid = np.array(hist["phase"]) == "interactive"
+    steps = np.array(hist["n_iter"])[paid]
+    assert paid.sum() >= 2 and np.all((steps >= 1) & (steps <= 40))
+    # the first answer starts cold (no warm start to pay for), the others pay one more
+    releases = steps.sum() + paid.sum() - 1
+    expected = gaussian_epsilon(z, 1e-6, steps=int(releases))
+    assert explainer.epsilon_spent_ == pytest.approx(expected, rel=1e-9)
+    assert ledger.epsilon_spent == pytest.approx(expected, rel=1e-9)
+    assert explainer.epsilon_spent_ <= 3.0
+    costs = result.epsilon[result.phase == "interactive"]
+    assert costs[0] == pytest.approx(gaussian_epsilon(z, 1e-6, steps=int(steps[0])))
+    assert np.all(costs <= 1.0 + 1e-9)
+
+
+def test_enhanced_saves_steps_over_adaptive_and_adaptive_over_basic(problem):
+    X, model = problem
+    runs = {}
+    for strategy in ["basic", "adaptive", "enhanced"]:
+        explainer = _explainer(model, strategy=strategy, epsilon=1e3, epsilon_per_query=2.0,
+                               max_iter=60).fit(X)
+        explainer.explain(X[200:240])
+        runs[strategy] = np.array(explainer.history_["n_iter"]).sum()
+    assert runs["basic"] == 40 * 60
+    assert runs["enhanced"] < runs["adaptive"] < runs["basic"]
+
+
+def test_adaptive_reuses_close_queries_within_a_batch(problem):
+    X, model = problem
+    explainer = _explainer(model, strategy="adaptive", reuse_distance=0.05).fit(X)
+    Z = np.vstack([X[0], X[0] + 0.01, X[1], X[0]])
+    result = explainer.explain(Z)
+    assert result.phase.tolist() == ["interactive", "reused", "interactive", "reused"]
+    np.testing.assert_array_equal(result.values[1], result.values[0])
+    np.testing.assert_array_equal(result.values[3], result.values[0])
+    assert explainer.history_["n_iter"][1] == 0
+
+
+def test_theorem_4_4_number_of_steps(problem):
+    X, model = problem
+    adaptive = _explainer(model, strategy="adaptive", max_iter=100).fit(X)
+    enhanced = _explainer(model, strategy="enhanced", max_iter=100).fit(X)
+    log_t = np.log(100)
+    for beta in [0.0, 0.001, 0.05, 0.1, 0.3]:
+        want = 100 if beta * log_t >= 1 else int(max(2, np.ceil(100 * beta * log_t)))
+        assert enhanced._n_steps(beta, 0.02, warm=True) == want
+        floored = max(beta, 0.02)
+        want = 100 if floored * log_t >= 1 else int(max(2, np.ceil(100 * floored * log_t)))
+        assert adaptive._n_steps(beta, 0.02, warm=True) == want
+    assert adaptive._n_steps(0.0, 0.0, warm=False) == 100  # a cold start runs them all
+
+
+def test_adaptive_budget_exhaustion_still_reuses(problem):
+    X, model = problem
+    explainer = _explainer(model, strategy="adaptive", epsilon=1.0, epsilon_per_query=1.0,
+                           on_budget_exhausted="noninteractive").fit(X)
+    result = explainer.explain(np.vstack([X[:3], X[0]]))
+    assert result.phase.tolist() == ["interactive", "noninteractive", "noninteractive", "reused"]
+    assert explainer.epsilon_spent_ <= 1.0
+    raising = _explainer(model, strategy="enhanced", epsilon=1.0, epsilon_per_query=1.0,
+                         on_budget_exhausted="raise").fit(X)
+    with pytest.raises(BudgetError):
+        raising.explain(X[:3])
+    assert raising.history_["phase"] == ["interactive"]
+
+
+# The warm-start choice: 200 rows at one point, half labelled +1, half -1, so
+# the two candidates phi = +1 and -1 have equal gradient norms; the neighbour
+# flips one label, at the distance where the weight cap binds.
+_R = (np.sqrt(3.0) - 1.0) / 2.0
+EM_DATA = (np.full((200, 1), 0.5 + _R), np.repeat([1.0, -1.0], 100))
+EM_NEIGHBOUR = (EM_DATA[0], np.r_[np.ones(101), -np.ones(99)])
+EM_QUERY = np.array([[0.5]])
+
+
+def _warm_start_release(data, random_state):
+    X, y = data
+    explainer = DPLimeExplainer(None, epsilon=1e3, delta=1e-5, epsilon_per_query=8.0,
+                                max_iter=1, strategy="adaptive", bounds=(0.0, 1.0),
+                                random_state=random_state).fit(X, y)
+    H, g = explainer._forms(EM_QUERY, np.zeros(1, dtype=int))
+    return explainer._warm_start(H[0], g[0], np.array([[1.0], [-1.0]]))
+
+
+def test_audit_of_the_warm_start_choice_stays_below_its_epsilon():
+    claim = DPLimeExplainer(None, epsilon=1e3, delta=1e-5, epsilon_per_query=8.0, max_iter=1,
+                            strategy="adaptive", bounds=(0.0, 1.0)).fit(*EM_DATA)
+    claim = claim.warm_start_epsilon_
+    assert 0.5 < claim < 3
+    bound = audit_epsilon(_warm_start_release, EM_DATA, EM_NEIGHBOUR, n_trials=6_000,
+                          delta=0.0, random_state=0)
+    assert bound < claim
+
+
+def test_warm_start_audit_catches_too_small_a_sensitivity(monkeypatch):
+    from skdpx.explain import _dplime
+
+    claim = DPLimeExplainer(None, epsilon=1e3, delta=1e-5, epsilon_per_query=8.0, max_iter=1,
+                            strategy="adaptive", bounds=(0.0, 1.0)).fit(*EM_DATA)
+    claim = claim.warm_start_epsilon_
+    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0: c / m / 4)
+    bound = audit_epsilon(_warm_start_release, EM_DATA, EM_NEIGHBOUR, n_trials=6_000,
+                          delta=0.0, random_state=0)
+    assert bound > claim
+
+
+@parametrize_with_checks([
+    DPLimeExplainer(strategy=s, epsilon=1e3, delta=1e-5, epsilon_per_query=0.5, max_iter=20,
+                    bounds=(-10.0, 10.0), random_state=0)
+    for s in ["adaptive", "enhanced"]
+])
+def test_sklearn_checks_adaptive_strategies(estimator, check):
+    check(estimator)

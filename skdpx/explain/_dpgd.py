@@ -12,7 +12,7 @@ of iterations (T plain Gaussians compose exactly).
 
 import numpy as np
 
-__all__ = ["dpgd_explain", "project_to_ball"]
+__all__ = ["dpgd_explain", "dpgd_warm_start", "project_to_ball"]
 
 
 def project_to_ball(phi, radius):
@@ -66,3 +66,57 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
             grad = grad + random_state.normal(0.0, sigma, size=grad.shape)
         phi = np.where(active[:, None], project_to_ball(phi - step * grad, radius), phi)
     return phi
+
+
+def dpgd_warm_start(H, g, phi0, *, noise_std, radius, smoothness, max_iter, plan,
+                    early_stop, random_state):
+    """DPGD-Explain for one query from a warm start, with a public stopping rule.
+
+    The steps are those of :func:`dpgd_explain`. The number of steps is
+    decided from released quantities only (the noisy gradients), so it is
+    post-processing: after the first step, ``plan(beta)`` gives the number
+    of steps, where ``beta`` estimates the true gradient norm at the warm
+    start from the first noisy gradient ``G`` (``E||G||^2 = beta^2 +
+    d noise_std^2``). With ``early_stop``, the descent also stops after the
+    first step whose noisy gradient is under the noise level
+    (``||G||^2 <= 2 d noise_std^2``: the gradient's estimated norm is below the
+    noise's).
+
+    Parameters
+    ----------
+    H : ndarray of shape (d, d)
+    g : ndarray of shape (d,)
+    phi0 : ndarray of shape (d,)
+    noise_std : float
+        Standard deviation of the noise on each gradient coordinate.
+    radius, smoothness : float
+        As for :func:`dpgd_explain`.
+    max_iter : int
+        At most this many steps.
+    plan : callable
+        ``plan(beta) -> int``, the number of steps (clipped to [1, max_iter]).
+    early_stop : bool
+    random_state : numpy.random.RandomState
+
+    Returns
+    -------
+    phi : ndarray of shape (d,)
+    n_steps : int
+        Noisy gradients released (each one an accounted Gaussian).
+    """
+    if not smoothness > 0:
+        raise ValueError(f"smoothness must be > 0, got {smoothness!r}.")
+    d = len(g)
+    phi = project_to_ball(np.array(phi0, dtype=float)[None], radius)[0]
+    step = 1.0 / smoothness
+    noise_sq = d * noise_std**2
+    n_steps = max_iter
+    for t in range(1, max_iter + 1):
+        grad = 2.0 * (H @ phi - g) + random_state.normal(0.0, noise_std, size=d)
+        sq = float(grad @ grad)
+        if t == 1:
+            n_steps = int(np.clip(plan(np.sqrt(max(sq - noise_sq, 0.0))), 1, max_iter))
+        phi = project_to_ball((phi - step * grad)[None], radius)[0]
+        if t >= n_steps or (early_stop and sq <= 2.0 * noise_sq):
+            return phi, t
+    return phi, max_iter

@@ -16,10 +16,13 @@ from ..privacy import (
     calibrate_noise,
     check_bounds,
     check_random_state,
+    gaussian_epsilon,
     gaussian_event,
+    gaussian_to_pure,
+    exponential_mechanism,
     scale_to_bounds,
 )
-from ._dpgd import dpgd_explain
+from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import local_loss_terms, optimal_explanation
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
@@ -27,6 +30,9 @@ __all__ = ["DPLimeExplainer"]
 
 #: the weights' constant c of the family F(c): the gradient sensitivity is c / m
 _C = 1.0
+#: warm-start candidates: the past interactive answers at the nearest queries
+#: (a public choice: queries are public), among which the exponential mechanism picks
+_N_CANDIDATES = 10
 
 
 class DPLimeExplainer(TransformerMixin, BaseEstimator):
@@ -139,7 +145,7 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
         **BUDGET_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["predict"]), None],
         "epsilon_per_query": [EPSILON_CONSTRAINT],
-        "strategy": [StrOptions({"basic"})],
+        "strategy": [StrOptions({"basic", "adaptive", "enhanced"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Real, 0, None, closed="neither")],
         "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
@@ -209,13 +215,18 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
         self.bounds_ = (lower, upper)
         self._X = scale_to_bounds(X, lower, upper)
         self._labels = labels
-        self.noise_multiplier_ = calibrate_noise(self.epsilon_per_query, self.delta,
-                                                 steps=self.max_iter)
+        # adaptive: a warm-start choice costing one step, then at most max_iter steps
+        steps = self.max_iter + (self.strategy != "basic")
+        self.noise_multiplier_ = calibrate_noise(self.epsilon_per_query, self.delta, steps=steps)
+        self.warm_start_epsilon_ = (
+            gaussian_to_pure(self.noise_multiplier_) if self.strategy != "basic" else 0.0
+        )
         self.budget_ = EstimatorBudget(self.epsilon, self.delta, self.accountant,
                                        prefix=f"{type(self).__name__}: ")
         self._rng = check_random_state(self.random_state)
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
-        self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": []}
+        self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
+                         "n_iter": []}
         return self
 
     def _black_box_labels(self, X):
@@ -282,17 +293,46 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
         todo = np.ones(n, dtype=bool)
 
         # 1. reuse interactive answers to the same (or a close) query
-        hist = self.history_
-        interactive = [i for i, p in enumerate(hist["phase"]) if p == "interactive"]
-        if interactive:
-            past = np.asarray(hist["queries"])[interactive]
+        past, answers = self._interactive()
+        if len(past):
             dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
             nearest = np.argmin(dist, axis=1)
             hit = dist[np.arange(n), nearest] <= self.reuse_distance
-            phi[hit] = np.asarray(hist["explanations"])[interactive][nearest[hit]]
+            phi[hit] = answers[nearest[hit]]
             phase[hit], todo[hit] = "reused", False
+            self._record(Z[hit], phi[hit], "reused", 0.0, 0)
 
-        # 2. answer the distinct new queries interactively while the budget lasts
+        # 2. answer new queries interactively while the budget lasts
+        if self.strategy == "basic":
+            self._answer_basic(Z, columns, phi, phase, cost, todo)
+        else:
+            self._answer_adaptive(Z, columns, phi, phase, cost, todo)
+
+        # 3. the rest: non-interactive (free), or refused
+        rest = np.flatnonzero(todo)
+        if len(rest):
+            if self.on_budget_exhausted == "raise":
+                raise BudgetError(
+                    f"the explanation dataset's budget (epsilon={self.epsilon:g}) cannot pay for "
+                    f"{len(rest)} more queries at epsilon_per_query={self.epsilon_per_query:g}; "
+                    "the queries answered before are kept in history_."
+                )
+            phi[rest] = self._noninteractive(Z[rest])
+            phase[rest] = "noninteractive"
+            self._record(Z[rest], phi[rest], "noninteractive", 0.0, 0)
+        return phi, phase, cost
+
+    def _interactive(self):
+        """The past interactive queries and their answers (the ones reuse may serve)."""
+        hist = self.history_
+        keep = [i for i, p in enumerate(hist["phase"]) if p == "interactive"]
+        d = self.n_features_in_
+        if not keep:
+            return np.empty((0, d)), np.empty((0, d))
+        return np.asarray(hist["queries"])[keep], np.asarray(hist["explanations"])[keep]
+
+    def _answer_basic(self, Z, columns, phi, phase, cost, todo):
+        """Algorithm 1 for the distinct new queries, as many as the budget pays for."""
         new = np.flatnonzero(todo)
         _, first, inverse = np.unique(Z[new], axis=0, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
@@ -306,27 +346,110 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
             with self.budget_.reserve(event, f"{affordable} interactive queries"):
                 phi[paid] = self._dpgd(Z[paid], columns[paid])
             phase[paid], cost[paid], todo[paid] = "interactive", self.epsilon_per_query, False
-            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query)
+            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter)
         # repeats of a paid query within the batch share its answer for free
         repeat = (rank[inverse] < affordable) & ~np.isin(new, paid)
         source = new[first[inverse[repeat]]]
         phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
+        self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0)
 
-        # 3. the rest: non-interactive (free), or refused
-        rest = np.flatnonzero(todo)
-        if len(rest):
-            if self.on_budget_exhausted == "raise":
-                raise BudgetError(
-                    f"the explanation dataset's budget (epsilon={self.epsilon:g}) cannot pay for "
-                    f"{len(rest)} more queries at epsilon_per_query={self.epsilon_per_query:g}; "
-                    "the queries answered before are kept in history_."
-                )
-            phi[rest] = self._noninteractive(Z[rest])
-            phase[rest] = "noninteractive"
-            self._record(Z[rest], phi[rest], "noninteractive", 0.0)
-        reused = phase == "reused"
-        self._record(Z[reused], phi[reused], "reused", 0.0)
-        return phi, phase, cost
+    def _answer_adaptive(self, Z, columns, phi, phase, cost, todo):
+        """Algorithms 2-3 (and the enhanced variant), one query at a time, in order.
+
+        Each new query: reuse an interactive answer within ``reuse_distance``
+        if there is one; else, if the budget can pay for the worst case
+        (warm start + ``max_iter`` steps), pick a warm start among the past
+        answers with the exponential mechanism on the gradient norm, and run
+        as many noisy steps as the rule of :meth:`_n_steps` allows.
+        """
+        new = np.flatnonzero(todo)
+        if not len(new):
+            return
+        H, g = self._forms(Z[new], columns[new])
+        sensitivity = gradient_sensitivity(len(self._X), c=_C)
+        noise_std = self.noise_multiplier_ * sensitivity
+        noise_level = np.sqrt(Z.shape[1]) * noise_std
+        worst = gaussian_event(self.noise_multiplier_, steps=self.max_iter + 1)
+        past, answers = self._interactive()
+        exhausted = False
+        for k, i in enumerate(new):
+            if len(past):
+                dist = np.linalg.norm(past - Z[i], axis=1)
+                j = int(np.argmin(dist))
+                if dist[j] <= self.reuse_distance:
+                    phi[i], phase[i], todo[i] = answers[j], "reused", False
+                    self._record(Z[i:i + 1], phi[i:i + 1], "reused", 0.0, 0)
+                    continue
+            if exhausted:
+                continue
+            try:
+                self.budget_.check(worst)
+            except BudgetError:
+                exhausted = True  # later queries may still be reused
+                continue
+            n_em = 0
+            phi0 = np.zeros(Z.shape[1])
+            if len(past):  # Algorithm 2: a DP warm start from the history
+                near = np.argsort(np.linalg.norm(past - Z[i], axis=1))[:_N_CANDIDATES]
+                phi0, n_em = answers[near[self._warm_start(H[k], g[k], answers[near])]], 1
+            phi[i], n_steps = dpgd_warm_start(
+                H[k], g[k], phi0, noise_std=noise_std, radius=self.radius,
+                smoothness=_C / self.radius, max_iter=self.max_iter,
+                plan=lambda beta: self._n_steps(beta, noise_level, warm=n_em > 0),
+                early_stop=self.strategy == "enhanced" and n_em > 0, random_state=self._rng,
+            )
+            # the steps were chosen from released values only: a Gaussian privacy filter
+            event = gaussian_event(self.noise_multiplier_, steps=n_steps + n_em)
+            with self.budget_.reserve(event, f"query {self.n_queries_}: {n_em} warm start, "
+                                             f"{n_steps} steps"):
+                pass  # computed above, published only once recorded
+            cost[i] = gaussian_epsilon(self.noise_multiplier_, self.delta, steps=n_steps + n_em)
+            phase[i], todo[i] = "interactive", False
+            self._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], n_steps)
+            past, answers = np.vstack([past, Z[i]]), np.vstack([answers, phi[i]])
+
+    def _warm_start(self, H, g, candidates):
+        """The exponential mechanism on ``-||grad L(phi_j, z)||`` over the candidates.
+
+        Replacing a row moves the gradient by at most ``2c/m`` in norm, so
+        each utility moves by at most that much: the choice is
+        ``warm_start_epsilon_``-DP, accounted as one Gaussian step
+        (:func:`skdpx.privacy.gaussian_to_pure`).
+        """
+        grads = 2.0 * (candidates @ H - g)  # H is symmetric
+        return int(exponential_mechanism(
+            -np.linalg.norm(grads, axis=1), epsilon=self.warm_start_epsilon_,
+            sensitivity=gradient_sensitivity(len(self._X), c=_C), random_state=self._rng,
+        ))
+
+    def _n_steps(self, beta, noise_level, *, warm):
+        """Theorem 4.4's number of steps from a warm start with gradient norm ``beta``.
+
+        With ``beta = (log T)^-a``, the theorem's ``beta^(1 - 1/a) T`` is
+        ``T beta log T``, fewer than T when ``beta < 1 / log T``. "adaptive"
+        floors ``beta`` at the noise level ``sqrt(d) * noise std`` (below it
+        the noise dominates the gradient); "enhanced" does not, and takes at
+        least 2 steps (section 4.4). ``beta`` here is estimated from the
+        first noisy gradient (the paper uses the exact norm, which is not
+        DP).
+        """
+        T = self.max_iter
+        if not warm or T < 3:
+            return T
+        b = max(beta, noise_level) if self.strategy == "adaptive" else beta
+        if b * np.log(T) >= 1.0:
+            return T
+        return int(max(2, np.ceil(T * b * np.log(T))))
+
+    def _forms(self, Z, columns):
+        """The quadratic forms (H, g) of each query's local loss, grouped by explained class."""
+        d = Z.shape[1]
+        H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
+        for col in np.unique(columns):
+            rows = np.flatnonzero(columns == col)
+            H[rows], g[rows], _ = local_loss_terms(Z[rows], self._X, self._labels[:, col],
+                                                   weight=self._weight)
+        return H, g
 
     def _affordable(self, k):
         """The largest number of new interactive queries (<= k) the budget allows."""
@@ -349,38 +472,31 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
         return lo
 
     def _dpgd(self, Z, columns):
-        """Algorithm 1 for each query, vectorised (grouped by explained class)."""
-        phi = np.zeros_like(Z)
-        m = len(self._X)
-        for col in np.unique(columns):
-            rows = np.flatnonzero(columns == col)
-            H, g, _ = local_loss_terms(Z[rows], self._X, self._labels[:, col], weight=self._weight)
-            phi[rows] = dpgd_explain(
-                H, g, noise_multiplier=self.noise_multiplier_,
-                sensitivity=gradient_sensitivity(m, c=_C), radius=self.radius,
-                n_iter=self.max_iter, smoothness=_C / self.radius, random_state=self._rng,
-            )
-        return phi
+        """Algorithm 1 for each query, vectorised over queries."""
+        H, g = self._forms(Z, columns)
+        return dpgd_explain(
+            H, g, noise_multiplier=self.noise_multiplier_,
+            sensitivity=gradient_sensitivity(len(self._X), c=_C), radius=self.radius,
+            n_iter=self.max_iter, smoothness=_C / self.radius, random_state=self._rng,
+        )
 
     def _noninteractive(self, Z):
         """Algorithm 4: the proxy dataset of past queries, labelled by their DP answers."""
-        hist = self.history_
-        keep = [i for i, p in enumerate(hist["phase"]) if p == "interactive"]
-        if not keep:
+        past, answers = self._interactive()
+        if not len(past):
             return np.zeros_like(Z)
-        past = np.asarray(hist["queries"])[keep]
-        answers = np.asarray(hist["explanations"])[keep]
         proxy_labels = np.einsum("ij,ij->i", answers, past)  # phi_j . z_j (the paper's f^)
         phi, _ = optimal_explanation(Z, past, proxy_labels, weight=self._weight,
                                      radius=self.radius)
         return phi
 
-    def _record(self, Z, phi, phase, epsilon):
-        for z, p in zip(Z, phi):
-            self.history_["queries"].append(z.copy())
-            self.history_["explanations"].append(p.copy())
-            self.history_["phase"].append(phase)
-            self.history_["epsilon"].append(float(epsilon))
+    def _record(self, Z, phi, phase, epsilon, n_iter):
+        hist = self.history_
+        hist["queries"].extend(z.copy() for z in Z)
+        hist["explanations"].extend(p.copy() for p in phi)
+        hist["phase"].extend([phase] * len(Z))
+        hist["epsilon"].extend([float(epsilon)] * len(Z))
+        hist["n_iter"].extend([int(n_iter)] * len(Z))
 
     # ------------------------------------------------------------ reporting
 

@@ -21,6 +21,8 @@ from ._accounting import (
     laplace_epsilon,
     laplace_event,
     pure_event,
+    pure_to_gaussian,
+    gaussian_to_pure,
 )
 from ._audit import audit_epsilon
 from ._budget import BUDGET_PARAMETER_CONSTRAINTS, EstimatorBudget, resolve_ledger
@@ -67,6 +69,8 @@ __all__ = [
     "laplace_event",
     "laplace_mechanism",
     "pure_event",
+    "pure_to_gaussian",
+    "gaussian_to_pure",
     "resolve_ledger",
     "scale_to_bounds",
 ]

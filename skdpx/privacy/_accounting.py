@@ -33,6 +33,7 @@ from dp_accounting.pld import privacy_loss_distribution as _pld
 from dp_accounting.rdp import RdpAccountant
 import numpy as np
 import scipy.optimize
+import scipy.special
 
 __all__ = [
     "PureDpEvent",
@@ -47,6 +48,8 @@ __all__ = [
     "laplace_epsilon",
     "laplace_event",
     "pure_event",
+    "pure_to_gaussian",
+    "gaussian_to_pure",
 ]
 
 #: Discretisation of privacy loss distributions (dp_accounting's default):
@@ -115,6 +118,63 @@ def pure_event(epsilon):
     if math.isinf(epsilon):
         return dp_accounting.NonPrivateDpEvent()
     return PureDpEvent(float(epsilon))
+
+
+def pure_to_gaussian(epsilon):
+    """The noise multiplier of a Gaussian mechanism that dominates every ``epsilon``-DP one.
+
+    An ``epsilon``-DP mechanism's trade-off function is at least that of
+    randomized response, ``f(a) = max(0, 1 - e^eps a, e^-eps (1 - a))``
+    (Kairouz, Oh & Viswanath 2015), piecewise linear with its kink at
+    ``a* = 1 / (1 + e^eps)``. The Gaussian trade-off ``G_mu`` is convex with
+    ``G_mu(0) = f(0)`` and ``G_mu(1) = f(1)``, so it lies below ``f``
+    everywhere as soon as it does at the kink: ``G_mu(a*) <= a*``, that is
+
+        mu >= 2 Phi^-1(e^eps / (1 + e^eps))
+
+    (Dong, Roth & Su 2022 for the trade-off view). So every ``epsilon``-DP
+    mechanism is ``mu``-GDP with that ``mu`` (tight: randomized response
+    attains it), and is accounted as a Gaussian release with noise
+    multiplier ``1 / mu``. A ledger made only of Gaussians then composes
+    exactly, and stays valid when each release's parameters are chosen from
+    earlier outputs (the Gaussian privacy filter of Smith & Thakurta 2022).
+    For small epsilon, ``mu ~ 1.2533 epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+
+    Returns
+    -------
+    noise_multiplier : float (0 for epsilon = inf)
+
+    Examples
+    --------
+    >>> from skdpx.privacy import pure_to_gaussian
+    >>> round(1 / pure_to_gaussian(0.01), 5)  # mu
+    0.01253
+    """
+    if not isinstance(epsilon, Real) or not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    if math.isinf(epsilon):
+        return 0.0
+    # e^eps / (1 + e^eps) = 1 - 1 / (1 + e^eps): isf keeps the precision for small eps
+    mu = 2.0 * scipy.special.ndtri(scipy.special.expit(epsilon))
+    return 1.0 / mu
+
+
+def gaussian_to_pure(noise_multiplier):
+    """The largest epsilon whose every epsilon-DP mechanism one Gaussian release dominates.
+
+    The reverse of :func:`pure_to_gaussian`: ``epsilon = logit(Phi(mu / 2))``
+    with ``mu = 1 / noise_multiplier``. Used to give an exponential mechanism
+    the privacy cost of one Gaussian release of a given noise multiplier.
+    """
+    _check_noise(noise_multiplier)
+    if noise_multiplier == 0:
+        return math.inf
+    epsilon = float(scipy.special.logit(scipy.special.ndtr(0.5 / noise_multiplier)))
+    return epsilon * (1.0 - 1e-12)  # never above the exact value through rounding
 
 
 def _check_noise(noise_multiplier):
