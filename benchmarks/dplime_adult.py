@@ -1,12 +1,17 @@
-"""DPLimeExplainer on Adult: quality, budget use and speed (issue 4, in progress).
+"""DPLimeExplainer on Adult: quality, budget use and speed (issue 4).
 
 Black box: RandomForestClassifier(n_estimators=200) on the Adult training
-split; explanation dataset: the same training split (32,561 rows, the
-private data); queries: test rows. Quality is measured against the exact
-non-private optimum of the same loss (skdpx.metrics). Only
-strategy="basic" exists so far; the adaptive and enhanced rows will join.
+split (104 columns: numeric features scaled, categorical ones one-hot);
+explanation dataset: the same training split (32,561 rows, the private
+data); queries: test rows. Quality is measured against the exact non-private
+optimum of the same loss (skdpx.metrics).
 
-Run: python benchmarks/dplime_adult.py [--queries 500] [--png spending.png]
+a. quality of basic answers at epsilon_per_query 0.1 and 1;
+b. a stream of queries against a total epsilon = 1 for the three strategies,
+   and basic at the per-query epsilon that gives the same mean loss;
+c. speed, and the ratio to lime's LimeTabularExplainer.
+
+Run: python benchmarks/dplime_adult.py [--queries 500] [--stream 2000] [--png curve.png]
 (lime, for the speed ratio, is in the "bench" extra.)
 """
 
@@ -20,8 +25,10 @@ from sklearn.ensemble import RandomForestClassifier
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.explain import DPLimeExplainer
 from skdpx.metrics import explanation_loss, optimal_explanation
+from skdpx.privacy import calibrate_noise, gaussian_epsilon
 
 DELTA = 1e-6
+STRATEGIES = ("basic", "adaptive", "enhanced")
 
 
 def top_k_agreement(phi, opt, k=5):
@@ -29,12 +36,44 @@ def top_k_agreement(phi, opt, k=5):
     return float(np.mean([len(top(a) & top(b)) for a, b in zip(phi, opt)]))
 
 
+def paper_noise_multiplier(epsilon, delta, steps):
+    """The paper's closed form (Algorithm 3, lines 2-3): advanced composition.
+
+    epsilon_ite = epsilon / sqrt(8 T log(1/delta)) per step, and the classic
+    Gaussian mechanism at delta / (2T) per step: sigma / sensitivity =
+    sqrt(2 log(2.5 T / delta)) / epsilon_ite.
+    """
+    eps_ite = epsilon / np.sqrt(8 * steps * np.log(1 / delta))
+    return np.sqrt(2 * np.log(2.5 * steps / delta)) / eps_ite
+
+
+def print_noise_comparison():
+    print("Noise per step (std / sensitivity) for one answer of T steps, delta = "
+          f"{DELTA:g}: exact Gaussian composition against the paper's closed form")
+    print(f"{'eps/query':>9} {'T':>5} {'skdpx':>9} {'paper':>9} {'ratio':>6}")
+    for eps_q, T in [(0.1, 30), (0.1, 100), (1.0, 100), (1.0, 300)]:
+        ours, paper = calibrate_noise(eps_q, DELTA, steps=T), paper_noise_multiplier(eps_q, DELTA, T)
+        print(f"{eps_q:>9g} {T:>5d} {ours:>9.1f} {paper:>9.1f} {paper / ours:>6.2f}")
+    print()
+
+
+def n_affordable(explainer, total):
+    """How many basic answers compose to at most ``total`` (exact Gaussian composition)."""
+    k = 1
+    while gaussian_epsilon(explainer.noise_multiplier_, DELTA,
+                           steps=explainer.max_iter * (k + 1)) <= total:
+        k += 1
+    return k
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--stream", type=int, default=2000)
     parser.add_argument("--png", default=None, help="save the privacy-spending curve here")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    print_noise_comparison()
     train, test = load_adult(subset="train"), load_adult(subset="test")
     enc, enc_test = encode_adult(train.data), encode_adult(test.data)
     X, y, Z_all = enc.data, train.target, enc_test.data
@@ -43,11 +82,19 @@ def main(argv=None):
     Z = Z_all[: args.queries]
     opt, _ = optimal_explanation(Z, X, labels)
 
-    print(f"a. Quality: {len(Z)} queries, basic, delta={DELTA:g}, against the exact optimum")
+    def fitted(**params):
+        params = {"epsilon": 1e9, "delta": DELTA, "bounds": enc.bounds, "random_state": 0,
+                  **params}
+        return DPLimeExplainer(model, **params).fit(X)
+
+    d = X.shape[1]
+    print(f"a. Quality: {len(Z)} queries, basic, delta={DELTA:g}, against the exact optimum "
+          f"({d} columns)")
     print(f"{'eps/query':>9} {'T':>5} {'mean loss':>10} {'top-5 agree':>12} {'s/1000 q':>9}")
+    zero = explanation_loss(np.zeros_like(Z), Z, X, labels).mean()
+    print(f"{'phi = 0':>15} {zero:>10.5f} {25 / d:>12.2f}   (no explanation; chance agreement)")
     for eps_q, T in [(0.1, 30), (0.1, 100), (1.0, 100), (1.0, 300)]:
-        explainer = DPLimeExplainer(model, epsilon=1e9, delta=DELTA, epsilon_per_query=eps_q,
-                                    max_iter=T, bounds=enc.bounds, random_state=0).fit(X)
+        explainer = fitted(epsilon_per_query=eps_q, max_iter=T)
         t0 = time.perf_counter()
         phi = explainer.transform(Z)
         per_1000 = (time.perf_counter() - t0) / len(Z) * 1000
@@ -55,27 +102,65 @@ def main(argv=None):
         print(f"{eps_q:>9g} {T:>5d} {loss:>10.5f} {top_k_agreement(phi, opt):>12.2f} "
               f"{per_1000:>9.1f}", flush=True)
 
-    print("\nb. Budget: total epsilon = 1, epsilon_per_query = 0.1, T = 100")
-    explainer = DPLimeExplainer(model, epsilon=1.0, delta=DELTA, epsilon_per_query=0.1,
-                                max_iter=100, bounds=enc.bounds, random_state=0).fit(X)
-    curve = []
-    for z in Z:  # one query at a time, as a user would ask them
-        explainer.explain(z[None])
-        curve.append(explainer.epsilon_spent_)
-    phases = np.array(explainer.history_["phase"])
-    n_int = int(np.sum(phases == "interactive"))
-    print(f"basic: {n_int} queries answered interactively (tight composition; basic "
-          f"composition would allow {int(1.0 / 0.1)}), then {len(Z) - n_int} non-interactively;"
-          f" epsilon spent {explainer.epsilon_spent_:.4f}")
+    eps_q, T, reuse = 0.1, 30, 0.15
+    stream = Z_all[: args.stream]
+    print(f"\nb. Budget: a stream of {len(stream)} queries, one at a time; total epsilon = 1, "
+          f"epsilon_per_query = {eps_q:g}, T = {T}, reuse_distance = {reuse:g}")
+    print(f"{'strategy':>9} {'paid':>5} {'reused':>6} {'non-int':>7} {'steps':>6} "
+          f"{'eps spent':>9} {'loss (int.)':>11} {'loss (all)':>10} {'top-5 (int.)':>12}")
+    curves, interactive_loss, answered = {}, {}, {}
+    opt_stream, _ = optimal_explanation(stream, X, labels)
+    for strategy in STRATEGIES:
+        explainer = fitted(epsilon=1.0, epsilon_per_query=eps_q, max_iter=T,
+                           strategy=strategy, reuse_distance=reuse)
+        curve, phi = [], []
+        for z in stream:  # one query at a time, as a user would ask them
+            phi.append(explainer.transform(z[None])[0])
+            curve.append(explainer.epsilon_spent_)
+        phi = np.array(phi)
+        # history_ is in answer order; with one query per call that is stream order
+        phase = np.array(explainer.history_["phase"])
+        steps = np.array(explainer.history_["n_iter"])
+        loss = explanation_loss(phi, stream, X, labels)
+        live = phase != "noninteractive"
+        curves[strategy] = curve
+        interactive_loss[strategy] = loss[live].mean()
+        answered[strategy] = int(live.sum())
+        print(f"{strategy:>9} {np.sum(phase == 'interactive'):>5d} "
+              f"{np.sum(phase == 'reused'):>6d} {np.sum(~live):>7d} "
+              f"{steps[phase == 'interactive'].mean():>6.1f} {explainer.epsilon_spent_:>9.4f} "
+              f"{loss[live].mean():>11.5f} {loss.mean():>10.5f} "
+              f"{top_k_agreement(phi[live], opt_stream[live]):>12.2f}", flush=True)
+
+    print(f"\n   basic at a smaller epsilon_per_query (T = {T}): mean loss on {len(Z)} queries "
+          "and how many answers a total epsilon = 1 pays for")
+    print(f"{'eps/query':>9} {'mean loss':>10} {'answers':>8}")
+    sweep = []
+    for e in [0.005, 0.01, 0.02, 0.03, 0.05, 0.1]:
+        explainer = fitted(epsilon_per_query=e, max_iter=T)
+        loss = explanation_loss(explainer.transform(Z), Z, X, labels).mean()
+        sweep.append((loss, n_affordable(explainer, 1.0)))
+        print(f"{e:>9g} {loss:>10.5f} {sweep[-1][1]:>8d}", flush=True)
+    losses, counts = np.array(sweep).T
+    order = np.argsort(losses)
+    print("   at equal mean loss (basic's count interpolated in log scale at each loss):")
+    for strategy in STRATEGIES[1:]:
+        L = interactive_loss[strategy]
+        equal = np.exp(np.interp(L, losses[order], np.log(counts[order])))
+        capped = " (the stream ran out first)" if answered[strategy] == len(stream) else ""
+        print(f"   {strategy}: {answered[strategy]} answered{capped} at loss {L:.5f}; basic "
+              f"pays for {equal:.0f} at that loss: ratio {answered[strategy] / equal:.2f}")
+
     if args.png:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.plot(np.arange(1, len(curve) + 1), curve, label="basic")
-        ax.set_xlabel("queries answered")
+        fig, ax = plt.subplots(figsize=(5.5, 3.8))
+        for strategy in STRATEGIES:
+            ax.plot(np.arange(1, len(stream) + 1), curves[strategy], label=strategy)
+        ax.set_xlabel("queries asked")
         ax.set_ylabel("cumulative epsilon")
-        ax.set_title("DPLimeExplainer on Adult, epsilon_per_query = 0.1")
+        ax.set_title(f"DPLimeExplainer on Adult, epsilon_per_query = {eps_q:g}, T = {T}")
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.png, dpi=120)

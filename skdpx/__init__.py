@@ -6,12 +6,14 @@ The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 """
 
 from ._explanation import CounterfactualSet, FeatureAttribution, RecoursePaths
+from .explain import DPLimeExplainer
 from .linear import DPLocallyLinearClassifier
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "CounterfactualSet",
+    "DPLimeExplainer",
     "DPLocallyLinearClassifier",
     "FeatureAttribution",
     "RecoursePaths",

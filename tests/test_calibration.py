@@ -490,3 +490,13 @@ def test_pure_to_gaussian_edges():
         pure_to_gaussian(0.0)
     with pytest.raises(ValueError):
         gaussian_to_pure(-1.0)
+
+
+@pytest.mark.parametrize("sigma", [0.05, 0.5, 1.0, 3.7, 42.0, 900.0])
+@pytest.mark.parametrize("delta", [1e-12, 1e-6, 1e-3, 0.3])
+def test_fast_exact_gaussian_epsilon_matches_dp_accounting(sigma, delta):
+    from skdpx.privacy._accounting import _gaussian_epsilon_exact
+
+    ours = _gaussian_epsilon_exact(sigma, delta)
+    theirs = dp_accounting.get_epsilon_gaussian(sigma, delta)
+    assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-11)

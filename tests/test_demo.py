@@ -26,6 +26,11 @@ def test_demo_figures():
     assert figures["llm_delta_spent"] <= 1e-5
     assert len(set(figures["llm_top_features"])) == 5
     assert re.search(r"DPLocallyLinearClassifier +available", text)
+    # a DP explanation of a black box, within its budget, close to the exact one
+    assert 0 < figures["lime_epsilon"] <= 1.0 + 1e-9
+    assert figures["lime_epsilon_spent"] <= 1.0 + 1e-9
+    assert figures["lime_top_agreement"] >= 2
+    assert re.search(r"DPLimeExplainer +available", text)
 
 
 def test_demo_bad_arguments_exit_with_usage():

@@ -36,3 +36,15 @@ def test_readme_classifier_example_runs():
     match = re.search(r"epsilon spent ([\d.]+); row 0's heaviest feature: (\S+)", out.getvalue())
     assert match, out.getvalue()
     assert 0 < float(match.group(1)) <= 1.0
+
+
+def test_readme_explainer_example_runs():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    code = next(b for b in blocks if "DPLimeExplainer" in b)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    match = re.search(r"\[(.*)\] epsilon spent ([\d.]+)", out.getvalue())
+    assert match, out.getvalue()
+    assert "'interactive'" in match.group(1)
+    assert 0 < float(match.group(2)) <= 1.0

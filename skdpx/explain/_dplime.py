@@ -84,8 +84,16 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
     delta : float, default=1e-6
     epsilon_per_query : float, default=0.1
         The epsilon of one interactive answer (at ``delta``).
-    strategy : {"basic"}, default="basic"
-        "basic" is the paper's Algorithm 1 for each new query.
+    strategy : {"basic", "adaptive", "enhanced"}, default="basic"
+        "basic": the paper's Algorithm 1 for each new query, ``max_iter``
+        steps from 0. "adaptive" (Algorithms 2-3): start from a past answer
+        chosen by the exponential mechanism on the gradient norm at the new
+        query (costing one step's worth of privacy), and run fewer steps
+        when that warm start is good (Theorem 4.4, floored at the noise
+        level). "enhanced" (section 4.4): the same without the floor, and
+        stop as soon as a noisy gradient is under the noise level. The
+        number of steps is chosen from released (noisy) values only; each
+        answer pays for the steps it ran.
     max_iter : int, default=100
         Gradient steps per interactive answer (T).
     radius : float, default=1.0
@@ -107,12 +115,18 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     history_ : dict of lists
-        ``queries`` (scaled), ``explanations`` (scaled units), ``phase`` and
-        ``epsilon`` of every answer so far, in order.
+        ``queries`` (scaled), ``explanations`` (scaled units), ``phase``,
+        ``epsilon`` (the answer's own cost) and ``n_iter`` (gradient steps
+        run) of every answer so far.
     noise_multiplier_ : float
-        Noise standard deviation over the gradient sensitivity ``2 / m``.
+        Noise standard deviation over the gradient sensitivity ``2 / m``,
+        calibrated so that one answer (with its warm start, for "adaptive"
+        and "enhanced") costs at most ``epsilon_per_query``.
+    warm_start_epsilon_ : float
+        Epsilon of the exponential mechanism choosing a warm start (0 for
+        "basic"): as private as one gradient step.
     n_iter_ : int
-        Gradient steps of every interactive answer (``max_iter``).
+        The most gradient steps an interactive answer runs (``max_iter``).
     epsilon_spent_, delta_spent_ : float
     epsilon_remaining_ : float
     n_queries_ : int
