@@ -159,7 +159,7 @@ def pure_to_gaussian(epsilon):
     if math.isinf(epsilon):
         return 0.0
     # e^eps / (1 + e^eps) = 1 - 1 / (1 + e^eps): isf keeps the precision for small eps
-    mu = 2.0 * scipy.special.ndtri(scipy.special.expit(epsilon))
+    mu = 2.0 * float(scipy.special.ndtri(scipy.special.expit(epsilon)))
     return 1.0 / mu
 
 
