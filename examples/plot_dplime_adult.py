@@ -60,7 +60,7 @@ def main(argv=None):
         ax.axvline(0, color="k", linewidth=0.5)
         p = model.predict_proba(z[None])[0, 1]
         ax.set_title(f"P(>50K) = {p:.2f}; cost epsilon {eps:.2f}", fontsize=9)
-    axes[0].legend(fontsize=7, loc="lower left")
+    axes[-1].legend(fontsize=7, loc="lower right")
     fig.suptitle(f"DPLimeExplainer on Adult: three answers, epsilon spent "
                  f"{explainer.epsilon_spent_:.2f} in all (delta 1e-6)")
     fig.tight_layout()
