@@ -6,6 +6,7 @@ The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 """
 
 from ._explanation import CounterfactualSet, FeatureAttribution, RecoursePaths
+from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
 from .linear import DPLocallyLinearClassifier
 
@@ -13,6 +14,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "CounterfactualSet",
+    "DPCounterfactualGenerator",
     "DPLimeExplainer",
     "DPLocallyLinearClassifier",
     "FeatureAttribution",

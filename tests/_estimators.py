@@ -9,6 +9,7 @@ Adding an estimator to the package without an entry here fails
 
 import numpy as np
 
+from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
 from skdpx.utils.discovery import all_estimators
@@ -20,6 +21,12 @@ from ._reference import DPNearestCentroid
 #           "methods": methods to call on fitted estimators,
 #           "spends_on_query": (optional) the budget is spent by the methods, not fit}
 TEST_TABLE = {
+    DPCounterfactualGenerator: {
+        "params": {"epsilon": 50.0, "delta": 1e-5, "latent_dim": 1, "max_iter": 20,
+                   "bounds": (-10.0, 10.0), "random_state": 0},
+        "supervised": True,
+        "methods": ["transform", "explain"],
+    },
     DPLimeExplainer: {
         "params": {"epsilon": 1e3, "delta": 1e-5, "epsilon_per_query": 0.5, "max_iter": 20,
                    "bounds": (-10.0, 10.0), "random_state": 0},

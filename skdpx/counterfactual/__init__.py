@@ -1,0 +1,5 @@
+"""DP counterfactual explanations (Yang et al. 2022)."""
+
+from ._dpc import DPCounterfactualGenerator
+
+__all__ = ["DPCounterfactualGenerator"]

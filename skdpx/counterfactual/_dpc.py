@@ -1,0 +1,380 @@
+"""DP counterfactuals from class prototypes in an autoencoder's latent space (Yang et al. 2022)."""
+
+from numbers import Integral, Real
+
+from dp_accounting import NonPrivateDpEvent
+
+import numpy as np
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._explanation import CounterfactualSet
+from ..privacy import (
+    BUDGET_PARAMETER_CONSTRAINTS,
+    EstimatorBudget,
+    check_bounds,
+    check_random_state,
+    gaussian_mechanism,
+    scale_to_bounds,
+)
+from ._functional import FunctionalAutoencoder
+
+__all__ = ["DPCounterfactualGenerator"]
+
+#: share of epsilon for the autoencoder; the prototypes get the rest (and all of delta)
+_AE_SHARE = 0.5
+#: central finite-difference step in the latent space (codes live in (0, 1))
+_FD_STEP = 0.02
+
+
+def prototype_sensitivity(latent_dim):
+    """L2 sensitivity of the per-class table of (sum of codes, count): sqrt(2 (K + 1)).
+
+    Codes lie in (0, 1)^K, so one row's (code, 1) has norm at most
+    sqrt(K + 1); replacing it can remove it from one class's row of the
+    table and add another to another class's row.
+    """
+    return float(np.sqrt(2.0 * (latent_dim + 1)))
+
+
+class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
+    """Counterfactuals searched from DP class prototypes, for any black box.
+
+    The method of Yang et al., "Differentially Private Counterfactuals via
+    Functional Mechanism" (2022), with its privacy gaps closed:
+
+    1. an autoencoder is trained on the private rows (scaled into [-1, 1] by
+       the public ``bounds``) with the functional mechanism
+       (:mod:`skdpx.counterfactual._functional`), with half of ``epsilon``;
+    2. the class prototypes, the mean latent code of each class, are
+       released with their own share (the other half of ``epsilon``, all of
+       ``delta``): noisy per-class sums of the codes (which lie in
+       (0, 1)^K) and noisy counts, by one Gaussian mechanism. The paper takes
+       plain means after training, which reads the private rows again
+       unprotected;
+    3. for a query q and a desired class s, the search minimises
+       ``alpha CE(f(dec(rho_s + delta)), s) + beta ||dec(rho_s + delta) - q||
+       + gamma ||delta||`` over the latent perturbation delta, from
+       ``rho_s``. Only the black box's ``predict_proba`` is used: the
+       cross-entropy's gradient is estimated by central finite differences
+       in the K-dimensional latent space (2K black-box rows per query and
+       step, one batched call for all queries); the other terms have exact
+       gradients through the linear decoder. The search is post-processing
+       of the DP autoencoder and prototypes: it costs no budget.
+
+    Privacy unit: one training row (replace-one). Classes are the black
+    box's predictions on the training rows when ``estimator`` is given (the
+    prototypes are then where the model predicts each class, which is what
+    the search needs), else ``y``.
+
+    Parameters
+    ----------
+    estimator : classifier with predict_proba, or None
+        The black box to explain, already fitted. ``None``: the DP
+        prototypes themselves classify (nearest prototype in the latent
+        space, probabilities by a softmax of minus the squared distances),
+        which costs nothing more.
+    epsilon : float, default=1.0
+        Total budget: autoencoder and prototypes.
+    delta : float, default=1e-5
+        For the prototypes' Gaussian mechanism.
+    latent_dim : int, default=16
+        K, the number of sigmoid units.
+    ae_method : {"functional"}, default="functional"
+        How the autoencoder is trained (the functional mechanism, pure
+        epsilon-DP).
+    alpha, beta, gamma : float, default=1.0, 0.5, 0.1
+        Weights of the search's prediction, distance and prototype terms
+        (the paper's values for tabular data).
+    max_iter : int, default=100
+        Search steps.
+    learning_rate : float, default=0.05
+        Step size of the search (Adam, in the latent space).
+    desired_class : "opposite" or a class label, default="opposite"
+        "opposite": the class the black box does not predict for the query
+        (multi-class: the most probable of the others, the paper's
+        unspecified scenario).
+    bounds : tuple (lower, upper) or None
+        Public bounds of the features; None reads them from the data and
+        raises a PrivacyLeakWarning.
+    accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
+    random_state : None, int or RandomState
+
+    Attributes
+    ----------
+    autoencoder_ : FunctionalAutoencoder
+    prototypes_ : ndarray of shape (n_classes, latent_dim)
+        The DP prototypes, in (0, 1)^K.
+    prototype_counts_ : ndarray of shape (n_classes,)
+        The noisy class counts released with them.
+    classes_ : ndarray
+    n_iter_ : int
+        Search steps per query (``max_iter``).
+    epsilon_spent_, delta_spent_ : float
+    n_features_in_ : int
+    bounds_ : tuple of ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skdpx.counterfactual import DPCounterfactualGenerator
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(0, 1, size=(3000, 4))
+    >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    >>> model = LogisticRegression().fit(X, y)
+    >>> dpc = DPCounterfactualGenerator(model, epsilon=1.0, latent_dim=3, bounds=(0, 1),
+    ...                                 random_state=0).fit(X)
+    >>> result = dpc.explain(X[:20])
+    >>> float(result.valid.mean()) >= 0.9
+    True
+    >>> round(dpc.epsilon_spent_, 3)  # Laplace at 0.5 and Gaussian at (0.5, 1e-5), composed
+    0.975
+    """
+
+    _parameter_constraints = {
+        **BUDGET_PARAMETER_CONSTRAINTS,
+        "estimator": [HasMethods(["predict_proba"]), None],
+        "latent_dim": [Interval(Integral, 1, None, closed="left")],
+        "ae_method": [StrOptions({"functional"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "desired_class": ["array-like", Real, str],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        latent_dim=16,
+        ae_method="functional",
+        alpha=1.0,
+        beta=0.5,
+        gamma=0.1,
+        max_iter=100,
+        learning_rate=0.05,
+        desired_class="opposite",
+        bounds=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.latent_dim = latent_dim
+        self.ae_method = ae_method
+        self.alpha = alpha
+        self.beta = beta
+        self.gamma = gamma
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.desired_class = desired_class
+        self.bounds = bounds
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Train the DP autoencoder and release the DP class prototypes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The private training rows.
+        y : array-like of shape (n_samples,), optional
+            The classes when ``estimator`` is None (ignored otherwise: the
+            black box's predictions are the classes).
+
+        Returns
+        -------
+        self
+        """
+        if self.estimator is None:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            check_classification_targets(y)
+            self.classes_, labels = np.unique(y, return_inverse=True)
+        else:
+            X = validate_data(self, X, dtype=np.float64)
+            self.classes_ = np.asarray(self.estimator.classes_)
+            labels = np.searchsorted(self.classes_, self.estimator.predict(X))
+        if len(self.classes_) < 2:
+            raise ValueError("counterfactuals need at least two classes; got 1 class.")
+        if not np.isinf(self.epsilon) and self.delta == 0:
+            raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
+        if self.latent_dim > X.shape[1]:
+            raise ValueError(f"latent_dim ({self.latent_dim}) must be at most n_features "
+                             f"({X.shape[1]}).")
+        lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
+        self.bounds_ = (lower, upper)
+        X11 = 2.0 * scale_to_bounds(X, lower, upper) - 1.0
+        rng = check_random_state(self.random_state)
+        self.budget_ = EstimatorBudget(self.epsilon, self.delta, self.accountant,
+                                       prefix=f"{type(self).__name__}: ")
+        if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
+            with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):
+                pass
+        self.autoencoder_ = FunctionalAutoencoder.fit(
+            X11, self.latent_dim, epsilon=self.epsilon * _AE_SHARE, random_state=rng,
+            ledger=self.budget_,
+        )
+        self._release_prototypes(self.autoencoder_.encode(X11), labels, rng)
+        self.n_iter_ = self.max_iter  # search steps per query (the search runs in explain)
+        return self
+
+    def _release_prototypes(self, codes, labels, rng):
+        table = self._noisy_table(codes, labels, rng)
+        K = codes.shape[1]
+        counts = table[:, -1]
+        self.prototype_counts_ = counts
+        self.prototypes_ = np.clip(table[:, :K] / np.maximum(counts, 1.0)[:, None], 0.0, 1.0)
+
+    def _noisy_table(self, codes, labels, rng):
+        """Noisy per-class (sum of codes, count): one Gaussian release, recorded."""
+        n_classes, K = len(self.classes_), codes.shape[1]
+        table = np.zeros((n_classes, K + 1))
+        np.add.at(table, labels, np.hstack([codes, np.ones((len(codes), 1))]))
+        eps = self.epsilon * (1 - _AE_SHARE)
+        if np.isinf(eps):
+            return table
+        return gaussian_mechanism(
+            table, epsilon=eps, delta=self.delta, sensitivity=prototype_sensitivity(K),
+            random_state=rng, ledger=self.budget_,
+            label=f"class prototypes: per-class sums of codes and counts ({n_classes})",
+        )
+
+    # ------------------------------------------------------------ the black box
+
+    def _proba(self, X):
+        """The black box's class probabilities for rows in input units."""
+        if self.estimator is not None:
+            return np.asarray(self.estimator.predict_proba(X), dtype=float)
+        lower, upper = self.bounds_
+        codes = self.autoencoder_.encode(2.0 * scale_to_bounds(X, lower, upper) - 1.0)
+        sq = ((codes[:, None, :] - self.prototypes_[None]) ** 2).sum(axis=2)
+        return softmax(-sq / max(self.latent_dim, 1) * 50.0, axis=1)
+
+    def _to_input(self, X11):
+        lower, upper = self.bounds_
+        return lower + (np.clip(X11, -1.0, 1.0) + 1.0) / 2.0 * (upper - lower)
+
+    def _targets(self, X, desired_class):
+        """Index (into classes_) of the desired class of each query."""
+        desired = self.desired_class if desired_class is None else desired_class
+        if isinstance(desired, str):
+            if desired != "opposite":
+                raise ValueError(f"desired_class must be 'opposite' or a class label, "
+                                 f"got {desired!r}.")
+            proba = self._proba(X)
+            proba[np.arange(len(X)), np.argmax(proba, axis=1)] = -np.inf
+            return np.argmax(proba, axis=1)  # the other class (multi-class: the runner-up)
+        desired = np.broadcast_to(np.asarray(desired), (len(X),))
+        index = np.searchsorted(self.classes_, desired)
+        index = np.clip(index, 0, len(self.classes_) - 1)
+        if not np.all(self.classes_[index] == desired):
+            raise ValueError(f"desired_class must be one of {self.classes_.tolist()}.")
+        return index
+
+    # ------------------------------------------------------------ search
+
+    def explain(self, X, desired_class=None):
+        """One counterfactual per row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+        desired_class : "opposite" or a class label or array of labels, optional
+            Overrides the constructor's ``desired_class``.
+
+        Returns
+        -------
+        CounterfactualSet
+            ``valid`` is re-checked with the black box: True where it
+            predicts the desired class for the counterfactual; a row of NaN
+            where the search found none.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        lower, upper = self.bounds_
+        Xc = np.clip(X, lower, upper)
+        target = self._targets(Xc, desired_class)
+        cf = self._search(2.0 * scale_to_bounds(Xc, lower, upper) - 1.0, target)
+        found = ~np.isnan(cf).any(axis=1)
+        predicted = np.full(len(X), self.classes_[0], dtype=self.classes_.dtype)
+        if found.any():
+            predicted[found] = self.classes_[np.argmax(self._proba(cf[found]), axis=1)]
+        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        return CounterfactualSet(
+            X, cf, desired_class=self.classes_[target], predicted_class=predicted,
+            valid=found & (predicted == self.classes_[target]), feature_names=names,
+            epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
+            meta={"estimator": type(self).__name__},
+        )
+
+    def transform(self, X):
+        """The counterfactuals of :meth:`explain` as an array (NaN rows: none found)."""
+        return self.explain(X).counterfactuals
+
+    def _search(self, Q, target):
+        """Vectorised over queries: Adam on delta, finite differences for the black box.
+
+        Q : (n, d) queries in [-1, 1]; returns (n, d) counterfactuals in input
+        units (NaN where no step reached the desired class).
+        """
+        n, K = len(Q), self.latent_dim
+        ae = self.autoencoder_
+        J = ae.decode_jacobian()  # (d, K)
+        rho = self.prototypes_[target]
+        delta = np.zeros((n, K))
+        m, v = np.zeros((n, K)), np.zeros((n, K))
+        best = np.full((n, Q.shape[1]), np.nan)
+        best_dist = np.full(n, np.inf)
+        rows = np.arange(n)
+        eye = _FD_STEP * np.eye(K)
+        for t in range(1, self.max_iter + 1):
+            Hc = np.clip(rho + delta, 0.0, 1.0)
+            # the black box at the point and at +-h along each latent axis, one call
+            probe = np.concatenate([Hc[:, None, :], Hc[:, None, :] + eye, Hc[:, None, :] - eye],
+                                   axis=1).reshape(-1, K)
+            P = self._proba(self._to_input(ae.decode(probe))).reshape(n, 2 * K + 1, -1)
+            logp = np.log(np.clip(P[rows, :, target], 1e-12, 1.0))  # (n, 2K + 1)
+            x = ae.decode(Hc)
+            # keep the closest counterfactual that the black box puts in the target class
+            hit = np.argmax(P[:, 0, :], axis=1) == target
+            dist = np.linalg.norm(x - Q, axis=1)
+            better = hit & (dist < best_dist)
+            best[better], best_dist[better] = self._to_input(x[better]), dist[better]
+            # gradient of alpha CE + beta ||x - q|| + gamma ||delta||
+            grad = -self.alpha * (logp[:, 1:K + 1] - logp[:, K + 1:]) / (2 * _FD_STEP)
+            diff = x - Q
+            grad += self.beta * (diff @ J) / np.maximum(dist, 1e-12)[:, None]
+            grad += self.gamma * delta / np.maximum(np.linalg.norm(delta, axis=1), 1e-12)[:, None]
+            m = 0.9 * m + 0.1 * grad
+            v = 0.999 * v + 0.001 * grad**2
+            step = self.learning_rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+            delta = np.clip(rho + delta - step, 0.0, 1.0) - rho
+        return best
+
+    # ------------------------------------------------------------ reporting
+
+    @property
+    def epsilon_spent_(self):
+        check_is_fitted(self)
+        return self.budget_.epsilon_spent
+
+    @property
+    def delta_spent_(self):
+        check_is_fitted(self)
+        return self.budget_.delta_spent
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self.estimator is None
+        return tags

@@ -1,0 +1,105 @@
+"""A sigmoid autoencoder trained with the functional mechanism (Zhang et al. 2012).
+
+The model: inputs ``x`` scaled into [-1, 1]^d by public bounds, one hidden
+layer of ``K`` sigmoid units, a linear decoder::
+
+    h = sigmoid(W' (x - b)),        x_hat = V (h - 1/2) + b
+
+The functional mechanism needs the per-row loss to be a polynomial in the
+parameters whose coefficients are the only place the data enter. With the
+first-order Taylor expansion of the sigmoid at 0, ``sigmoid(a) ~ 1/2 + a/4``
+(the low-order expansion of Phan et al. 2016 for autoencoders), the
+reconstruction becomes ``x_hat ~ A (x - b) + b`` with ``A = V W' / 4`` of
+rank K, and the summed squared error is
+
+    sum_x ||(I - A)(x - b)||^2
+        = tr((I - A)'(I - A) (S - s b' - b s' + m b b'))
+
+with ``S = sum x x'``, ``s = sum x`` and m rows: a polynomial in (A, b)
+whose data-dependent coefficients are S (its upper triangle) and s. The
+mechanism releases those with Laplace noise and minimises the noisy
+objective. Its minimiser over b is ``s~ / m`` and, over rank-K maps, the
+projection on the top-K eigenvectors of the noisy scatter
+``C~ = S~ - s~ s~' / m`` (Eckart-Young). A noisy C~ may have negative
+eigenvalues, which make the noisy objective unbounded below; as Zhang et
+al. (2012, section 5) do, skdpx drops them (spectral trimming) before
+minimising. Everything after the release is post-processing.
+
+Sensitivity (replace-one, x in [-1, 1]^d): one row contributes the vector
+``(upper(x x'), x)``. Replacing x by x' moves each off-diagonal product
+``x_i x_j`` by at most 2 (d (d - 1) / 2 of them), each square ``x_i^2`` by at
+most 1 (both lie in [0, 1]) and each ``x_i`` by at most 2: at most
+``d^2 + 2d`` in L1 norm. (The paper's
+eq. 13, ``4 (K + 1)``, bounds coefficients of basis functions that contain
+the data themselves, so noising them does not hide the data.)
+"""
+
+import numpy as np
+from scipy.special import expit
+
+from ..privacy import laplace_mechanism
+
+__all__ = ["FunctionalAutoencoder", "functional_sensitivity"]
+
+
+def functional_sensitivity(n_features):
+    """L1 sensitivity of the released coefficients (upper(S), s): ``d^2 + 2d``."""
+    return float(n_features * n_features + 2 * n_features)
+
+
+class FunctionalAutoencoder:
+    """The fitted model: ``encode`` to the latent codes in (0, 1)^K, ``decode`` back.
+
+    Parameters
+    ----------
+    components : ndarray of shape (d, K)
+        Orthonormal columns U: encoder weights ``W = U``, decoder ``V = 4 U``.
+    center : ndarray of shape (d,)
+        The bias b (the noisy mean), in the [-1, 1] scaled space.
+    """
+
+    def __init__(self, components, center):
+        self.components = components
+        self.center = center
+
+    @classmethod
+    def fit(cls, X, latent_dim, *, epsilon, random_state, ledger=None):
+        """Train on ``X`` (rows in [-1, 1]^d) with the functional mechanism.
+
+        ``epsilon=np.inf`` releases the exact coefficients (non-private).
+        """
+        m, d = X.shape
+        upper = np.triu_indices(d)
+        S = X.T @ X
+        coefficients = np.concatenate([S[upper], X.sum(axis=0)])
+        if np.isinf(epsilon):
+            noisy = coefficients
+        else:
+            noisy = laplace_mechanism(
+                coefficients, epsilon=epsilon, sensitivity=functional_sensitivity(d),
+                random_state=random_state, ledger=ledger,
+                label=f"functional mechanism: autoencoder coefficients ({len(coefficients)})",
+            )
+        S_noisy = np.zeros((d, d))
+        S_noisy[upper] = noisy[: len(upper[0])]
+        S_noisy = S_noisy + np.triu(S_noisy, 1).T
+        s_noisy = noisy[len(upper[0]):]
+        center = np.clip(s_noisy / m, -1.0, 1.0)
+        scatter = S_noisy - np.outer(s_noisy, s_noisy) / m
+        values, vectors = np.linalg.eigh(scatter)
+        # spectral trimming: only the positive part keeps the objective bounded
+        # below; its top-K eigenvectors minimise the trimmed objective
+        order = np.argsort(-np.maximum(values, 0.0), kind="stable")[:latent_dim]
+        return cls(vectors[:, order], center)
+
+    def encode(self, X):
+        """Latent codes in (0, 1)^K of rows in [-1, 1]^d."""
+        return expit((X - self.center) @ self.components)
+
+    def decode(self, H):
+        """Rows in the [-1, 1]^d space (not clipped) from latent codes."""
+        return self.center + 4.0 * (H - 0.5) @ self.components.T
+
+    def decode_jacobian(self):
+        """d decode / d h: the constant matrix 4 U (d, K)."""
+        return 4.0 * self.components
