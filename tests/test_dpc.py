@@ -132,6 +132,7 @@ def _table_release(labels, random_state, sensitivity_scale=1.0):
     dpc = DPCounterfactualGenerator(epsilon=2.0, delta=1e-5)  # prototypes get epsilon 1
     dpc.classes_ = np.array([0, 1])
     dpc.budget_ = EstimatorBudget(np.inf, 1e-5)
+    dpc._proto_delta = 1e-5
     return dpc._noisy_table(_CODES, labels, random_state)
 
 
@@ -152,3 +153,28 @@ def test_prototype_audit_catches_too_small_a_sensitivity(monkeypatch):
     bound = audit_epsilon(_table_release, _LABELS, _NEIGHBOUR_LABELS, n_trials=6_000,
                           delta=1e-5, statistic=_statistic, random_state=0)
     assert bound > 1.0
+
+
+def test_dpsgd_autoencoder_is_accounted_and_useful(problem):
+    X, _, model = problem
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    dpc = _dpc(model, ae_method="dpsgd", hidden_layer_sizes=(8,), epsilon=2.0,
+               accountant=ledger).fit(X)
+    labels = [label for label, _ in ledger.events]
+    assert any("DP-SGD autoencoder" in s for s in labels)
+    assert any("class prototypes" in s for s in labels)
+    assert 0 < dpc.epsilon_spent_ <= 2.0 and dpc.delta_spent_ <= 1e-5
+    assert dpc.explain(X[:30]).valid.mean() >= 0.8
+
+
+def test_mlp_decoder_vjp_matches_finite_differences():
+    from skdpx.counterfactual._mlp_autoencoder import MLPAutoencoder
+
+    rng = np.random.RandomState(4)
+    X = rng.uniform(-1, 1, size=(300, 5))
+    ae = MLPAutoencoder.fit(X, 2, (6, 4), epsilon=np.inf, delta=1e-5, random_state=rng)
+    H, G = rng.uniform(0.2, 0.8, size=(3, 2)), rng.normal(size=(3, 5))
+    h = 1e-6
+    numeric = np.stack([((ae.decode(H + h * e) - ae.decode(H - h * e)) * G).sum(axis=1) / (2 * h)
+                        for e in np.eye(2)], axis=1)
+    np.testing.assert_allclose(ae.decode_vjp(H, G), numeric, rtol=1e-5, atol=1e-8)

@@ -21,6 +21,7 @@ from ..privacy import (
     scale_to_bounds,
 )
 from ._functional import FunctionalAutoencoder
+from ._mlp_autoencoder import MLPAutoencoder
 
 __all__ = ["DPCounterfactualGenerator"]
 
@@ -83,9 +84,14 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         For the prototypes' Gaussian mechanism.
     latent_dim : int, default=16
         K, the number of sigmoid units.
-    ae_method : {"functional"}, default="functional"
-        How the autoencoder is trained (the functional mechanism, pure
-        epsilon-DP).
+    ae_method : {"functional", "dpsgd"}, default="functional"
+        How the autoencoder is trained: "functional", one sigmoid layer by
+        the functional mechanism (pure epsilon-DP, half of ``epsilon``);
+        "dpsgd", a deeper network (``hidden_layer_sizes``) by DP-SGD (half
+        of ``epsilon`` and of ``delta``).
+    hidden_layer_sizes : tuple of int, default=(32,)
+        The encoder's tanh layers before the latent one (the decoder mirrors
+        them); used by ``ae_method="dpsgd"``.
     alpha, beta, gamma : float, default=1.0, 0.5, 0.1
         Weights of the search's prediction, distance and prototype terms
         (the paper's values for tabular data).
@@ -139,7 +145,8 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         **BUDGET_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["predict_proba"]), None],
         "latent_dim": [Interval(Integral, 1, None, closed="left")],
-        "ae_method": [StrOptions({"functional"})],
+        "ae_method": [StrOptions({"functional", "dpsgd"})],
+        "hidden_layer_sizes": ["array-like"],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "gamma": [Interval(Real, 0, None, closed="left")],
@@ -156,6 +163,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         delta=1e-5,
         latent_dim=16,
         ae_method="functional",
+        hidden_layer_sizes=(32,),
         alpha=1.0,
         beta=0.5,
         gamma=0.1,
@@ -171,6 +179,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         self.delta = delta
         self.latent_dim = latent_dim
         self.ae_method = ae_method
+        self.hidden_layer_sizes = hidden_layer_sizes
         self.alpha = alpha
         self.beta = beta
         self.gamma = gamma
@@ -209,7 +218,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
             raise ValueError("counterfactuals need at least two classes; got 1 class.")
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
-        if self.latent_dim > X.shape[1]:
+        if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
             raise ValueError(f"latent_dim ({self.latent_dim}) must be at most n_features "
                              f"({X.shape[1]}).")
         lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
@@ -221,10 +230,21 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
             with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):
                 pass
-        self.autoencoder_ = FunctionalAutoencoder.fit(
-            X11, self.latent_dim, epsilon=self.epsilon * _AE_SHARE, random_state=rng,
-            ledger=self.budget_,
-        )
+        if self.ae_method == "functional":
+            self.autoencoder_ = FunctionalAutoencoder.fit(
+                X11, self.latent_dim, epsilon=self.epsilon * _AE_SHARE, random_state=rng,
+                ledger=self.budget_,
+            )
+            self._proto_delta = self.delta
+        else:
+            hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
+            if not all(h >= 1 for h in hidden):
+                raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
+            self.autoencoder_ = MLPAutoencoder.fit(
+                X11, self.latent_dim, hidden, epsilon=self.epsilon * _AE_SHARE,
+                delta=self.delta / 2, random_state=rng, budget=self.budget_,
+            )
+            self._proto_delta = self.delta / 2
         self._release_prototypes(self.autoencoder_.encode(X11), labels, rng)
         self.n_iter_ = self.max_iter  # search steps per query (the search runs in explain)
         return self
@@ -245,7 +265,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         if np.isinf(eps):
             return table
         return gaussian_mechanism(
-            table, epsilon=eps, delta=self.delta, sensitivity=prototype_sensitivity(K),
+            table, epsilon=eps, delta=self._proto_delta, sensitivity=prototype_sensitivity(K),
             random_state=rng, ledger=self.budget_,
             label=f"class prototypes: per-class sums of codes and counts ({n_classes})",
         )
@@ -330,7 +350,6 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         """
         n, K = len(Q), self.latent_dim
         ae = self.autoencoder_
-        J = ae.decode_jacobian()  # (d, K)
         rho = self.prototypes_[target]
         delta = np.zeros((n, K))
         m, v = np.zeros((n, K)), np.zeros((n, K))
@@ -354,7 +373,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
             # gradient of alpha CE + beta ||x - q|| + gamma ||delta||
             grad = -self.alpha * (logp[:, 1:K + 1] - logp[:, K + 1:]) / (2 * _FD_STEP)
             diff = x - Q
-            grad += self.beta * (diff @ J) / np.maximum(dist, 1e-12)[:, None]
+            grad += self.beta * ae.decode_vjp(Hc, diff / np.maximum(dist, 1e-12)[:, None])
             grad += self.gamma * delta / np.maximum(np.linalg.norm(delta, axis=1), 1e-12)[:, None]
             m = 0.9 * m + 0.1 * grad
             v = 0.999 * v + 0.001 * grad**2

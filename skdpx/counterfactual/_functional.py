@@ -100,6 +100,6 @@ class FunctionalAutoencoder:
         """Rows in the [-1, 1]^d space (not clipped) from latent codes."""
         return self.center + 4.0 * (H - 0.5) @ self.components.T
 
-    def decode_jacobian(self):
-        """d decode / d h: the constant matrix 4 U (d, K)."""
-        return 4.0 * self.components
+    def decode_vjp(self, H, G):
+        """``G @ d decode / d H`` per row: the decoder is linear, ``4 G U``."""
+        return 4.0 * G @ self.components
