@@ -31,6 +31,10 @@ def test_demo_figures():
     assert figures["lime_epsilon_spent"] <= 1.0 + 1e-9
     assert figures["lime_top_agreement"] >= 2
     assert re.search(r"DPLimeExplainer +available", text)
+    # a DP counterfactual for a denied applicant, within its budget
+    assert figures["dpc_valid"]
+    assert 0 < figures["dpc_epsilon_spent"] <= 1.0
+    assert re.search(r"DPCounterfactualGenerator +available", text)
 
 
 def test_demo_bad_arguments_exit_with_usage():

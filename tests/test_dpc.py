@@ -178,3 +178,13 @@ def test_mlp_decoder_vjp_matches_finite_differences():
     numeric = np.stack([((ae.decode(H + h * e) - ae.decode(H - h * e)) * G).sum(axis=1) / (2 * h)
                         for e in np.eye(2)], axis=1)
     np.testing.assert_allclose(ae.decode_vjp(H, G), numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_search_can_start_near_the_query(problem):
+    X, _, model = problem
+    from_prototype = _dpc(model, max_iter=5).fit(X).explain(X[:40])
+    from_query = _dpc(model, max_iter=5, init_blend=0.9).fit(X).explain(X[:40])
+    both = from_prototype.valid & from_query.valid
+    assert both.sum() >= 10
+    # a start near the query ends nearer to it
+    assert np.mean(from_query.distance[both]) < np.mean(from_prototype.distance[both])

@@ -29,6 +29,9 @@ __all__ = ["DPCounterfactualGenerator"]
 _AE_SHARE = 0.5
 #: central finite-difference step in the latent space (codes live in (0, 1))
 _FD_STEP = 0.02
+#: without a black box: P(class) = softmax(-sharpness * mean squared latent
+#: distance to the class prototypes)
+_PROTOTYPE_SHARPNESS = 50.0
 
 
 def prototype_sensitivity(latent_dim):
@@ -99,6 +102,9 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         Search steps.
     learning_rate : float, default=0.05
         Step size of the search (Adam, in the latent space).
+    init_blend : float in [0, 1], default=0.0
+        Where the search starts: ``(1 - init_blend) rho_s + init_blend
+        enc(q)``; 0 is the paper's start at the prototype.
     desired_class : "opposite" or a class label, default="opposite"
         "opposite": the class the black box does not predict for the query
         (multi-class: the most probable of the others, the paper's
@@ -152,6 +158,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "init_blend": [Interval(Real, 0, 1, closed="both")],
         "desired_class": ["array-like", Real, str],
     }
 
@@ -169,6 +176,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         gamma=0.1,
         max_iter=100,
         learning_rate=0.05,
+        init_blend=0.0,
         desired_class="opposite",
         bounds=None,
         accountant=None,
@@ -185,6 +193,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         self.gamma = gamma
         self.max_iter = max_iter
         self.learning_rate = learning_rate
+        self.init_blend = init_blend
         self.desired_class = desired_class
         self.bounds = bounds
         self.accountant = accountant
@@ -279,7 +288,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         lower, upper = self.bounds_
         codes = self.autoencoder_.encode(2.0 * scale_to_bounds(X, lower, upper) - 1.0)
         sq = ((codes[:, None, :] - self.prototypes_[None]) ** 2).sum(axis=2)
-        return softmax(-sq / max(self.latent_dim, 1) * 50.0, axis=1)
+        return softmax(-_PROTOTYPE_SHARPNESS * sq / self.latent_dim, axis=1)
 
     def _to_input(self, X11):
         lower, upper = self.bounds_
@@ -351,7 +360,7 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         n, K = len(Q), self.latent_dim
         ae = self.autoencoder_
         rho = self.prototypes_[target]
-        delta = np.zeros((n, K))
+        delta = self.init_blend * (ae.encode(Q) - rho)
         m, v = np.zeros((n, K)), np.zeros((n, K))
         best = np.full((n, Q.shape[1]), np.nan)
         best_dist = np.full(n, np.inf)
