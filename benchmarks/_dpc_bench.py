@@ -24,8 +24,9 @@ def black_box(X, y, *, hidden=(64,), random_state=0):
 def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", latent_dim=16,
         dpc_params=None, dice=True, X_dice=None, y_dice=None, n_dice=None, seeds=(0,)):
     """Print one table; return {epsilon: flip ratio (mean over seeds)}."""
+    shown = desired_class if isinstance(desired_class, str) else "given per query"
     print(f"{name}: {len(X):,} training rows, {X.shape[1]} columns, {len(queries)} queries, "
-          f"desired class {desired_class!r}")
+          f"desired class {shown}")
     print(f"{'method':<22} {'flip ratio':>10} {'avg dist':>9} {'ms/query':>9}")
     flips, per_query = {}, {}
     for eps in epsilons:
@@ -48,12 +49,19 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
         from _dice import dice_random
 
         n = len(queries) if n_dice is None else n_dice
-        target = desired_class
-        cf, seconds = dice_random(model, X if X_dice is None else X_dice,
-                                  model.predict(X) if y_dice is None else y_dice,
-                                  queries[:n], target, random_state=0)
-        desired = (1 - model.predict(queries[:n]) if target == "opposite"
-                   else np.full(n, target))
+        X_d = X if X_dice is None else X_dice
+        y_d = model.predict(X_d) if y_dice is None else y_dice
+        if isinstance(desired_class, str):
+            cf, seconds = dice_random(model, X_d, y_d, queries[:n], desired_class, random_state=0)
+            desired = 1 - model.predict(queries[:n])
+        else:  # one call per desired class
+            desired = np.broadcast_to(np.asarray(desired_class), (len(queries),))[:n]
+            cf, total = np.full((n, X.shape[1]), np.nan), 0.0
+            for c in np.unique(desired):
+                rows = np.flatnonzero(desired == c)
+                cf[rows], s = dice_random(model, X_d, y_d, queries[rows], int(c), random_state=0)
+                total += s * len(rows)
+            seconds = total / n
         fr = flip_ratio(model, cf, desired)
         valid = ~np.isnan(cf).any(axis=1) & (model.predict(np.nan_to_num(cf)) == desired)
         dist = average_distance(queries[:n], cf, valid=valid)

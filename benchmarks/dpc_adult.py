@@ -80,8 +80,9 @@ def main(argv=None):
     if not args.protection_only:
         run("Adult", model, X, enc.bounds, queries, epsilons=[np.inf, 0.75, 0.025],
             dice=not args.no_dice, seeds=(0, 1, 2))
-    protection(model, X, enc.bounds, X_test, epsilons=[np.inf, 0.75, 0.025],
-               dice=not args.no_dice)
+    for n, seeds in [(50, range(5)), (200, range(5)), (1000, range(3))]:
+        protection(model, X, enc.bounds, X_test, epsilons=[np.inf, 0.75, 0.025], n_queries=n,
+                   seeds=tuple(seeds), dice=not args.no_dice)
 
 
 if __name__ == "__main__":

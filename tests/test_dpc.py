@@ -188,3 +188,14 @@ def test_search_can_start_near_the_query(problem):
     assert both.sum() >= 10
     # a start near the query ends nearer to it
     assert np.mean(from_query.distance[both]) < np.mean(from_prototype.distance[both])
+
+
+def test_a_query_without_counterfactual_keeps_its_own_prediction(problem):
+    X, _, model = problem
+    # start at the query's own code, one step, no pull to the class: mostly no flip
+    dpc = _dpc(model, max_iter=1, alpha=0.0, init_blend=1.0).fit(X)
+    result = dpc.explain(X[:40])
+    missing = ~result.valid
+    assert missing.any()
+    assert np.all(np.isnan(result.counterfactuals[missing]))
+    np.testing.assert_array_equal(result.predicted_class[missing], model.predict(X[:40][missing]))

@@ -327,7 +327,8 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         CounterfactualSet
             ``valid`` is re-checked with the black box: True where it
             predicts the desired class for the counterfactual; a row of NaN
-            where the search found none.
+            where the search found none (``predicted_class`` is then the
+            black box's class for the query itself).
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -336,9 +337,8 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         target = self._targets(Xc, desired_class)
         cf = self._search(2.0 * scale_to_bounds(Xc, lower, upper) - 1.0, target)
         found = ~np.isnan(cf).any(axis=1)
-        predicted = np.full(len(X), self.classes_[0], dtype=self.classes_.dtype)
-        if found.any():
-            predicted[found] = self.classes_[np.argmax(self._proba(cf[found]), axis=1)]
+        # where no counterfactual was found the prediction stays the query's
+        predicted = self.classes_[np.argmax(self._proba(np.where(found[:, None], cf, Xc)), axis=1)]
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         return CounterfactualSet(
             X, cf, desired_class=self.classes_[target], predicted_class=predicted,
