@@ -2,7 +2,7 @@
 
 from numbers import Integral, Real
 
-from dp_accounting import NonPrivateDpEvent
+from dp_accounting import ComposedDpEvent, NonPrivateDpEvent
 
 import numpy as np
 from scipy.special import softmax
@@ -17,7 +17,8 @@ from ..privacy import (
     EstimatorBudget,
     check_bounds,
     check_random_state,
-    gaussian_mechanism,
+    calibrate_noise,
+    gaussian_event,
     scale_to_bounds,
 )
 from ._functional import FunctionalAutoencoder
@@ -54,10 +55,11 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
        the public ``bounds``) with the functional mechanism
        (:mod:`skdpx.counterfactual._functional`), with half of ``epsilon``;
     2. the class prototypes, the mean latent code of each class, are
-       released with their own share (the other half of ``epsilon``, all of
-       ``delta``): noisy per-class sums of the codes (which lie in
-       (0, 1)^K) and noisy counts, by one Gaussian mechanism. The paper takes
-       plain means after training, which reads the private rows again
+       released with their own share (what the autoencoder left: the noise
+       is calibrated so that both releases compose to exactly ``epsilon``,
+       ``delta``): noisy per-class sums of the codes (which lie in (0, 1)^K)
+       and noisy counts, by one Gaussian mechanism. The paper takes plain
+       means after training, which reads the private rows again
        unprotected;
     3. for a query q and a desired class s, the search minimises
        ``alpha CE(f(dec(rho_s + delta)), s) + beta ||dec(rho_s + delta) - q||
@@ -122,6 +124,8 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         The DP prototypes, in (0, 1)^K.
     prototype_counts_ : ndarray of shape (n_classes,)
         The noisy class counts released with them.
+    prototype_noise_multiplier_ : float
+        Their Gaussian noise over the sensitivity ``sqrt(2 (K + 1))``.
     classes_ : ndarray
     n_iter_ : int
         Search steps per query (``max_iter``).
@@ -143,8 +147,8 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
     >>> result = dpc.explain(X[:20])
     >>> float(result.valid.mean()) >= 0.9
     True
-    >>> round(dpc.epsilon_spent_, 3)  # Laplace at 0.5 and Gaussian at (0.5, 1e-5), composed
-    0.975
+    >>> round(dpc.epsilon_spent_, 3)  # Laplace at 0.5, then the Gaussian gets the rest
+    1.0
     """
 
     _parameter_constraints = {
@@ -244,7 +248,6 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
                 X11, self.latent_dim, epsilon=self.epsilon * _AE_SHARE, random_state=rng,
                 ledger=self.budget_,
             )
-            self._proto_delta = self.delta
         else:
             hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
             if not all(h >= 1 for h in hidden):
@@ -253,31 +256,42 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
                 X11, self.latent_dim, hidden, epsilon=self.epsilon * _AE_SHARE,
                 delta=self.delta / 2, random_state=rng, budget=self.budget_,
             )
-            self._proto_delta = self.delta / 2
         self._release_prototypes(self.autoencoder_.encode(X11), labels, rng)
         self.n_iter_ = self.max_iter  # search steps per query (the search runs in explain)
         return self
 
     def _release_prototypes(self, codes, labels, rng):
-        table = self._noisy_table(codes, labels, rng)
+        """The prototypes get what the autoencoder left of (epsilon, delta).
+
+        Their noise is calibrated so that the autoencoder's release (the
+        ledger's own events so far) and this one compose to exactly
+        (``epsilon``, ``delta``) under the tight accountant: no budget is
+        left unused by splitting it.
+        """
+        if np.isinf(self.epsilon):
+            self.prototype_noise_multiplier_ = 0.0
+        else:
+            prior = ComposedDpEvent([event for _, event in self.budget_.events])
+            self.prototype_noise_multiplier_ = calibrate_noise(self.epsilon, self.delta,
+                                                               prior=prior)
+        table = self._noisy_table(codes, labels, self.prototype_noise_multiplier_, rng)
         K = codes.shape[1]
         counts = table[:, -1]
         self.prototype_counts_ = counts
         self.prototypes_ = np.clip(table[:, :K] / np.maximum(counts, 1.0)[:, None], 0.0, 1.0)
 
-    def _noisy_table(self, codes, labels, rng):
+    def _noisy_table(self, codes, labels, noise_multiplier, rng):
         """Noisy per-class (sum of codes, count): one Gaussian release, recorded."""
         n_classes, K = len(self.classes_), codes.shape[1]
         table = np.zeros((n_classes, K + 1))
         np.add.at(table, labels, np.hstack([codes, np.ones((len(codes), 1))]))
-        eps = self.epsilon * (1 - _AE_SHARE)
-        if np.isinf(eps):
+        if noise_multiplier == 0:
             return table
-        return gaussian_mechanism(
-            table, epsilon=eps, delta=self._proto_delta, sensitivity=prototype_sensitivity(K),
-            random_state=rng, ledger=self.budget_,
-            label=f"class prototypes: per-class sums of codes and counts ({n_classes})",
-        )
+        std = noise_multiplier * prototype_sensitivity(K)
+        with self.budget_.reserve(gaussian_event(noise_multiplier),
+                                  f"class prototypes: per-class sums of codes and counts "
+                                  f"({n_classes})"):
+            return table + rng.normal(0.0, std, size=table.shape)
 
     # ------------------------------------------------------------ the black box
 
