@@ -27,7 +27,7 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
     shown = desired_class if isinstance(desired_class, str) else "given per query"
     print(f"{name}: {len(X):,} training rows, {X.shape[1]} columns, {len(queries)} queries, "
           f"desired class {shown}")
-    print(f"{'method':<22} {'flip ratio':>10} {'avg dist':>9} {'ms/query':>9}")
+    print(f"{'method':<30} {'flip ratio':>10} {'(min seed)':>10} {'avg dist':>9} {'ms/query':>9}")
     flips, per_query = {}, {}
     for eps in epsilons:
         rows = []
@@ -41,10 +41,13 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
             fr = flip_ratio(model, result.counterfactuals, result.desired_class)
             rows.append((fr, average_distance(queries, result.counterfactuals,
                                               valid=result.valid), seconds))
-        fr, dist, seconds = np.mean(rows, axis=0)
+        fr, dist, seconds = np.nanmean(rows, axis=0)
+        worst = np.min(np.asarray(rows)[:, 0])
         flips[eps], per_query[eps] = fr, seconds
-        label = f"DPC eps={eps:g}" + (f" ({len(seeds)} seeds)" if len(seeds) > 1 else "")
-        print(f"{label:<22} {fr:>10.3f} {dist:>9.3f} {1000 * seconds:>9.2f}", flush=True)
+        method = (dpc_params or {}).get("ae_method", "dpsgd")
+        label = f"DPC {method} eps={eps:g}" + (f" ({len(seeds)} seeds)" if len(seeds) > 1 else "")
+        print(f"{label:<30} {fr:>10.3f} {worst:>10.3f} {dist:>9.3f} {1000 * seconds:>9.2f}",
+              flush=True)
     if dice:
         from _dice import dice_random
 
@@ -65,7 +68,7 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
         fr = flip_ratio(model, cf, desired)
         valid = ~np.isnan(cf).any(axis=1) & (model.predict(np.nan_to_num(cf)) == desired)
         dist = average_distance(queries[:n], cf, valid=valid)
-        print(f"{'DiCE random (non-DP)':<22} {fr:>10.3f} {dist:>9.3f} {1000 * seconds:>9.2f}"
+        print(f"{'DiCE random (non-DP)':<30} {fr:>10.3f} {'':>10} {dist:>9.3f} {1000 * seconds:>9.2f}"
               f"   ({n} queries)")
         for eps, s in per_query.items():
             print(f"time per counterfactual, DPC eps={eps:g} / DiCE random: {s / seconds:.3f}")

@@ -68,6 +68,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-dice", action="store_true")
     parser.add_argument("--protection-only", action="store_true")
+    parser.add_argument("--no-protection", action="store_true")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     train, test = load_adult(subset="train"), load_adult(subset="test")
@@ -78,9 +79,12 @@ def main(argv=None):
           f"{model.score(X_test, test.target):.4f}\n")
     queries = X_test[np.random.RandomState(0).choice(len(X_test), 500, replace=False)]
     if not args.protection_only:
-        run("Adult", model, X, enc.bounds, queries, epsilons=[np.inf, 0.75, 0.025],
-            dice=not args.no_dice, seeds=(0, 1, 2))
-    for n, seeds in [(50, range(5)), (200, range(5)), (1000, range(3))]:
+        for method in ("dpsgd", "functional"):
+            run(f"Adult ({method} autoencoder)", model, X, enc.bounds, queries,
+                epsilons=[0.75, 0.025], dpc_params={"ae_method": method},
+                dice=not args.no_dice and method == "dpsgd", seeds=tuple(range(10)))
+    for n, seeds in [] if args.no_protection else [(50, range(5)), (200, range(5)),
+                                                    (1000, range(3))]:
         protection(model, X, enc.bounds, X_test, epsilons=[np.inf, 0.75, 0.025], n_queries=n,
                    seeds=tuple(seeds), dice=not args.no_dice)
 

@@ -29,8 +29,10 @@ def main(argv=None):
     print(f"black box: MLPClassifier(64, tanh), test accuracy "
           f"{model.score(X_test, data.target_test):.4f}\n")
     queries = X_test[np.random.RandomState(0).choice(len(X_test), 500, replace=False)]
-    run("Hospital", model, X, data.bounds, queries, epsilons=[np.inf, 0.75, 0.025],
-        dice=not args.no_dice, seeds=(0, 1, 2))
+    for method in ("dpsgd", "functional"):
+        run(f"Hospital ({method} autoencoder)", model, X, data.bounds, queries,
+            epsilons=[0.75, 0.025], dpc_params={"ae_method": method},
+            dice=not args.no_dice and method == "dpsgd", seeds=tuple(range(10)))
 
 
 if __name__ == "__main__":

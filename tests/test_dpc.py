@@ -19,7 +19,8 @@ def problem():
 
 
 def _dpc(model, **params):
-    defaults = dict(epsilon=1.0, delta=1e-5, latent_dim=3, bounds=(0, 1), random_state=0)
+    defaults = dict(epsilon=1.0, delta=1e-5, latent_dim=3, bounds=(0, 1), random_state=0,
+                    ae_method="functional")
     defaults.update(params)
     return DPCounterfactualGenerator(model, **defaults)
 
@@ -59,7 +60,8 @@ def test_non_private_fit_says_so():
     rng = np.random.RandomState(1)
     X = rng.uniform(0, 1, size=(500, 3))
     y = (X[:, 0] > 0.5).astype(int)
-    dpc = DPCounterfactualGenerator(None, epsilon=np.inf, latent_dim=2, bounds=(0, 1)).fit(X, y)
+    dpc = DPCounterfactualGenerator(None, epsilon=np.inf, latent_dim=2, bounds=(0, 1),
+                                    ae_method="functional").fit(X, y)
     assert dpc.epsilon_spent_ == np.inf
 
 
