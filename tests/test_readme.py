@@ -27,24 +27,26 @@ def test_readme_commands_are_marked_for_ci():
         assert block, f"README.md lacks the {marker} block that CI reads"
 
 
-def test_readme_classifier_example_runs():
+def _run_python_block(containing):
+    """Run the README's python block that mentions ``containing``; return what it printed."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    code = next(b for b in blocks if "DPLocallyLinearClassifier" in b)
+    code = next(b for b in blocks if containing in b)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
-    match = re.search(r"epsilon spent ([\d.]+); row 0's heaviest feature: (\S+)", out.getvalue())
-    assert match, out.getvalue()
+    return out.getvalue()
+
+
+def test_readme_classifier_example_runs():
+    out = _run_python_block("DPLocallyLinearClassifier")
+    match = re.search(r"epsilon spent ([\d.]+); row 0's heaviest feature: (\S+)", out)
+    assert match, out
     assert 0 < float(match.group(1)) <= 1.0
 
 
 def test_readme_explainer_example_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    code = next(b for b in blocks if "DPLimeExplainer" in b)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {})
-    match = re.search(r"\[(.*)\] epsilon spent ([\d.]+)", out.getvalue())
-    assert match, out.getvalue()
+    out = _run_python_block("DPLimeExplainer")
+    match = re.search(r"\[(.*)\] epsilon spent ([\d.]+)", out)
+    assert match, out
     assert "'interactive'" in match.group(1)
     assert 0 < float(match.group(2)) <= 1.0
