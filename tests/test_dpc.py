@@ -201,3 +201,12 @@ def test_a_query_without_counterfactual_keeps_its_own_prediction(problem):
     assert missing.any()
     assert np.all(np.isnan(result.counterfactuals[missing]))
     np.testing.assert_array_equal(result.predicted_class[missing], model.predict(X[:40][missing]))
+
+
+def test_bad_hidden_layer_sizes_spend_nothing_even_non_private(problem):
+    X, _, model = problem
+    ledger = PrivacyLedger()
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        _dpc(model, epsilon=np.inf, ae_method="dpsgd", hidden_layer_sizes=(0,),
+             accountant=ledger).fit(X)
+    assert len(ledger.events) == 0

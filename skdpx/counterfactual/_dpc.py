@@ -15,6 +15,7 @@ from .._explanation import CounterfactualSet
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     EstimatorBudget,
+    SpendReportMixin,
     check_bounds,
     check_random_state,
     calibrate_noise,
@@ -45,7 +46,7 @@ def prototype_sensitivity(latent_dim):
     return float(np.sqrt(2.0 * (latent_dim + 1)))
 
 
-class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
+class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimator):
     """Counterfactuals searched from DP class prototypes, for any black box.
 
     The method of Yang et al., "Differentially Private Counterfactuals via
@@ -217,7 +218,10 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
             The private training rows.
         y : array-like of shape (n_samples,), optional
             The classes when ``estimator`` is None (ignored otherwise: the
-            black box's predictions are the classes).
+            black box's predictions are the classes). The set of class
+            labels is then read from ``y``, as scikit-learn and diffprivlib
+            classifiers do; it is not noised (with a black box, its public
+            ``classes_`` are used).
 
         Returns
         -------
@@ -238,6 +242,9 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
             raise ValueError(f"latent_dim ({self.latent_dim}) must be at most n_features "
                              f"({X.shape[1]}).")
+        hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
+        if not all(h >= 1 for h in hidden):
+            raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
         lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
         self.bounds_ = (lower, upper)
         X11 = 2.0 * scale_to_bounds(X, lower, upper) - 1.0
@@ -253,9 +260,6 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
                 ledger=self.budget_,
             )
         else:
-            hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
-            if not all(h >= 1 for h in hidden):
-                raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
             self.autoencoder_ = MLPAutoencoder.fit(
                 X11, self.latent_dim, hidden, epsilon=self.epsilon * _AE_SHARE,
                 delta=self.delta / 2, random_state=rng, budget=self.budget_,
@@ -409,16 +413,6 @@ class DPCounterfactualGenerator(TransformerMixin, BaseEstimator):
         return best
 
     # ------------------------------------------------------------ reporting
-
-    @property
-    def epsilon_spent_(self):
-        check_is_fitted(self)
-        return self.budget_.epsilon_spent
-
-    @property
-    def delta_spent_(self):
-        check_is_fitted(self)
-        return self.budget_.delta_spent
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

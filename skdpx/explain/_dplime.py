@@ -14,6 +14,7 @@ from ..privacy import (
     EPSILON_CONSTRAINT,
     BudgetError,
     EstimatorBudget,
+    SpendReportMixin,
     calibrate_noise,
     check_bounds,
     check_random_state,
@@ -36,7 +37,7 @@ _C = 1.0
 _N_CANDIDATES = 10
 
 
-class DPLimeExplainer(TransformerMixin, BaseEstimator):
+class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     """LIME-style local linear explanations, DP for the explanation dataset.
 
     For a query ``z`` the explanation is the ``phi`` minimising the weighted
@@ -520,16 +521,6 @@ class DPLimeExplainer(TransformerMixin, BaseEstimator):
         hist["n_iter"].extend([int(n_iter)] * len(Z))
 
     # ------------------------------------------------------------ reporting
-
-    @property
-    def epsilon_spent_(self):
-        check_is_fitted(self)
-        return self.budget_.epsilon_spent
-
-    @property
-    def delta_spent_(self):
-        check_is_fitted(self)
-        return self.budget_.delta_spent
 
     @property
     def epsilon_remaining_(self):

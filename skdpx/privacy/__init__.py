@@ -25,7 +25,12 @@ from ._accounting import (
     gaussian_to_pure,
 )
 from ._audit import audit_epsilon
-from ._budget import BUDGET_PARAMETER_CONSTRAINTS, EstimatorBudget, resolve_ledger
+from ._budget import (
+    BUDGET_PARAMETER_CONSTRAINTS,
+    EstimatorBudget,
+    SpendReportMixin,
+    resolve_ledger,
+)
 from ._dpsgd import DPSGD, dense_clipped_grad, dense_grad_sq_norms
 from ._ledger import LedgerDetachedError, PrivacyLedger
 from ._mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
@@ -49,6 +54,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivacyLedger",
     "PureDpEvent",
+    "SpendReportMixin",
     "audit_epsilon",
     "calibrate_laplace",
     "calibrate_noise",

@@ -4,13 +4,16 @@ from contextlib import ExitStack, contextmanager
 import math
 
 from diffprivlib.accountant import BudgetAccountant
+from sklearn.utils.validation import check_is_fitted
 
 from ._accounting import is_pure
 from ._ledger import PrivacyLedger
 
 from ._validation import DELTA_CONSTRAINT, EPSILON_CONSTRAINT
 
-__all__ = ["BUDGET_PARAMETER_CONSTRAINTS", "EstimatorBudget", "resolve_ledger"]
+__all__ = [
+    "BUDGET_PARAMETER_CONSTRAINTS", "EstimatorBudget", "SpendReportMixin", "resolve_ledger",
+]
 
 #: The parameter constraints every skdpx estimator shares (scikit-learn's
 #: ``_parameter_constraints`` format): merge them into the class's own.
@@ -44,6 +47,20 @@ def resolve_ledger(accountant):
         "accountant must be a skdpx.privacy.PrivacyLedger, a diffprivlib BudgetAccountant or "
         f"None, got {type(accountant).__name__}."
     )
+
+
+class SpendReportMixin:
+    """``epsilon_spent_`` / ``delta_spent_`` of an estimator whose spends are in ``budget_``."""
+
+    @property
+    def epsilon_spent_(self):
+        check_is_fitted(self)
+        return self.budget_.epsilon_spent
+
+    @property
+    def delta_spent_(self):
+        check_is_fitted(self)
+        return self.budget_.delta_spent
 
 
 class EstimatorBudget:
