@@ -500,3 +500,13 @@ def test_fast_exact_gaussian_epsilon_matches_dp_accounting(sigma, delta):
     ours = _gaussian_epsilon_exact(sigma, delta)
     theirs = dp_accounting.get_epsilon_gaussian(sigma, delta)
     assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-11)
+
+
+def test_calibrate_noise_after_a_pure_prior_that_rdp_cannot_fit():
+    # RDP turns epsilon = 1 pure DP into about 5.3 at delta 1e-5: its hint
+    # fails, the PLD calibration must still find the noise for a total of 2
+    prior = pure_event(1.0)
+    z = calibrate_noise(2.0, 1e-5, steps=4, prior=prior)
+    total = compute_epsilon(dp_accounting.ComposedDpEvent([prior, gaussian_event(z, steps=4)]),
+                            1e-5)
+    assert 1.99 < total <= 2.0
