@@ -9,6 +9,7 @@ from ._explanation import CounterfactualSet, FeatureAttribution, RecoursePaths
 from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
 from .linear import DPLocallyLinearClassifier
+from .recourse import PrivRecourse
 
 __version__ = "0.1.0.dev0"
 
@@ -18,6 +19,7 @@ __all__ = [
     "DPLimeExplainer",
     "DPLocallyLinearClassifier",
     "FeatureAttribution",
+    "PrivRecourse",
     "RecoursePaths",
     "__version__",
 ]

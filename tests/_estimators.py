@@ -12,6 +12,7 @@ import numpy as np
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.recourse import PrivRecourse
 from skdpx.utils.discovery import all_estimators
 
 from ._reference import DPNearestCentroid
@@ -40,6 +41,12 @@ TEST_TABLE = {
         "supervised": True,
         "methods": ["predict", "predict_proba", "predict_log_proba", "decision_function",
                     "explain"],
+    },
+    PrivRecourse: {
+        "params": {"n_clusters": 8, "epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0),
+                   "random_state": 0},
+        "supervised": True,
+        "methods": ["transform", "explain"],
     },
     DPNearestCentroid: {
         "params": {"epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},
