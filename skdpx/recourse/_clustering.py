@@ -16,11 +16,10 @@ have no capital gain), and they never recover under noise.
 """
 
 import numpy as np
-from sklearn.metrics import pairwise_distances_argmin
 
 from ..privacy import gaussian_event
 
-__all__ = ["dp_lloyd", "init_sensitivity", "table_sensitivity"]
+__all__ = ["dp_lloyd", "init_sensitivity", "lloyd_step", "table_sensitivity"]
 
 #: bins of the per-feature histograms that seed the initial centres
 _BINS = 10
@@ -41,6 +40,27 @@ def _noisy(value, noise_multiplier, sensitivity, rng, budget, label):
         return value
     with budget.reserve(gaussian_event(noise_multiplier), label):
         return value + rng.normal(0.0, noise_multiplier * sensitivity, size=value.shape)
+
+
+def nearest(X, centers, chunk=8192):
+    """Index of the nearest centre of each row (squared Euclidean), in chunks of rows."""
+    sq = np.sum(centers**2, axis=1)
+    return np.concatenate([np.argmin(sq[None, :] - 2 * X[i:i + chunk] @ centers.T, axis=1)
+                           for i in range(0, len(X), chunk)] or [np.empty(0, dtype=int)])
+
+
+def lloyd_step(X01, centers01, noise_multiplier, rng, budget, label):
+    """One DP Lloyd release: the noisy table of centred sums and counts per cluster.
+
+    Each row goes to its nearest centre; the (n_clusters, d + 1) table of
+    ``sum(x - 1/2)`` and counts gets Gaussian noise of std
+    ``noise_multiplier * table_sensitivity(d)``, recorded in ``budget``.
+    """
+    n, d = X01.shape
+    labels = nearest(X01, centers01)
+    table = np.zeros((len(centers01), d + 1))
+    np.add.at(table, labels, np.hstack([X01 - 0.5, np.ones((n, 1))]))
+    return _noisy(table, noise_multiplier, table_sensitivity(d), rng, budget, label)
 
 
 def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, rng, budget):
@@ -78,15 +98,10 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, rng, budget):
     u = rng.uniform(size=(n_clusters, d))
     picked = np.minimum((u[:, :, None] > cum[None, :, :]).sum(axis=2), _BINS - 1)
     centers = (picked + rng.uniform(size=(n_clusters, d))) / _BINS - 0.5
-    Z = X01 - 0.5
     counts = np.zeros(n_clusters)
-    sens = table_sensitivity(d)
     for t in range(n_iter):
-        labels = pairwise_distances_argmin(Z, centers)
-        table = np.zeros((n_clusters, d + 1))
-        np.add.at(table, labels, np.hstack([Z, np.ones((n, 1))]))
-        table = _noisy(table, noise_multiplier, sens, rng, budget,
-                       f"Lloyd iteration {t + 1}: sums and counts of {n_clusters} clusters")
+        table = lloyd_step(X01, centers + 0.5, noise_multiplier, rng, budget,
+                           f"Lloyd iteration {t + 1}: sums and counts of {n_clusters} clusters")
         counts = table[:, -1]
         grown = counts >= 1.0
         means = np.clip(table[:, :d] / np.maximum(counts, 1.0)[:, None], -0.5, 0.5)
