@@ -28,11 +28,6 @@ from ._graph import RecourseGraph, recourse_graph
 
 __all__ = ["PrivRecourse"]
 
-#: a centre is a graph node when its noisy count is at least this many
-#: standard deviations of the count's noise (post-processing)
-_MIN_COUNT_SDS = 2.0
-
-
 def _scale(X, lower, upper):
     return scale_to_bounds(X, lower, upper)
 
@@ -53,8 +48,9 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
        rows as centres (an exponential mechanism picks *which* row, but the
        row itself is released exactly) and takes the final means with noisy
        counts but exact sums: neither is DP, so it is not used;
-    3. the graph on the centres whose noisy count is at least 2 standard
-       deviations of its noise (the others are mostly noise): an edge i -> j
+    3. the graph on the centres whose noisy count is at least
+       ``count_threshold`` standard deviations of its noise (the others are
+       mostly noise): an edge i -> j
        when ``||C_i - C_j|| < distance_threshold`` in the unit cube of the
        public bounds and the step respects the actionability constraints,
        weighted by ``||C_i - C_j|| / rho((C_i + C_j) / 2)`` with ``rho`` the
@@ -100,9 +96,15 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
     bounds : tuple (lower, upper) or None
         Public bounds of the features; None reads them from the data and
         raises a PrivacyLeakWarning.
-    max_iter : int, default=1
+    max_iter : int, default=2
         Lloyd iterations (each one a noisy release; the noisy-marginal
         initialisation is one more).
+    count_threshold : float >= 0, default=5.0
+        A centre becomes a graph node when its noisy count is at least this
+        many standard deviations of the count's noise (and at least 1): its
+        coordinates' noise is then at most ``1 / count_threshold`` of each
+        feature's range (in standard deviations). Higher keeps fewer, more
+        precise centres; it is post-processing, so it costs nothing.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
     random_state : None, int or RandomState
 
@@ -167,6 +169,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         "model_share": [Interval(Real, 0, 1, closed="neither")],
         "model_C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "count_threshold": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(
@@ -185,7 +188,8 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         model_share=0.5,
         model_C=1.0,
         bounds=None,
-        max_iter=1,
+        max_iter=2,
+        count_threshold=5.0,
         accountant=None,
         random_state=None,
     ):
@@ -203,6 +207,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         self.model_C = model_C
         self.bounds = bounds
         self.max_iter = max_iter
+        self.count_threshold = count_threshold
         self.accountant = accountant
         self.random_state = random_state
 
@@ -292,7 +297,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
         centers, counts = dp_lloyd(X01, self.n_clusters, self.max_iter, self.noise_multiplier_,
                                    rng, self.budget_)
-        keep = counts >= max(1.0, _MIN_COUNT_SDS * self.noise_multiplier_
+        keep = counts >= max(1.0, self.count_threshold * self.noise_multiplier_
                              * table_sensitivity(X.shape[1]))
         nodes = centers[keep]
         self.cluster_centers_ = self._to_input(nodes)
