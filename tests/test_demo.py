@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import numpy as np
+
 from skdpx.__main__ import demo, main
 
 
@@ -35,6 +37,12 @@ def test_demo_figures():
     assert figures["dpc_valid"]
     assert 0 < figures["dpc_epsilon_spent"] <= 1.0
     assert re.search(r"DPCounterfactualGenerator +available", text)
+    # a DP recourse path: it reaches the favourable class, age and education never go down
+    assert figures["recourse_success"] and figures["recourse_model_class_at_end"] == 1
+    assert 0 < figures["recourse_epsilon_spent"] <= 1.0
+    steps = np.diff(figures["recourse_path"][1:, :2], axis=0)
+    assert np.all(steps >= 0)
+    assert re.search(r"PrivRecourse +available", text)
 
 
 def test_demo_bad_arguments_exit_with_usage():
