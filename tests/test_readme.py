@@ -50,3 +50,11 @@ def test_readme_explainer_example_runs():
     assert match, out
     assert "'interactive'" in match.group(1)
     assert 0 < float(match.group(2)) <= 1.0
+
+
+def test_readme_recourse_example_runs():
+    out = _run_python_block("PrivRecourse")
+    match = re.search(r"(\d+)% of paths reach >50K; epsilon spent ([\d.]+)", out)
+    assert match, out
+    assert int(match.group(1)) >= 50
+    assert 0 < float(match.group(2)) <= 2.0
