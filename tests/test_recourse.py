@@ -150,6 +150,29 @@ def test_lloyd_audit_catches_too_small_a_sensitivity(monkeypatch):
     assert bound > 1.0
 
 
+def _histogram_release(data, random_state):
+    return _clustering.marginal_histograms(data, calibrate_noise(1.0, 1e-5), random_state,
+                                           EstimatorBudget(np.inf, 1e-5))
+
+
+def _histogram_statistic(hist):
+    return float(hist[:, -1].sum() - hist[:, 0].sum())  # the moved row: bin 0 -> last bin
+
+
+def test_audit_of_the_initial_histograms_stays_below_its_epsilon():
+    bound = audit_epsilon(_histogram_release, _DATA, _NEIGHBOUR, n_trials=6_000, delta=1e-5,
+                          statistic=_histogram_statistic, random_state=0)
+    assert bound < 1.0
+
+
+def test_histogram_audit_catches_too_small_a_sensitivity(monkeypatch):
+    real = _clustering.init_sensitivity
+    monkeypatch.setattr(_clustering, "init_sensitivity", lambda d: real(d) / 8)
+    bound = audit_epsilon(_histogram_release, _DATA, _NEIGHBOUR, n_trials=6_000, delta=1e-5,
+                          statistic=_histogram_statistic, random_state=0)
+    assert bound > 1.0
+
+
 def test_the_table_sensitivity_is_the_worst_replacement():
     rng = np.random.RandomState(0)
     budget = EstimatorBudget(np.inf, 1e-5)

@@ -19,7 +19,9 @@ import numpy as np
 
 from ..privacy import gaussian_event
 
-__all__ = ["dp_lloyd", "init_sensitivity", "lloyd_step", "table_sensitivity"]
+__all__ = [
+    "dp_lloyd", "init_sensitivity", "lloyd_step", "marginal_histograms", "table_sensitivity",
+]
 
 #: bins of the per-feature histograms that seed the initial centres
 _BINS = 10
@@ -47,6 +49,15 @@ def nearest(X, centers, chunk=8192):
     sq = np.sum(centers**2, axis=1)
     return np.concatenate([np.argmin(sq[None, :] - 2 * X[i:i + chunk] @ centers.T, axis=1)
                            for i in range(0, len(X), chunk)] or [np.empty(0, dtype=int)])
+
+
+def marginal_histograms(X01, noise_multiplier, rng, budget):
+    """The d per-feature histograms of ``_BINS`` bins on [0, 1], one Gaussian release."""
+    d = X01.shape[1]
+    bins = np.minimum((X01 * _BINS).astype(int), _BINS - 1)
+    hist = np.stack([np.bincount(bins[:, j], minlength=_BINS) for j in range(d)]).astype(float)
+    return _noisy(hist, noise_multiplier, init_sensitivity(d), rng, budget,
+                  f"initial centres: {d} per-feature histograms of {_BINS} bins")
 
 
 def lloyd_step(X01, centers01, noise_multiplier, rng, budget, label):
@@ -87,10 +98,7 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, rng, budget):
     """
     n, d = X01.shape
     # the initial centres: samples of the product of the noisy marginals
-    bins = np.minimum((X01 * _BINS).astype(int), _BINS - 1)
-    hist = np.stack([np.bincount(bins[:, j], minlength=_BINS) for j in range(d)]).astype(float)
-    hist = _noisy(hist, noise_multiplier, init_sensitivity(d), rng, budget,
-                  f"initial centres: {d} per-feature histograms of {_BINS} bins")
+    hist = marginal_histograms(X01, noise_multiplier, rng, budget)
     prob = np.clip(hist, 0.0, None)
     prob[prob.sum(axis=1) == 0] = 1.0
     prob /= prob.sum(axis=1, keepdims=True)
