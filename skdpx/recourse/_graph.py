@@ -35,6 +35,8 @@ def gaussian_density(points, nodes, weights=None, bandwidth=None, chunk=4096):
         The density (not its log), vectorised in chunks of ``chunk`` points.
     """
     k, d = nodes.shape
+    if k == 0 or len(points) == 0:
+        return np.zeros(len(points))
     w = np.ones(k) if weights is None else np.clip(np.asarray(weights, dtype=float), 0, None)
     if w.sum() <= 0:
         w = np.ones(k)
