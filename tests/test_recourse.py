@@ -222,10 +222,11 @@ def test_transform_is_explains_end_points(fitted, problem):
 
 
 def test_a_favourable_query_is_its_own_counterfactual(fitted):
-    q = np.array([[0.95, 0.95, 0.5]])
+    q = np.array([[0.95, 0.95, 0.5], [1.5, 0.95, 0.5]])  # the second is out of bounds
     res = fitted.explain(q)
-    assert res.success[0] and res.cost[0] == 0 and len(res.paths[0]) == 1
+    assert res.success.all() and np.all(res.cost == 0) and all(len(p) == 1 for p in res.paths)
     np.testing.assert_array_equal(res.counterfactuals, q)
+    np.testing.assert_array_equal(fitted.transform(q), q)
 
 
 def test_unreachable_candidates_fail_with_nan():

@@ -242,7 +242,9 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
             The private training rows.
         y : array-like of shape (n_samples,), optional
             Needed when ``estimator`` is None (the DP model's labels);
-            ignored otherwise.
+            ignored otherwise. The set of class labels is then read from
+            ``y``, as scikit-learn and diffprivlib classifiers do; it is not
+            noised (with a black box, its public ``classes_`` are used).
 
         Returns
         -------
@@ -403,7 +405,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         reach = starts >= 0
         reach[reach] = np.isfinite(self.path_cost_[starts[reach]])
         out = np.full(X.shape, np.nan)
-        out[already] = np.clip(X[already], *self.bounds_)
+        out[already] = X[already]
         rows = self._routes.paths[starts[reach]]
         ends = rows[np.arange(len(rows)), (rows >= 0).sum(axis=1) - 1]
         out[reach] = self.cluster_centers_[ends]
