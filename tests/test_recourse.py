@@ -105,6 +105,15 @@ def test_a_shared_ledger_that_is_spent_stops_the_fit(problem):
     assert [label for label, _ in ledger.events] == ["earlier release"]
 
 
+def test_a_ledger_that_affords_the_model_but_not_the_clustering_spends_nothing(problem):
+    X, y = problem
+    ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    ledger.spend(pure_event(1.5), "earlier release")  # room for the model (1), not for all
+    with pytest.raises(BudgetError):
+        _rec(epsilon=2.0, accountant=ledger).fit(X, y)
+    assert [label for label, _ in ledger.events] == ["earlier release"]
+
+
 def test_same_seed_same_centres(problem):
     X, y = problem
     a, b = _rec().fit(X, y), _rec().fit(X, y)

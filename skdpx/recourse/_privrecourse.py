@@ -20,6 +20,8 @@ from ..privacy import (
     calibrate_noise,
     check_bounds,
     check_random_state,
+    gaussian_event,
+    pure_event,
     scale_to_bounds,
 )
 from ..privacy._models import dp_logistic_regression
@@ -285,17 +287,23 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
 
         self.budget_ = EstimatorBudget(self.epsilon, self.delta, self.accountant,
                                        prefix=f"{type(self).__name__}: ")
-        if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
-            with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):
-                pass
-        self.estimator_ = self.estimator if self.estimator is not None else self._fit_model(
-            X01, y, rng)
         self.model_epsilon_ = (float(self.epsilon * self.model_share)
                                if self.estimator is None and not np.isinf(self.epsilon) else 0.0)
-        events = [event for _, event in self.budget_.events]
-        self.noise_multiplier_ = 0.0 if np.isinf(self.epsilon) else calibrate_noise(
-            self.epsilon, self.delta, steps=self.max_iter + 1,
-            prior=ComposedDpEvent(events) if events else None)
+        if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
+            self.noise_multiplier_ = 0.0
+            with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):
+                pass
+        else:
+            # the whole fit's spend is planned, and checked against both caps, before
+            # the first release: a shared ledger with too little left refuses it all
+            model = [pure_event(self.model_epsilon_)] if self.model_epsilon_ > 0 else []
+            self.noise_multiplier_ = calibrate_noise(
+                self.epsilon, self.delta, steps=self.max_iter + 1,
+                prior=ComposedDpEvent(model) if model else None)
+            self.budget_.check(ComposedDpEvent(
+                model + [gaussian_event(self.noise_multiplier_, steps=self.max_iter + 1)]))
+        self.estimator_ = self.estimator if self.estimator is not None else self._fit_model(
+            X01, y, rng)
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
         centers, counts = dp_lloyd(X01, self.n_clusters, self.max_iter, self.noise_multiplier_,
                                    rng, self.budget_)
