@@ -210,3 +210,16 @@ def test_bad_hidden_layer_sizes_spend_nothing_even_non_private(problem):
         _dpc(model, epsilon=np.inf, ae_method="dpsgd", hidden_layer_sizes=(0,),
              accountant=ledger).fit(X)
     assert len(ledger.events) == 0
+
+
+@pytest.mark.parametrize("ae_method", ["functional", "dpsgd"])
+def test_a_ledger_that_affords_the_autoencoder_but_not_the_prototypes_spends_nothing(
+        problem, ae_method):
+    from skdpx.privacy import BudgetError, pure_event
+
+    X, _, model = problem
+    ledger = PrivacyLedger(epsilon=2.0, delta=1e-5)
+    ledger.spend(pure_event(1.3), "earlier release")  # room for half of epsilon 1, not all
+    with pytest.raises(BudgetError):
+        _dpc(model, ae_method=ae_method, epsilon=1.0, accountant=ledger).fit(X)
+    assert [label for label, _ in ledger.events] == ["earlier release"]

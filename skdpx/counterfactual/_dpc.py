@@ -254,6 +254,15 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
             with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):
                 pass
+        else:
+            # the whole fit's spend is planned, and checked against both caps, before
+            # the first release: a shared ledger with too little left refuses it all
+            ae_event = (FunctionalAutoencoder.planned_event(self.epsilon * _AE_SHARE)
+                        if self.ae_method == "functional" else
+                        MLPAutoencoder.planned_event(len(X), self.epsilon * _AE_SHARE,
+                                                     self.delta / 2))
+            proto = gaussian_event(calibrate_noise(self.epsilon, self.delta, prior=ae_event))
+            self.budget_.check(ComposedDpEvent([ae_event, proto]))
         if self.ae_method == "functional":
             self.autoencoder_ = FunctionalAutoencoder.fit(
                 X11, self.latent_dim, epsilon=self.epsilon * _AE_SHARE, random_state=rng,

@@ -37,7 +37,7 @@ the data themselves, so noising them does not hide the data.)
 import numpy as np
 from scipy.special import expit
 
-from ..privacy import laplace_mechanism
+from ..privacy import laplace_event, laplace_mechanism
 
 __all__ = ["FunctionalAutoencoder", "functional_sensitivity"]
 
@@ -61,6 +61,11 @@ class FunctionalAutoencoder:
     def __init__(self, components, center):
         self.components = components
         self.center = center
+
+    @staticmethod
+    def planned_event(epsilon):
+        """The DpEvent that :meth:`fit` records at a finite ``epsilon`` (one Laplace release)."""
+        return laplace_event(1.0 / epsilon)
 
     @classmethod
     def fit(cls, X, latent_dim, *, epsilon, random_state, ledger=None):

@@ -37,6 +37,17 @@ class MLPAutoencoder:
         self.weights, self.biases, self.n_encoder = weights, biases, n_encoder
 
     # ----------------------------------------------------------- training
+    @staticmethod
+    def _engine(n_samples, epsilon, delta, random_state=None):
+        return DPSGD.from_budget(epsilon, delta, n_samples=n_samples, batch_size=BATCH_SIZE,
+                                 epochs=EPOCHS, max_grad_norm=MAX_GRAD_NORM,
+                                 random_state=random_state)
+
+    @classmethod
+    def planned_event(cls, n_samples, epsilon, delta):
+        """The DpEvent that :meth:`fit` records at a finite ``epsilon`` on ``n_samples`` rows."""
+        return cls._engine(n_samples, epsilon, delta).planned_event()
+
     @classmethod
     def fit(cls, X, latent_dim, hidden_layer_sizes, *, epsilon, delta, random_state,
             budget=None):
@@ -47,9 +58,7 @@ class MLPAutoencoder:
                    for a, b in zip(sizes[:-1], sizes[1:])]
         biases = [np.zeros(b) for b in sizes[1:]]
         model = cls(weights, biases, len(hidden_layer_sizes) + 1)
-        engine = DPSGD.from_budget(epsilon, delta, n_samples=m, batch_size=BATCH_SIZE,
-                                   epochs=EPOCHS, max_grad_norm=MAX_GRAD_NORM,
-                                   random_state=random_state)
+        engine = cls._engine(m, epsilon, delta, random_state)
         params = weights + biases
         optimizer = make_optimizer("adam", params, LEARNING_RATE)
         cache = {}
