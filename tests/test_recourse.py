@@ -314,3 +314,17 @@ def test_more_noise_keeps_fewer_centres(problem):
     assert len(loose.cluster_centers_) < len(tight.cluster_centers_)
     assert np.all(loose.cluster_counts_ >= loose.count_threshold * loose.noise_multiplier_
                   * _clustering.table_sensitivity(3))
+
+
+def test_grid_search_sweeps_epsilon_with_a_recourse_score(problem):
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = problem
+
+    def success(est, X_val, y_val=None):
+        return float(est.explain(X_val[:200]).success.mean())
+
+    search = GridSearchCV(_rec(n_clusters=30, accountant=PrivacyLedger()),
+                          {"epsilon": [1.0, 4.0]}, scoring=success, cv=2).fit(X, y)
+    assert set(search.cv_results_["param_epsilon"]) == {1.0, 4.0}
+    assert 0.5 <= search.best_score_ <= 1.0
