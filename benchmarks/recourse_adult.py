@@ -62,9 +62,7 @@ def graph_paths(nodes01, model, queries01, lower, upper, *, threshold, increasin
     favorable = model.predict(to_input(nodes01)) == 1
     graph = recourse_graph(nodes01, distance_threshold=threshold, increasing=increasing)
     routes = RecourseGraph(nodes01, graph, np.flatnonzero(favorable))
-    starts = routes.start_nodes(queries01)
-    reach = (starts >= 0) & np.isfinite(routes.cost[np.maximum(starts, 0)])
-    lengths, flat = routes.walk(np.where(reach, starts, -1))
+    _, reach, lengths, flat = routes.route(queries01)
     node_lists = np.split(flat, np.cumsum(lengths)[:-1])
     paths = [np.vstack([q, nodes01[nl]]) for q, nl in zip(queries01, node_lists)]
     return paths, reach, routes

@@ -201,6 +201,22 @@ class RecourseGraph:
             out[start:start + _CHUNK] = np.where(found, pool[best], -1)
         return out
 
+    def route(self, queries, skip=None):
+        """Each query's start node and path: ``(starts, reach, lengths, flat)``.
+
+        ``starts`` from :meth:`start_nodes` (-1 where ``skip`` is True or no
+        node qualifies); ``reach`` whether a candidate is reachable from it;
+        ``lengths`` and ``flat`` the node paths of the reaching queries as
+        :meth:`walk` gives them (length 0 for the others).
+        """
+        starts = self.start_nodes(queries)
+        if skip is not None:
+            starts[np.asarray(skip, dtype=bool)] = -1
+        reach = starts >= 0
+        reach[reach] = np.isfinite(self.cost[starts[reach]])
+        lengths, flat = self.walk(np.where(reach, starts, -1))
+        return starts, reach, lengths, flat
+
     def walk(self, starts):
         """Node paths of the start nodes: (lengths (n,), node indices concatenated)."""
         starts = np.asarray(starts, dtype=int)

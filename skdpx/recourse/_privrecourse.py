@@ -346,15 +346,14 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------ queries
 
     def _route(self, X):
-        """Validated queries, their start nodes and whether each is already favourable."""
+        """Validated queries, whether each is already favourable, and their routes."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
         already = np.asarray(self.estimator_.predict(Xc)) == self.favorable_class_
-        starts = self._routes.start_nodes(scale_to_bounds(Xc, lower, upper))
-        starts[already] = -1
-        return X, already, starts
+        return (X, already,
+                *self._routes.route(scale_to_bounds(Xc, lower, upper), skip=already))
 
     def _points(self, queries, node_lists):
         """Paths as arrays in input units: each query, then its nodes (one split)."""
@@ -397,10 +396,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
             path ``[query]``, cost inf and success False (a NaN
             counterfactual).
         """
-        X, already, starts = self._route(X)
-        reach = starts >= 0
-        reach[reach] = np.isfinite(self.path_cost_[starts[reach]])
-        lengths, flat = self._routes.walk(np.where(reach, starts, -1))
+        X, already, starts, reach, lengths, flat = self._route(X)
         node_lists = np.split(flat, np.cumsum(lengths)[:-1])
         cost = np.where(already, 0.0, np.where(reach, self.path_cost_[np.maximum(starts, 0)],
                                                np.inf))
@@ -409,14 +405,10 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         """The counterfactual end points (the query itself if already favourable; NaN if none)."""
-        X, already, starts = self._route(X)
-        reach = starts >= 0
-        reach[reach] = np.isfinite(self.path_cost_[starts[reach]])
+        X, already, _, reach, lengths, flat = self._route(X)
         out = np.full(X.shape, np.nan)
         out[already] = X[already]
-        rows = self._routes.paths[starts[reach]]
-        ends = rows[np.arange(len(rows)), (rows >= 0).sum(axis=1) - 1]
-        out[reach] = self.cluster_centers_[ends]
+        out[reach] = self.cluster_centers_[flat[np.cumsum(lengths)[reach] - 1]]
         return out
 
     def alternatives(self, X, n_paths=3):
@@ -442,7 +434,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         """
         if not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1, got {n_paths!r}.")
-        X, already, starts = self._route(X)
+        X, already, starts, _, _, _ = self._route(X)
         found = self._routes.k_best(starts, n_paths)
         out = []
         for r in range(n_paths):
