@@ -285,6 +285,10 @@ def test_alternatives_are_ranked_paths_to_distinct_candidates(fitted, problem):
         ends = [tuple(a.counterfactuals[i]) for a in alts if a.success[i]]
         if first.cost[i] > 0:
             assert len(set(ends)) == len(ends) and ok[0]
+            for a in alts:  # a path ends at the first favourable centre it reaches
+                if a.success[i]:
+                    inner = fitted.estimator_.predict(a.paths[i][1:-1])
+                    assert np.all(inner != 1)
     with pytest.raises(ValueError, match="n_paths"):
         fitted.alternatives(q, n_paths=0)
 

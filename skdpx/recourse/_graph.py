@@ -6,7 +6,7 @@ use this same code). Points are in the unit cube of the public bounds.
 """
 
 import numpy as np
-from scipy.sparse import csr_matrix
+from scipy.sparse import csr_matrix, diags
 from scipy.sparse.csgraph import dijkstra
 
 __all__ = ["RecourseGraph", "gaussian_density", "recourse_graph"]
@@ -177,10 +177,6 @@ class RecourseGraph:
             cur = nxt
         # an unreachable node (and a candidate) has no next hop: its row is [v, -1, ...]
         self.paths = np.stack(hops, axis=1)
-        sink = self.graph.tolil(copy=True)  # for k_best: paths end at their first candidate
-        for c in self.candidates:
-            sink.rows[c], sink.data[c] = [], []
-        self._sink_graph = sink.tocsr()
 
     def start_nodes(self, queries):
         """The nearest non-candidate node of each query that respects its immutables (-1: none)."""
@@ -244,8 +240,10 @@ class RecourseGraph:
         if not valid.any() or len(self.candidates) == 0:
             return out
         unique, inverse = np.unique(starts[valid], return_inverse=True)
-        dist, pred = dijkstra(self._sink_graph, directed=True, indices=unique,
-                              return_predecessors=True)
+        # a candidate's out-edges removed: paths end at their first candidate
+        sink = diags((~self.is_candidate).astype(float)) @ self.graph
+        sink.eliminate_zeros()
+        dist, pred = dijkstra(sink, directed=True, indices=unique, return_predecessors=True)
         for q, u in zip(np.flatnonzero(valid), inverse):
             d = dist[u, self.candidates]
             for c in self.candidates[np.argsort(d, kind="stable")[:n_paths]]:
