@@ -8,7 +8,6 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import CounterfactualSet
@@ -22,6 +21,7 @@ from ..privacy import (
     gaussian_event,
     scale_to_bounds,
 )
+from ..utils._targets import validate_classes
 from ._functional import FunctionalAutoencoder
 from ._mlp_autoencoder import MLPAutoencoder
 
@@ -227,16 +227,8 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         -------
         self
         """
-        if self.estimator is None:
-            X, y = validate_data(self, X, y, dtype=np.float64)
-            check_classification_targets(y)
-            self.classes_, labels = np.unique(y, return_inverse=True)
-        else:
-            X = validate_data(self, X, dtype=np.float64)
-            self.classes_ = np.asarray(self.estimator.classes_)
-            labels = np.searchsorted(self.classes_, self.estimator.predict(X))
-        if len(self.classes_) < 2:
-            raise ValueError("counterfactuals need at least two classes; got 1 class.")
+        X, y = validate_classes(self, X, y, "counterfactuals need")
+        labels = np.searchsorted(self.classes_, self.estimator.predict(X) if y is None else y)
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:

@@ -9,7 +9,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import RecoursePaths
@@ -25,6 +24,7 @@ from ..privacy import (
     scale_to_bounds,
 )
 from ..privacy._models import dp_logistic_regression
+from ..utils._targets import validate_classes
 from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
 
@@ -253,17 +253,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         self
         """
         # everything is checked before the first spend
-        if self.estimator is None:
-            X, y = validate_data(self, X, y, dtype=np.float64)
-            check_classification_targets(y)
-            self.classes_ = np.unique(y)
-        else:
-            X = validate_data(self, X, dtype=np.float64)
-            if not hasattr(self.estimator, "classes_"):
-                raise ValueError("estimator must be a fitted classifier with classes_.")
-            self.classes_ = np.asarray(self.estimator.classes_)
-        if len(self.classes_) < 2:
-            raise ValueError(f"recourse needs at least two classes; got {len(self.classes_)} class.")
+        X, y = validate_classes(self, X, y, "recourse needs")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
