@@ -137,7 +137,7 @@ AUDIT_QUERY = np.array([[0.5, 0.5]])
 AUDIT_X = np.clip(AUDIT_QUERY + _RNG.normal(0, 0.05, size=(200, 2)), 0, 1)
 # the changed row sits where the stable weight meets its cap (2 r (r + 1) = 1):
 # flipping its label from +1 to -1 moves the first gradient by 4 r / m =
-# 1.46 / m, against the bound 2 / m
+# 1.46 / m, against the bound 1.732 / m
 AUDIT_X[-1] = AUDIT_QUERY[0] + [(-1 + np.sqrt(3)) / 2, 0.0]
 AUDIT_DATA = (AUDIT_X, np.r_[np.zeros(199), 1.0])
 AUDIT_NEIGHBOUR = (AUDIT_X, np.r_[np.zeros(199), -1.0])
@@ -161,11 +161,11 @@ def test_audit_of_an_answer_stays_below_the_claim():
 
 
 def test_audit_catches_noise_calibrated_for_too_small_a_sensitivity(monkeypatch):
-    # a bug: the sensitivity taken 8 times too small (e.g. the paper's c / m,
-    # halved twice): the same audit must see more than the claim
+    # a bug: the sensitivity taken about 7 times too small (e.g. the paper's
+    # c / m, halved twice): the same audit must see more than the claim
     from skdpx.explain import _dplime
 
-    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0: c / m / 4)
+    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0, radius=1.0: c / m / 4)
     bound = audit_epsilon(_answer_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=6_000,
                           delta=1e-5, random_state=0)
     assert bound > AUDIT_EPSILON
@@ -283,7 +283,7 @@ def test_warm_start_audit_catches_too_small_a_sensitivity(monkeypatch):
     claim = DPLimeExplainer(None, epsilon=1e3, delta=1e-5, epsilon_per_query=8.0, max_iter=1,
                             strategy="adaptive", bounds=(0.0, 1.0)).fit(*EM_DATA)
     claim = claim.warm_start_epsilon_
-    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0: c / m / 4)
+    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0, radius=1.0: c / m / 4)
     bound = audit_epsilon(_warm_start_release, EM_DATA, EM_NEIGHBOUR, n_trials=6_000,
                           delta=0.0, random_state=0)
     assert bound > claim

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from skdpx.explain import gradient_sensitivity, kernel_weight, stable_weight, weight_cap
+from skdpx.explain import (
+    flat_radius,
+    gradient_sensitivity,
+    kernel_weight,
+    stable_weight,
+    weight_cap,
+)
 from skdpx.metrics import explanation_loss, local_loss_terms, optimal_explanation
 
 
@@ -78,8 +84,36 @@ def test_weights_bound_the_gradient_sensitivity(radius, c):
     a = stable_weight(r, c=c, radius=radius)
     contribution = 2 / m * a * np.abs(np.einsum("ij,ij->i", phi, diff) - y) * r
     assert contribution.max() > 0.99 * c / m
-    # replacing a row: one contribution out, one in
-    assert gradient_sensitivity(m, c=c) == 2 * c / m
+
+
+@pytest.mark.parametrize("radius", [0.5, 1.0, 3.0])
+@pytest.mark.parametrize("c", [0.5, 1.0, 2.0])
+def test_replacing_a_row_moves_the_gradient_by_at_most_the_sensitivity(radius, c):
+    # (c + 2 r*) / m, below the triangle inequality's 2c / m: over random
+    # pairs of rows (out, in), phi in the ball and labels at +-1, for both
+    # weights; and the worst pairs come within 20% of it
+    rng = np.random.RandomState(1)
+    m, n = 1000, 200_000
+    bound = gradient_sensitivity(m, c=c, radius=radius)
+    r_star = flat_radius(c=c, radius=radius)
+    assert r_star * (radius * r_star + 1) == pytest.approx(c / 2)
+    assert bound == pytest.approx((c + 2 * r_star) / m) and bound < 2 * c / m
+    # two rows in the plane of phi (the worst case: other directions only shorten
+    # phi . w), at distances around r*, at random angles
+    r = r_star * np.exp(rng.normal(0, 1.0, size=(n, 2)))
+    angle = rng.uniform(0, 2 * np.pi, size=(n, 3))
+    w = r[:, :, None] * np.stack([np.cos(angle[:, :2]), np.sin(angle[:, :2])], axis=2)
+    phi = radius * rng.uniform(0, 1, size=(n, 1)) ** 0.2 * np.c_[np.cos(angle[:, 2]),
+                                                                   np.sin(angle[:, 2])]
+    y = rng.choice([-1.0, 1.0], size=(n, 2))
+    for weight in (lambda r: stable_weight(r, c=c, radius=radius),
+                   lambda r: kernel_weight(r, kernel_width=5.0 * r_star, c=c, radius=radius)):
+        a = weight(r)
+        residual = np.einsum("nj,nij->ni", phi, w) - y
+        grads = 2 / m * (a * residual)[:, :, None] * w
+        moved = np.linalg.norm(grads[:, 0] - grads[:, 1], axis=1)
+        assert moved.max() <= bound * (1 + 1e-12)
+    assert moved.max() > 0.8 * bound
 
 
 def test_stable_weight_is_one_near_the_query_and_decreasing():

@@ -30,7 +30,7 @@ from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 __all__ = ["DPLimeExplainer"]
 
-#: the weights' constant c of the family F(c): the gradient sensitivity is c / m
+#: the weights' constant c of the family F(c): one row's gradient has norm at most c / m
 _C = 1.0
 #: warm-start candidates: the past interactive answers at the nearest queries
 #: (a public choice: queries are public), among which the exponential mechanism picks
@@ -58,10 +58,12 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     Privacy unit: one row of the explanation dataset, replace-one
     neighbours (m public). The weight ``alpha`` is capped by
     ``c / (2 r (radius r + 1))`` (Lemma 3.1, see
-    :mod:`skdpx.explain._weights`), so one row's gradient has norm at most
-    ``1 / m`` and replacing it moves the gradient by at most ``2 / m``. The explainer owns a ledger with cap (``epsilon``,
-    ``delta``) for its dataset; the queries' spends compose tightly in it
-    (and in ``accountant``, if shared).
+    :mod:`skdpx.explain._weights`), and at most 1, so replacing one row
+    moves the gradient by at most ``sensitivity_ = (1 + 2 r*) / m``, where
+    ``r* (radius r* + 1) = 1/2`` (1.732 / m at radius 1; the proof is in
+    :func:`skdpx.explain.gradient_sensitivity`). The explainer owns a ledger
+    with cap (``epsilon``, ``delta``) for its dataset; the queries' spends
+    compose tightly in it (and in ``accountant``, if shared).
 
     A query identical to one answered interactively before (or within
     ``reuse_distance`` of it) gets the same answer for free ("reused", the
@@ -123,9 +125,12 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         ``epsilon`` (the answer's own cost) and ``n_iter`` (gradient steps
         run) of every answer so far.
     noise_multiplier_ : float
-        Noise standard deviation over the gradient sensitivity ``2 / m``,
-        calibrated so that one answer (with its warm start, for "adaptive"
-        and "enhanced") costs at most ``epsilon_per_query``.
+        Noise standard deviation over ``sensitivity_``, calibrated so that
+        one answer (with its warm start, for "adaptive" and "enhanced")
+        costs at most ``epsilon_per_query``.
+    sensitivity_ : float
+        L2 sensitivity of the local loss's gradient to replacing one row,
+        ``(1 + 2 r*) / m`` (see above).
     warm_start_epsilon_ : float
         Epsilon of the exponential mechanism choosing a warm start (0 for
         "basic"): as private as one gradient step.
@@ -233,6 +238,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         self.bounds_ = (lower, upper)
         self._X = scale_to_bounds(X, lower, upper)
         self._labels = labels
+        self.sensitivity_ = gradient_sensitivity(len(X), c=_C, radius=self.radius)
         # adaptive: a warm-start choice costing one step, then at most max_iter steps
         steps = self.max_iter + (self.strategy != "basic")
         self.noise_multiplier_ = calibrate_noise(self.epsilon_per_query, self.delta, steps=steps)
@@ -384,8 +390,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         if not len(new):
             return
         H, g = self._forms(Z[new], columns[new])
-        sensitivity = gradient_sensitivity(len(self._X), c=_C)
-        noise_std = self.noise_multiplier_ * sensitivity
+        noise_std = self.noise_multiplier_ * self.sensitivity_
         noise_level = np.sqrt(Z.shape[1]) * noise_std
         worst = gaussian_event(self.noise_multiplier_, steps=self.max_iter + 1)
         past, answers = self._interactive()
@@ -429,15 +434,15 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     def _warm_start(self, H, g, candidates):
         """The exponential mechanism on ``-||grad L(phi_j, z)||`` over the candidates.
 
-        Replacing a row moves the gradient by at most ``2c/m`` in norm, so
-        each utility moves by at most that much: the choice is
+        Replacing a row moves the gradient by at most ``sensitivity_`` in
+        norm, so each utility moves by at most that much: the choice is
         ``warm_start_epsilon_``-DP, accounted as one Gaussian step
         (:func:`skdpx.privacy.gaussian_to_pure`).
         """
         grads = 2.0 * (candidates @ H - g)  # H is symmetric
         return int(exponential_mechanism(
             -np.linalg.norm(grads, axis=1), epsilon=self.warm_start_epsilon_,
-            sensitivity=gradient_sensitivity(len(self._X), c=_C), random_state=self._rng,
+            sensitivity=self.sensitivity_, random_state=self._rng,
         ))
 
     def _n_steps(self, beta, noise_level, *, warm):
@@ -494,7 +499,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         H, g = self._forms(Z, columns)
         return dpgd_explain(
             H, g, noise_multiplier=self.noise_multiplier_,
-            sensitivity=gradient_sensitivity(len(self._X), c=_C), radius=self.radius,
+            sensitivity=self.sensitivity_, radius=self.radius,
             n_iter=self.max_iter, smoothness=_C / self.radius, random_state=self._rng,
         )
 

@@ -18,15 +18,17 @@ F(c) of admissible weights. Every weight here is capped by (*).
 
 The neighbouring relation is replace-one (m public and fixed, as the
 normaliser 1/m is computed from the data): replacing a row removes one
-contribution and adds another, so the gradient moves by at most 2 c / m.
-(The paper states c / m for add/remove-one, which ignores that the
-normaliser changes with m; with the realised m, only replace-one keeps the
-noise scale the same on both neighbours.)
+contribution and adds another. The triangle inequality gives 2 c / m; for
+weights that are also at most 1 (both weights here) the change is smaller,
+``(c + 2 r*) / m`` (:func:`gradient_sensitivity`, proof there). (The paper
+states c / m for add/remove-one, which ignores that the normaliser changes
+with m; with the realised m, only replace-one keeps the noise scale the same
+on both neighbours.)
 """
 
 import numpy as np
 
-__all__ = ["gradient_sensitivity", "kernel_weight", "stable_weight", "weight_cap"]
+__all__ = ["flat_radius", "gradient_sensitivity", "kernel_weight", "stable_weight", "weight_cap"]
 
 
 def weight_cap(r, *, c=1.0, radius=1.0):
@@ -56,6 +58,30 @@ def kernel_weight(r, *, kernel_width, c=1.0, radius=1.0):
     return np.minimum(np.exp(-(r / kernel_width) ** 2), weight_cap(r, c=c, radius=radius))
 
 
-def gradient_sensitivity(n_rows, *, c=1.0):
-    """L2 sensitivity of the local loss's gradient, replace-one neighbours: 2 c / m."""
-    return 2.0 * c / n_rows
+def flat_radius(*, c=1.0, radius=1.0):
+    """``r*``, where the stable weight's flat part meets the cap: ``r (radius r + 1) = c / 2``."""
+    return (np.sqrt(1.0 + 2.0 * radius * c) - 1.0) / (2.0 * radius)
+
+
+def gradient_sensitivity(n_rows, *, c=1.0, radius=1.0):
+    """L2 sensitivity of the local loss's gradient, replace-one neighbours: ``(c + 2 r*) / m``.
+
+    For a weight with ``alpha(r) <= min(1, c / (2 r (k r + 1)))`` (the
+    stable weight, and the capped kernel, which is below it), ``k`` the
+    ``radius``. With ``w = x - z`` and ``r = ||w||``, a row adds
+    ``(2/m) alpha(r) [(phi . w) w - y w]`` to the gradient. Replacing row
+    ``(w, y)`` by ``(w', y')`` moves it by ``(2/m)`` times
+
+        (A - A') phi  -  (alpha y w - alpha' y' w'),   A = alpha w w' (PSD).
+
+    Since ``-A' <= A - A' <= A``, the first term has norm at most
+    ``k max(alpha r^2, alpha' r'^2)``; the second at most
+    ``alpha r + alpha' r'``. Name the rows so that the maximum is
+    ``alpha r^2``: the sum is at most ``alpha r (k r + 1) + alpha' r'``. The
+    cap gives ``alpha r (k r + 1) <= c / 2``, and ``alpha' <= min(1, cap)``
+    gives ``alpha' r' <= min(r', c / (2 (k r' + 1))) <= r*``, where the two
+    meet (:func:`flat_radius`). So the gradient moves by at most
+    ``(2/m)(c/2 + r*) = (c + 2 r*) / m``, below the triangle inequality's
+    ``2c / m`` (for c = k = 1: 1.732 / m against 2 / m).
+    """
+    return (c + 2.0 * flat_radius(c=c, radius=radius)) / n_rows
