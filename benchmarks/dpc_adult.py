@@ -10,7 +10,9 @@ Protection (the paper's Table 4): an adversary with 1,000 queries, their
 labels and one counterfactual each (labelled with the desired class) trains a
 surrogate (logistic regression or a small MLP); its agreement with the black
 box on the test split, with DP counterfactuals against non-private ones
-(DiCE random, and the same method with epsilon = inf).
+(DiCE random, and the same method with epsilon = inf). The paper's own
+protocol (disjoint splits, accuracy, the black box's architecture) is
+benchmarks/dpc_extraction.py.
 
 Run: python benchmarks/dpc_adult.py [--no-dice]   (dice-ml: the "bench" extra)
 """
