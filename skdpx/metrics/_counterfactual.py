@@ -16,18 +16,26 @@ import numpy as np
 __all__ = ["average_distance", "flip_ratio"]
 
 
-def _check_counterfactuals(counterfactuals, name="counterfactuals"):
+def _check_matrix(A, name, *, finite=False):
+    """``A`` as a non-empty 2-D float array; with ``finite``, NaN and inf refused."""
     try:
-        C = np.asarray(counterfactuals, dtype=float)
+        A = np.asarray(A, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be a numeric array of shape (n, d).") from exc
-    if C.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n, d); got {C.ndim} dimension(s).")
-    if C.shape[0] == 0:
-        raise ValueError(f"{name} is empty: at least one query is needed.")
-    if C.shape[1] == 0:
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape (n, d); got {A.ndim} dimension(s).")
+    if A.shape[0] == 0:
+        raise ValueError(f"{name} is empty: got shape {A.shape}.")
+    if A.shape[1] == 0:
         raise ValueError(f"{name} has no features.")
-    return C
+    if finite and not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} must be finite.")
+    return A
+
+
+def _check_counterfactuals(counterfactuals, name="counterfactuals"):
+    """Counterfactuals may hold NaN rows (none found for that query)."""
+    return _check_matrix(counterfactuals, name)
 
 
 def flip_ratio(estimator, counterfactuals, desired_class):

@@ -24,6 +24,7 @@ import numpy as np
 from sklearn.neighbors import KernelDensity, NearestNeighbors
 
 from .._explanation import RecoursePaths
+from ._counterfactual import _check_matrix
 
 __all__ = ["path_density", "path_distance", "path_manifold_distance", "redundancy", "ynn"]
 
@@ -32,17 +33,7 @@ _TOL = 1e-9
 
 
 def _check_data(X, name="X"):
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array of shape (n_samples, d).") from exc
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, d); got {X.ndim} dimension(s).")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} is empty: got shape {X.shape}.")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name} must be finite.")
-    return X
+    return _check_matrix(X, name, finite=True)
 
 
 def _collect_paths(paths):
