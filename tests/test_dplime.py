@@ -129,18 +129,19 @@ def test_works_inside_a_pipeline(problem):
 
 
 # --------------------------------------------------------------------------
-# Audit: one query, two explanation datasets that differ in one row's label
-# (replace-one neighbours, same m)
+# Audit: one query, two explanation datasets, one with a row the other lacks
+# (add-or-remove neighbours)
 # --------------------------------------------------------------------------
 _RNG = np.random.RandomState(0)
 AUDIT_QUERY = np.array([[0.5, 0.5]])
 AUDIT_X = np.clip(AUDIT_QUERY + _RNG.normal(0, 0.05, size=(200, 2)), 0, 1)
-# the changed row sits where the stable weight meets its cap (2 r (r + 1) = 1):
-# flipping its label from +1 to -1 moves the first gradient by 4 r / m =
-# 1.46 / m, against the bound 1.732 / m
+# the extra row sits where the stable weight meets its cap (2 r (r + 1) = 1),
+# labelled +1: it moves the first gradient (from phi = 0) by 2 r / m =
+# 0.73 / m, against the bound 1 / m. The other rows, labelled 0, add nothing
+# to that gradient, so the normaliser (m = 200 against 199) does not matter.
 AUDIT_X[-1] = AUDIT_QUERY[0] + [(-1 + np.sqrt(3)) / 2, 0.0]
 AUDIT_DATA = (AUDIT_X, np.r_[np.zeros(199), 1.0])
-AUDIT_NEIGHBOUR = (AUDIT_X, np.r_[np.zeros(199), -1.0])
+AUDIT_NEIGHBOUR = (AUDIT_X[:-1], np.zeros(199))
 AUDIT_EPSILON = 1.0
 
 
@@ -161,8 +162,8 @@ def test_audit_of_an_answer_stays_below_the_claim():
 
 
 def test_audit_catches_noise_calibrated_for_too_small_a_sensitivity(monkeypatch):
-    # a bug: the sensitivity taken about 7 times too small (e.g. the paper's
-    # c / m, halved twice): the same audit must see more than the claim
+    # a bug: the sensitivity taken 4 times too small: the same audit must see
+    # more than the claim
     from skdpx.explain import _dplime
 
     monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0, radius=1.0: c / m / 4)
@@ -251,10 +252,10 @@ def test_adaptive_budget_exhaustion_still_reuses(problem):
 
 # The warm-start choice: 200 rows at one point, half labelled +1, half -1, so
 # the two candidates phi = +1 and -1 have equal gradient norms; the neighbour
-# flips one label, at the distance where the weight cap binds.
+# lacks one +1 row (at the distance where the weight cap binds, all rows are).
 _R = (np.sqrt(3.0) - 1.0) / 2.0
 EM_DATA = (np.full((200, 1), 0.5 + _R), np.repeat([1.0, -1.0], 100))
-EM_NEIGHBOUR = (EM_DATA[0], np.r_[np.ones(101), -np.ones(99)])
+EM_NEIGHBOUR = (EM_DATA[0][1:], EM_DATA[1][1:])
 EM_QUERY = np.array([[0.5]])
 
 

@@ -80,6 +80,8 @@ def test_weights_bound_the_gradient_sensitivity(radius, c):
         residual = np.einsum("ij,ij->i", phi, diff) - y
         contribution = 2 / m * a * np.abs(residual) * r
         assert contribution.max() <= c / m * (1 + 1e-12)
+        # adding or removing a row moves the gradient by its contribution
+        assert gradient_sensitivity(m, c=c, radius=radius) == c / m
     # the stable weight reaches the bound beyond its flat part
     a = stable_weight(r, c=c, radius=radius)
     contribution = 2 / m * a * np.abs(np.einsum("ij,ij->i", phi, diff) - y) * r
@@ -94,7 +96,7 @@ def test_replacing_a_row_moves_the_gradient_by_at_most_the_sensitivity(radius, c
     # weights; and the worst pairs come within 20% of it
     rng = np.random.RandomState(1)
     m, n = 1000, 200_000
-    bound = gradient_sensitivity(m, c=c, radius=radius)
+    bound = gradient_sensitivity(m, c=c, radius=radius, relation="replace_one")
     r_star = flat_radius(c=c, radius=radius)
     assert r_star * (radius * r_star + 1) == pytest.approx(c / 2)
     assert bound == pytest.approx((c + 2 * r_star) / m) and bound < 2 * c / m
@@ -114,6 +116,11 @@ def test_replacing_a_row_moves_the_gradient_by_at_most_the_sensitivity(radius, c
         moved = np.linalg.norm(grads[:, 0] - grads[:, 1], axis=1)
         assert moved.max() <= bound * (1 + 1e-12)
     assert moved.max() > 0.8 * bound
+
+
+def test_gradient_sensitivity_refuses_an_unknown_relation():
+    with pytest.raises(ValueError, match="relation"):
+        gradient_sensitivity(10, relation="swap")
 
 
 def test_stable_weight_is_one_near_the_query_and_decreasing():

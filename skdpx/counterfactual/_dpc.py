@@ -76,7 +76,13 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
        gradients through the linear decoder. The search is post-processing
        of the DP autoencoder and prototypes: it costs no budget.
 
-    Privacy unit: one training row (replace-one). Classes are the black
+    Privacy unit: one training row, add-or-remove-one neighbours (the
+    relation of the DP-SGD accounting; n is public, as in DP-SGD's sampling
+    rate). The prototypes' noise, and the functional mechanism's, are
+    calibrated to replace-one sensitivities, which bound the add-or-remove
+    ones, so with ``ae_method="functional"`` the fit is also DP for
+    replace-one neighbours; the DP-SGD autoencoder is accounted for
+    add-or-remove only. Classes are the black
     box's predictions on the training rows when ``estimator`` is given (the
     prototypes are then where the model predicts each class, which is what
     the search needs), else ``y``.

@@ -32,9 +32,11 @@ __all__ = ["DPLimeExplainer"]
 
 #: the weights' constant c of the family F(c): one row's gradient has norm at most c / m
 _C = 1.0
-#: warm-start candidates: the past interactive answers at the nearest queries
-#: (a public choice: queries are public), among which the exponential mechanism picks
-_N_CANDIDATES = 10
+#: warm-start candidates: the averages of the past interactive answers at the
+#: k nearest queries, for each k here (public: queries and past answers are),
+#: among which the exponential mechanism picks. Averaging k past answers
+#: averages out their independent noise; the larger k, the farther the queries.
+_CANDIDATE_SIZES = (3, 10, 30)
 
 
 class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
@@ -55,13 +57,15 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     releases compose exactly, which needs much less noise than the paper's
     closed form.
 
-    Privacy unit: one row of the explanation dataset, replace-one
-    neighbours (m public). The weight ``alpha`` is capped by
-    ``c / (2 r (radius r + 1))`` (Lemma 3.1, see
-    :mod:`skdpx.explain._weights`), and at most 1, so replacing one row
-    moves the gradient by at most ``sensitivity_ = (1 + 2 r*) / m``, where
-    ``r* (radius r* + 1) = 1/2`` (1.732 / m at radius 1; the proof is in
-    :func:`skdpx.explain.gradient_sensitivity`). The explainer owns a ledger
+    Privacy unit: one row of the explanation dataset, add-or-remove-one
+    neighbours, with the number of rows m public (as skdpx's DP-SGD treats
+    n). The weight ``alpha`` is capped by ``c / (2 r (radius r + 1))``
+    (Lemma 3.1, see :mod:`skdpx.explain._weights`), so one row moves the
+    gradient by at most ``sensitivity_ = 1 / m`` (c = 1). The same noise is
+    also DP for replace-one neighbours, whose sensitivity is
+    ``(1 + 2 r*) / m`` with ``r* (radius r* + 1) = 1/2`` (1.732 / m at
+    radius 1; :func:`skdpx.explain.gradient_sensitivity`): at the epsilon of
+    a noise multiplier 1.732 times smaller. The explainer owns a ledger
     with cap (``epsilon``, ``delta``) for its dataset; the queries' spends
     compose tightly in it (and in ``accountant``, if shared).
 
@@ -92,9 +96,10 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         The epsilon of one interactive answer (at ``delta``).
     strategy : {"basic", "adaptive", "enhanced"}, default="basic"
         "basic": the paper's Algorithm 1 for each new query, ``max_iter``
-        steps from 0. "adaptive" (Algorithms 2-3): start from a past answer
-        chosen by the exponential mechanism on the gradient norm at the new
-        query (costing one step's worth of privacy), and run fewer steps
+        steps from 0. "adaptive" (Algorithms 2-3): start from an average of
+        the past answers at the 3, 10 or 30 nearest past queries, chosen by
+        the exponential mechanism on the gradient norm at the new query
+        (costing one step's worth of privacy), and run fewer steps
         when that warm start is good (Theorem 4.4, floored at the noise
         level). "enhanced" (section 4.4): the same without the floor, and
         stop as soon as a noisy gradient is under the noise level. The
@@ -129,8 +134,8 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         one answer (with its warm start, for "adaptive" and "enhanced")
         costs at most ``epsilon_per_query``.
     sensitivity_ : float
-        L2 sensitivity of the local loss's gradient to replacing one row,
-        ``(1 + 2 r*) / m`` (see above).
+        L2 sensitivity of the local loss's gradient to adding or removing
+        one row, ``1 / m`` (see above).
     warm_start_epsilon_ : float
         Epsilon of the exponential mechanism choosing a warm start (0 for
         "basic"): as private as one gradient step.
@@ -382,8 +387,8 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
 
         Each new query: reuse an interactive answer within ``reuse_distance``
         if there is one; else, if the budget can pay for the worst case
-        (warm start + ``max_iter`` steps), pick a warm start among the past
-        answers with the exponential mechanism on the gradient norm, and run
+        (warm start + ``max_iter`` steps), pick a warm start among averages
+        of past answers with the exponential mechanism on the gradient norm, and run
         as many noisy steps as the rule of :meth:`_n_steps` allows.
         """
         new = np.flatnonzero(todo)
@@ -413,8 +418,9 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
             n_em = 0
             phi0 = np.zeros(Z.shape[1])
             if len(past):  # Algorithm 2: a DP warm start from the history
-                near = np.argsort(np.linalg.norm(past - Z[i], axis=1))[:_N_CANDIDATES]
-                phi0, n_em = answers[near[self._warm_start(H[k], g[k], answers[near])]], 1
+                near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
+                candidates = np.array([near[:size].mean(axis=0) for size in _CANDIDATE_SIZES])
+                phi0, n_em = candidates[self._warm_start(H[k], g[k], candidates)], 1
             phi[i], n_steps = dpgd_warm_start(
                 H[k], g[k], phi0, noise_std=noise_std, radius=self.radius,
                 smoothness=_C / self.radius, max_iter=self.max_iter,
@@ -434,7 +440,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     def _warm_start(self, H, g, candidates):
         """The exponential mechanism on ``-||grad L(phi_j, z)||`` over the candidates.
 
-        Replacing a row moves the gradient by at most ``sensitivity_`` in
+        Adding or removing a row moves the gradient by at most ``sensitivity_`` in
         norm, so each utility moves by at most that much: the choice is
         ``warm_start_epsilon_``-DP, accounted as one Gaussian step
         (:func:`skdpx.privacy.gaussian_to_pure`).

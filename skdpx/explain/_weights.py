@@ -16,14 +16,16 @@ one row's contribution has norm at most c / m, whatever ``phi`` in the ball
 and ``z``: this is the paper's Lemma 3.1 (stated there for k = 1), the family
 F(c) of admissible weights. Every weight here is capped by (*).
 
-The neighbouring relation is replace-one (m public and fixed, as the
-normaliser 1/m is computed from the data): replacing a row removes one
-contribution and adds another. The triangle inequality gives 2 c / m; for
-weights that are also at most 1 (both weights here) the change is smaller,
-``(c + 2 r*) / m`` (:func:`gradient_sensitivity`, proof there). (The paper
-states c / m for add/remove-one, which ignores that the normaliser changes
-with m; with the realised m, only replace-one keeps the noise scale the same
-on both neighbours.)
+The neighbouring relation is add-or-remove-one (the privacy core's, and
+that of skdpx's DP-SGD), with m public: the normaliser 1/m is the number of
+rows of the explanation dataset, treated as public as skdpx's DP-SGD treats
+n (and as diffprivlib's classifiers do). Adding or removing a
+row then adds or removes exactly one contribution, so the gradient moves by
+at most c / m (:func:`gradient_sensitivity`). Under replace-one neighbours
+(m fixed), the triangle inequality gives 2 c / m; for weights that are also
+at most 1 (both weights here) the change is at most ``(c + 2 r*) / m``
+(``relation="replace_one"``, proof there), so the same noise also gives a
+replace-one guarantee, at a larger epsilon.
 """
 
 import numpy as np
@@ -63,14 +65,21 @@ def flat_radius(*, c=1.0, radius=1.0):
     return (np.sqrt(1.0 + 2.0 * radius * c) - 1.0) / (2.0 * radius)
 
 
-def gradient_sensitivity(n_rows, *, c=1.0, radius=1.0):
-    """L2 sensitivity of the local loss's gradient, replace-one neighbours: ``(c + 2 r*) / m``.
+def gradient_sensitivity(n_rows, *, c=1.0, radius=1.0, relation="add_or_remove"):
+    """L2 sensitivity of the local loss's gradient over ``n_rows`` rows (``n_rows`` public).
 
     For a weight with ``alpha(r) <= min(1, c / (2 r (k r + 1)))`` (the
     stable weight, and the capped kernel, which is below it), ``k`` the
     ``radius``. With ``w = x - z`` and ``r = ||w||``, a row adds
-    ``(2/m) alpha(r) [(phi . w) w - y w]`` to the gradient. Replacing row
-    ``(w, y)`` by ``(w', y')`` moves it by ``(2/m)`` times
+    ``(2/m) alpha(r) [(phi . w) w - y w]`` to the gradient, of norm at most
+    ``(2/m) alpha(r) r (k r + 1) <= c / m`` for ``||phi|| <= k`` and
+    ``|y| <= 1``.
+
+    ``relation="add_or_remove"`` (skdpx's relation): adding or removing a
+    row adds or removes one contribution: ``c / m``.
+
+    ``relation="replace_one"``: replacing row ``(w, y)`` by ``(w', y')``
+    moves the gradient by ``(2/m)`` times
 
         (A - A') phi  -  (alpha y w - alpha' y' w'),   A = alpha w w' (PSD).
 
@@ -84,4 +93,8 @@ def gradient_sensitivity(n_rows, *, c=1.0, radius=1.0):
     ``(2/m)(c/2 + r*) = (c + 2 r*) / m``, below the triangle inequality's
     ``2c / m`` (for c = k = 1: 1.732 / m against 2 / m).
     """
-    return (c + 2.0 * flat_radius(c=c, radius=radius)) / n_rows
+    if relation == "add_or_remove":
+        return c / n_rows
+    if relation == "replace_one":
+        return (c + 2.0 * flat_radius(c=c, radius=radius)) / n_rows
+    raise ValueError(f"relation must be 'add_or_remove' or 'replace_one', got {relation!r}.")

@@ -15,8 +15,10 @@ Every epsilon that skdpx reports is computed here, from dp_accounting
 Calibration inverts the very same function, so a noise level calibrated for a
 target (epsilon, delta) is never reported above that target by a ledger.
 
-All guarantees are for the add-or-remove-one neighbouring relation (the one
-Poisson subsampling and dp_accounting assume by default).
+Poisson-subsampled events are accounted for the add-or-remove-one
+neighbouring relation (dp_accounting's default). A plain Gaussian or Laplace
+event holds for whichever relation its sensitivity was computed under: each
+estimator names its relation (see the privacy core's page).
 """
 
 from collections import Counter
