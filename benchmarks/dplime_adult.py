@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics.pairwise import euclidean_distances
 
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.explain import DPLimeExplainer
@@ -189,6 +190,19 @@ def budget(fitted, Z, Z_all, X, labels, bounds, args):
     print(f"   non-interactive answers after basic: nearest past answer (skdpx) "
           f"{basic_noninteractive[0]:.5f}; the paper's proxy fit (Algorithm 4) "
           f"{basic_noninteractive[1]:.5f}; no explanation (phi = 0) {basic_noninteractive[2]:.5f}")
+
+    # What a history can tell about a new query's explanation, at best: a
+    # warm start from the *exact* optima of h past queries (not DP), for the
+    # last quarter of the stream. A DP history is noisier than this.
+    test = np.arange(3 * len(stream) // 4, len(stream))
+    print("   a warm start's loss from a history of exact (non-DP) optima at the h first "
+          f"queries, for the last {len(test)}: the average of the k nearest past optima")
+    print(f"{'h':>9} " + " ".join(f"{'k = ' + str(k):>9}" for k in (1, 5, 20)))
+    for h in (100, 250, 1000):
+        near = np.argsort(euclidean_distances(stream[test], stream[:h]), axis=1)
+        row = [explanation_loss(opt_stream[:h][near[:, :k]].mean(axis=1), stream[test], X,
+                                labels).mean() for k in (1, 5, 20)]
+        print(f"{h:>9d} " + " ".join(f"{v:>9.5f}" for v in row), flush=True)
 
     steps = (T, 50, 100)
     print(f"\n   basic at other epsilon_per_query and T: mean loss on {len(Z)} queries, and "

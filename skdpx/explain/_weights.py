@@ -16,16 +16,16 @@ one row's contribution has norm at most c / m, whatever ``phi`` in the ball
 and ``z``: this is the paper's Lemma 3.1 (stated there for k = 1), the family
 F(c) of admissible weights. Every weight here is capped by (*).
 
-The neighbouring relation is add-or-remove-one (the privacy core's, and
-that of skdpx's DP-SGD), with m public: the normaliser 1/m is the number of
-rows of the explanation dataset, treated as public as skdpx's DP-SGD treats
-n (and as diffprivlib's classifiers do). Adding or removing a
-row then adds or removes exactly one contribution, so the gradient moves by
-at most c / m (:func:`gradient_sensitivity`). Under replace-one neighbours
-(m fixed), the triangle inequality gives 2 c / m; for weights that are also
-at most 1 (both weights here) the change is at most ``(c + 2 r*) / m``
-(``relation="replace_one"``, proof there), so the same noise also gives a
-replace-one guarantee, at a larger epsilon.
+The neighbouring relation is add-or-remove-one (that of dp_accounting's
+subsampled events and of skdpx's DP-SGD), with m public: the normaliser 1/m
+is the number of rows of the explanation dataset, treated as public as
+skdpx's DP-SGD treats n (and as diffprivlib's classifiers do). Adding or
+removing a row then adds or removes exactly one contribution, so the
+gradient moves by at most c / m (:func:`gradient_sensitivity`). Under
+replace-one neighbours (m fixed), the triangle inequality gives 2 c / m; for
+weights that are also at most 1 (both weights here) the change is at most
+``(c + 2 r*) / m`` (``relation="replace_one"``, proof there), so the same
+noise also gives a replace-one guarantee, at a larger epsilon.
 """
 
 import numpy as np

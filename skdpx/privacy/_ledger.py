@@ -79,8 +79,9 @@ class PrivacyLedger:
 
     Notes
     -----
-    Privacy unit: one row of the protected dataset; neighbouring datasets
-    differ by adding or removing one row. ``delta_spent`` is ``delta`` (or the
+    Privacy unit: one row of the protected dataset, for the neighbouring
+    relation of the estimator that spends (add-or-remove-one whenever an
+    event is subsampled; see the privacy core's page). ``delta_spent`` is ``delta`` (or the
     sum of the declared deltas when ``delta`` is 1) as soon as one release
     needs a delta; when every release is pure (Laplace, exponential), it is 0
     and ``epsilon_spent`` is the exact sum of their epsilons.
