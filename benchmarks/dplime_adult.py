@@ -26,7 +26,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.metrics.pairwise import euclidean_distances
 
 from skdpx.datasets import encode_adult, load_adult
-from skdpx.explain import DPLimeExplainer
+from skdpx.explain import DPLimeExplainer, gradient_sensitivity
 from skdpx.explain._dpgd import dpgd_explain
 from skdpx.explain._local_loss import local_loss_terms
 from skdpx.metrics import explanation_loss, optimal_explanation
@@ -216,7 +216,8 @@ def budget(fitted, Z, Z_all, X, labels, bounds, args):
     cells = []
     for n in (3, 5, 10):
         phi = dpgd_explain(H, g, noise_multiplier=calibrate_noise(1.0, DELTA, steps=h * n),
-                           sensitivity=1.0 / len(X), radius=1.0, n_iter=n, smoothness=1.0,
+                           sensitivity=gradient_sensitivity(len(X)), radius=1.0, n_iter=n,
+                           smoothness=1.0,
                            random_state=np.random.RandomState(0), phi0=opt_stream[:h][near])
         cells.append(f"n = {n}: {explanation_loss(phi, stream[test], X, labels).mean():.5f}")
     print("   " + "  ".join(cells), flush=True)

@@ -138,7 +138,8 @@ AUDIT_X = np.clip(AUDIT_QUERY + _RNG.normal(0, 0.05, size=(200, 2)), 0, 1)
 # the extra row sits where the stable weight meets its cap (2 r (r + 1) = 1),
 # labelled +1: it moves the first gradient (from phi = 0) by 2 r / m =
 # 0.73 / m, against the bound 1 / m. The other rows, labelled 0, add nothing
-# to that gradient, so the normaliser (m = 200 against 199) does not matter.
+# to that gradient; the noise scale, 1 / m, differs by 0.5% (m = 200 against
+# 199: the explainer treats m as public), and the audit sees that too.
 AUDIT_X[-1] = AUDIT_QUERY[0] + [(-1 + np.sqrt(3)) / 2, 0.0]
 AUDIT_DATA = (AUDIT_X, np.r_[np.zeros(199), 1.0])
 AUDIT_NEIGHBOUR = (AUDIT_X[:-1], np.zeros(199))
