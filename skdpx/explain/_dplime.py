@@ -34,8 +34,9 @@ __all__ = ["DPLimeExplainer"]
 _C = 1.0
 #: warm-start candidates: the averages of the past interactive answers at the
 #: k nearest queries, for each k here (public: queries and past answers are),
-#: among which the exponential mechanism picks. Averaging k past answers
-#: averages out their independent noise; the larger k, the farther the queries.
+#: among which the exponential mechanism picks. On Adult, these made better warm
+#: starts than single past answers (see the doc page); the larger k, the
+#: farther the queries.
 _CANDIDATE_SIZES = (3, 10, 30)
 
 
