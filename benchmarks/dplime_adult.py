@@ -7,11 +7,13 @@ data); queries: test rows. Quality is measured against the exact non-private
 optimum of the same loss (skdpx.metrics).
 
 a. quality of basic answers at epsilon_per_query 0.1 and 1;
-b. a stream of queries against a total epsilon = 1 for the three strategies,
-   and basic at the per-query epsilon that gives the same mean loss;
+b. a stream of queries against a total epsilon = 1 for the three strategies
+   (adaptive and enhanced at several per-query epsilons), and how many answers
+   basic pays for at the same mean loss (basic swept over its per-query
+   epsilon and T);
 c. speed, and the ratio to lime's LimeTabularExplainer.
 
-Run: python benchmarks/dplime_adult.py [--queries 500] [--stream 2000] [--png curve.png]
+Run: python benchmarks/dplime_adult.py [--queries 500] [--stream 4000] [--png curve.png]
      [--parts abc]
 (--parts c alone times the explainer on an otherwise idle machine.)
 (lime, for the speed ratio, is in the "bench" extra.)
@@ -34,6 +36,9 @@ from skdpx.privacy import calibrate_noise, gaussian_epsilon
 
 DELTA = 1e-6
 STRATEGIES = ("basic", "adaptive", "enhanced")
+#: adaptive and enhanced also run at these smaller per-query epsilons (basic
+#: is swept over epsilon_per_query and T for the equal-loss comparison)
+ADAPTIVE_EPSILONS = (0.03, 0.05)
 
 
 def top_k_agreement(phi, opt, k=5):
@@ -102,7 +107,7 @@ def speed(model, X, Z_all, bounds):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
-    parser.add_argument("--stream", type=int, default=2000)
+    parser.add_argument("--stream", type=int, default=4000)
     parser.add_argument("--png", default=None, help="save the privacy-spending curve here")
     parser.add_argument("--parts", default="abc", help="which of a, b, c to run (default: all)")
     args = parser.parse_args(argv)
@@ -124,7 +129,7 @@ def main(argv=None):
     if "a" in args.parts:
         quality(fitted, Z, X, labels, opt)
     if "b" in args.parts:
-        budget(fitted, Z, Z_all, X, labels, enc.bounds, args)
+        budget(fitted, Z_all, X, labels, enc.bounds, args)
     if "c" in args.parts:
         speed(model, X, Z_all, enc.bounds)
 
@@ -146,39 +151,50 @@ def quality(fitted, Z, X, labels, opt):
               f"{per_1000:>9.1f}", flush=True)
 
 
-def budget(fitted, Z, Z_all, X, labels, bounds, args):
-    eps_q, T, reuse = 0.1, 30, 0.15
+def run_stream(fitted, stream, strategy, eps_q, T, reuse):
+    """One explainer, total epsilon 1, asked the stream one query at a time."""
+    explainer = fitted(epsilon=1.0, epsilon_per_query=eps_q, max_iter=T, strategy=strategy,
+                       reuse_distance=reuse)
+    curve, phi = [], []
+    for z in stream:  # one query at a time, as a user would ask them
+        phi.append(explainer.transform(z[None])[0])
+        curve.append(explainer.epsilon_spent_)
+    # history_ is in answer order; with one query per call that is stream order
+    return (explainer, np.array(phi), np.array(explainer.history_["phase"]),
+            np.array(explainer.history_["n_iter"]), curve)
+
+
+def budget(fitted, Z_all, X, labels, bounds, args):
+    T, reuse = 30, 0.15
     stream = Z_all[: args.stream]
+    # basic's answers are independent of the order: its losses are measured on
+    # 500 queries spread over the stream (the same queries' distribution)
+    spread = stream[:: max(1, len(stream) // 500)][:500]
     print(f"\nb. Budget: a stream of {len(stream)} queries, one at a time; total epsilon = 1, "
-          f"epsilon_per_query = {eps_q:g}, T = {T}, reuse_distance = {reuse:g}")
-    print(f"{'strategy':>9} {'paid':>5} {'reused':>6} {'non-int':>7} {'steps':>6} "
+          f"T = {T}, reuse_distance = {reuse:g}")
+    print(f"{'strategy':>9} {'eps/q':>6} {'paid':>5} {'reused':>6} {'non-int':>7} {'steps':>6} "
           f"{'eps spent':>9} {'loss paid':>9} {'reused':>8} {'non-int':>8} {'all':>8} "
           f"{'top-5 paid':>10}")
-    curves, paid_loss, n_paid = {}, {}, {}
+    curves, runs = {}, []
     opt_stream, _ = optimal_explanation(stream, X, labels)
-    for strategy in STRATEGIES:
-        explainer = fitted(epsilon=1.0, epsilon_per_query=eps_q, max_iter=T,
-                           strategy=strategy, reuse_distance=reuse)
-        curve, phi = [], []
-        for z in stream:  # one query at a time, as a user would ask them
-            phi.append(explainer.transform(z[None])[0])
-            curve.append(explainer.epsilon_spent_)
-        phi = np.array(phi)
-        # history_ is in answer order; with one query per call that is stream order
-        phase = np.array(explainer.history_["phase"])
-        steps = np.array(explainer.history_["n_iter"])
+    for strategy, eps_q in [(s, 0.1) for s in STRATEGIES] + [
+            (s, e) for e in ADAPTIVE_EPSILONS for s in STRATEGIES[1:]]:
+        explainer, phi, phase, steps, curve = run_stream(fitted, stream, strategy, eps_q, T,
+                                                         reuse)
         loss = explanation_loss(phi, stream, X, labels)
         paid = phase == "interactive"
-        curves[strategy] = curve
-        paid_loss[strategy], n_paid[strategy] = loss[paid].mean(), int(paid.sum())
+        if eps_q == 0.1:
+            curves[strategy] = curve
+        runs.append((strategy, eps_q, int(paid.sum()), loss[paid].mean()))
         by_phase = [loss[phase == p].mean() if np.any(phase == p) else np.nan
                     for p in ("interactive", "reused", "noninteractive")]
-        print(f"{strategy:>9} {paid.sum():>5d} {np.sum(phase == 'reused'):>6d} "
+        print(f"{strategy:>9} {eps_q:>6g} {paid.sum():>5d} {np.sum(phase == 'reused'):>6d} "
               f"{np.sum(phase == 'noninteractive'):>7d} {steps[paid].mean():>6.1f} "
               f"{explainer.epsilon_spent_:>9.4f} {by_phase[0]:>9.5f} {by_phase[1]:>8.5f} "
               f"{by_phase[2]:>8.5f} {loss.mean():>8.5f} "
               f"{top_k_agreement(phi[paid], opt_stream[paid]):>10.2f}", flush=True)
         if strategy == "basic":
+            n_basic = int(paid.sum())
             # the paper's Algorithm 4 on the same history, for comparison
             rest = phase == "noninteractive"
             past, answers = explainer._interactive()
@@ -208,7 +224,7 @@ def budget(fitted, Z, Z_all, X, labels, bounds, args):
     # ... and what such a history would allow: 5 times basic's answers, each a
     # warm start from the nearest exact optimum plus n noisy steps, all of them
     # composing to epsilon 1 (the history itself is not paid for: a bound)
-    h = 5 * n_paid["basic"]
+    h = 5 * n_basic
     near = np.argsort(euclidean_distances(stream[test], stream[:h]), axis=1)[:, 0]
     H, g, _ = local_loss_terms(stream[test], X, labels)
     print(f"   with the exact optima of the first {h} queries (5 times basic's answers) as "
@@ -222,32 +238,34 @@ def budget(fitted, Z, Z_all, X, labels, bounds, args):
         cells.append(f"n = {n}: {explanation_loss(phi, stream[test], X, labels).mean():.5f}")
     print("   " + "  ".join(cells), flush=True)
 
-    steps = (T, 50, 100)
-    print(f"\n   basic at other epsilon_per_query and T: mean loss on {len(Z)} queries, and "
-          "how many answers a total epsilon = 1 pays for (it depends on epsilon_per_query only)")
+    steps = (20, T, 50, 100)
+    print(f"\n   basic at other epsilon_per_query and T: mean loss on {len(spread)} queries "
+          "spread over the stream, and how many answers a total epsilon = 1 pays for (it "
+          "depends on epsilon_per_query only)")
     print(f"{'eps/query':>9} {'answers':>8} " + " ".join(f"{'T = ' + str(t):>9}" for t in steps))
     sweep = []
-    for e in [0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2]:
+    for e in [0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.07, 0.1, 0.2]:
         row = []
         for t in steps:
             explainer = fitted(epsilon_per_query=e, max_iter=t)
-            row.append(explanation_loss(explainer.transform(Z), Z, X, labels).mean())
+            row.append(explanation_loss(explainer.transform(spread), spread, X, labels).mean())
         sweep.append((n_affordable(explainer, 1.0), *row))
         print(f"{e:>9g} {sweep[-1][0]:>8d} " + " ".join(f"{v:>9.5f}" for v in row), flush=True)
     sweep = np.array(sweep)
     counts = sweep[:, 0]
     print("   paid answers at equal mean loss (basic's count interpolated in log scale):")
-    for name, curve in [(f"T = {T}", sweep[:, 1]), ("best T", sweep[:, 1:].min(axis=1))]:
+    for name, curve in [(f"T = {T}", sweep[:, 2]), ("best T", sweep[:, 1:].min(axis=1))]:
         order = np.argsort(curve)
-        for strategy in STRATEGIES[1:]:
-            L = paid_loss[strategy]
+        for strategy, eps_q, n_paid, L in runs:
+            if strategy == "basic":
+                continue
             equal = np.exp(np.interp(L, curve[order], np.log(counts[order])))
             where = ("" if curve.min() <= L <= curve.max() else
                      " (a lower bound: below the sweep)" if L < curve.min() else
                      " (an upper bound: above the sweep)")
-            print(f"   against basic at {name}: {strategy} pays for {n_paid[strategy]} answers at "
-                  f"loss {L:.5f}; basic pays for {equal:.0f} at that loss: ratio "
-                  f"{n_paid[strategy] / equal:.2f}{where}")
+            print(f"   against basic at {name}: {strategy} at {eps_q:g} pays for {n_paid} answers "
+                  f"at loss {L:.5f}; basic pays for {equal:.0f} at that loss: ratio "
+                  f"{n_paid / equal:.2f}{where}")
 
     if args.png:
         import matplotlib
@@ -258,7 +276,7 @@ def budget(fitted, Z, Z_all, X, labels, bounds, args):
             ax.plot(np.arange(1, len(stream) + 1), curves[strategy], label=strategy)
         ax.set_xlabel("queries asked")
         ax.set_ylabel("cumulative epsilon")
-        ax.set_title(f"DPLimeExplainer on Adult, epsilon_per_query = {eps_q:g}, T = {T}")
+        ax.set_title(f"DPLimeExplainer on Adult, epsilon_per_query = 0.1, T = {T}")
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.png, dpi=120)

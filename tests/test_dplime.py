@@ -9,6 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpx import FeatureAttribution
 from skdpx.explain import DPLimeExplainer
+from skdpx.explain._dplime import _MIN_HISTORY
 from skdpx.metrics import explanation_loss, optimal_explanation
 from skdpx.privacy import (
     BudgetError,
@@ -179,22 +180,24 @@ def test_audit_catches_noise_calibrated_for_too_small_a_sensitivity(monkeypatch)
 def test_adaptive_spends_exactly_the_steps_it_ran(problem, strategy):
     X, model = problem
     ledger = PrivacyLedger(delta=1e-6)  # reported at 1e-6, not at the sum of the deltas
-    explainer = _explainer(model, strategy=strategy, epsilon=3.0, epsilon_per_query=1.0,
+    explainer = _explainer(model, strategy=strategy, epsilon=12.0, epsilon_per_query=1.0,
                            max_iter=40, accountant=ledger).fit(X)
     z = explainer.noise_multiplier_
     assert z == calibrate_noise(1.0, 1e-6, steps=41)  # a warm start costs one step
     assert explainer.warm_start_epsilon_ == gaussian_to_pure(z)
-    result = explainer.explain(X[100:130])
+    result = explainer.explain(X[100:160])
     hist = explainer.history_
     paid = np.array(hist["phase"]) == "interactive"
     steps = np.array(hist["n_iter"])[paid]
-    assert paid.sum() >= 2 and np.all((steps >= 1) & (steps <= 40))
-    # the first answer starts cold (no warm start to pay for), the others pay one more
-    releases = steps.sum() + paid.sum() - 1
+    assert paid.sum() > _MIN_HISTORY and np.all((steps >= 1) & (steps <= 40))
+    # the first answers start cold, max_iter steps and no warm start to pay for;
+    # the others pay one more release for their warm start
+    assert np.all(steps[:_MIN_HISTORY] == 40) and np.any(steps[_MIN_HISTORY:] < 40)
+    releases = steps.sum() + paid.sum() - _MIN_HISTORY
     expected = gaussian_epsilon(z, 1e-6, steps=int(releases))
     assert explainer.epsilon_spent_ == pytest.approx(expected, rel=1e-9)
     assert ledger.epsilon_spent == pytest.approx(expected, rel=1e-9)
-    assert explainer.epsilon_spent_ <= 3.0
+    assert explainer.epsilon_spent_ <= 12.0
     costs = result.epsilon[result.phase == "interactive"]
     assert costs[0] == pytest.approx(gaussian_epsilon(z, 1e-6, steps=int(steps[0])))
     assert np.all(costs <= 1.0 + 1e-9)
@@ -206,9 +209,9 @@ def test_enhanced_saves_steps_over_adaptive_and_adaptive_over_basic(problem):
     for strategy in ["basic", "adaptive", "enhanced"]:
         explainer = _explainer(model, strategy=strategy, epsilon=1e3, epsilon_per_query=2.0,
                                max_iter=60).fit(X)
-        explainer.explain(X[200:240])
+        explainer.explain(X[200:280])
         runs[strategy] = np.array(explainer.history_["n_iter"]).sum()
-    assert runs["basic"] == 40 * 60
+    assert runs["basic"] == 80 * 60
     assert runs["enhanced"] < runs["adaptive"] < runs["basic"]
 
 
@@ -235,6 +238,24 @@ def test_theorem_4_4_number_of_steps(problem):
         want = 100 if floored * log_t >= 1 else int(max(2, np.ceil(100 * floored * log_t)))
         assert adaptive._n_steps(beta, 0.02, warm=True) == want
     assert adaptive._n_steps(0.0, 0.0, warm=False) == 100  # a cold start runs them all
+
+
+def test_adaptive_floors_beta_at_what_one_noisy_gradient_resolves(problem, monkeypatch):
+    # ||G||^2 - d s^2 estimates beta^2 with a standard deviation of about
+    # sqrt(2 d) s^2 near 0: adaptive floors beta at (2 d)^(1/4) s
+    X, model = problem
+    seen, plan = [], DPLimeExplainer._n_steps
+
+    def spy(self, beta, resolution, *, warm):
+        seen.append(resolution)
+        return plan(self, beta, resolution, warm=warm)
+
+    monkeypatch.setattr(DPLimeExplainer, "_n_steps", spy)
+    explainer = _explainer(model, strategy="adaptive", epsilon=1e3).fit(X)
+    explainer.explain(X[:_MIN_HISTORY + 5])
+    noise_std = explainer.noise_multiplier_ * explainer.sensitivity_
+    assert len(seen) == _MIN_HISTORY + 5
+    np.testing.assert_allclose(seen, (2 * X.shape[1]) ** 0.25 * noise_std, rtol=1e-12)
 
 
 def test_adaptive_budget_exhaustion_still_reuses(problem):

@@ -38,6 +38,11 @@ _C = 1.0
 #: starts than single past answers (see the doc page); the larger k, the
 #: farther the queries.
 _CANDIDATE_SIZES = (3, 10, 30)
+#: adaptive answers start warm only once the history holds this many
+#: interactive answers (as many as the largest candidate average); the first
+#: ones run ``max_iter`` steps from 0 and are the roots later warm starts
+#: build on
+_MIN_HISTORY = max(_CANDIDATE_SIZES)
 
 
 class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
@@ -397,7 +402,8 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
             return
         H, g = self._forms(Z[new], columns[new])
         noise_std = self.noise_multiplier_ * self.sensitivity_
-        noise_level = np.sqrt(Z.shape[1]) * noise_std
+        # the smallest gradient norm one noisy gradient tells from 0 (see _n_steps)
+        resolution = (2.0 * Z.shape[1]) ** 0.25 * noise_std
         worst = gaussian_event(self.noise_multiplier_, steps=self.max_iter + 1)
         past, answers = self._interactive()
         exhausted = False
@@ -418,14 +424,14 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
                 continue
             n_em = 0
             phi0 = np.zeros(Z.shape[1])
-            if len(past):  # Algorithm 2: a DP warm start from the history
+            if len(past) >= _MIN_HISTORY:  # Algorithm 2: a DP warm start from the history
                 near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
                 candidates = np.array([near[:size].mean(axis=0) for size in _CANDIDATE_SIZES])
                 phi0, n_em = candidates[self._warm_start(H[k], g[k], candidates)], 1
             phi[i], n_steps = dpgd_warm_start(
                 H[k], g[k], phi0, noise_std=noise_std, radius=self.radius,
                 smoothness=_C / self.radius, max_iter=self.max_iter,
-                plan=lambda beta: self._n_steps(beta, noise_level, warm=n_em > 0),
+                plan=lambda beta: self._n_steps(beta, resolution, warm=n_em > 0),
                 early_stop=self.strategy == "enhanced" and n_em > 0, random_state=self._rng,
             )
             # the steps were chosen from released values only: a Gaussian privacy filter
@@ -452,21 +458,26 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
             sensitivity=self.sensitivity_, random_state=self._rng,
         ))
 
-    def _n_steps(self, beta, noise_level, *, warm):
+    def _n_steps(self, beta, resolution, *, warm):
         """Theorem 4.4's number of steps from a warm start with gradient norm ``beta``.
 
         With ``beta = (log T)^-a``, the theorem's ``beta^(1 - 1/a) T`` is
-        ``T beta log T``, fewer than T when ``beta < 1 / log T``. "adaptive"
-        floors ``beta`` at the noise level ``sqrt(d) * noise std`` (below it
-        the noise dominates the gradient); "enhanced" does not, and takes at
-        least 2 steps (section 4.4). ``beta`` here is estimated from the
-        first noisy gradient (the paper uses the exact norm, which is not
-        DP).
+        ``T beta log T``, fewer than T when ``beta < 1 / log T``. ``beta`` is
+        estimated from the first noisy gradient ``G`` of the descent (the
+        paper uses the exact norm, which is not DP): ``||G||^2 - d s^2``
+        (``s`` the noise's standard deviation) is unbiased for ``beta^2``,
+        with a standard deviation of about ``sqrt(2 d) s^2`` when ``beta`` is
+        small, so one noisy gradient cannot tell a norm below
+        ``resolution = (2 d)^(1/4) s`` from 0. "adaptive" floors ``beta`` at
+        that resolution (the paper floors it at the noise's norm
+        ``sqrt(d) s``, 2.7 times higher at d = 104; see the doc page);
+        "enhanced" does not floor it, and takes at least 2 steps (section
+        4.4).
         """
         T = self.max_iter
         if not warm or T < 3:
             return T
-        b = max(beta, noise_level) if self.strategy == "adaptive" else beta
+        b = max(beta, resolution) if self.strategy == "adaptive" else beta
         if b * np.log(T) >= 1.0:
             return T
         return int(max(2, np.ceil(T * b * np.log(T))))
