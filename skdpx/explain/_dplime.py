@@ -102,15 +102,18 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         The epsilon of one interactive answer (at ``delta``).
     strategy : {"basic", "adaptive", "enhanced"}, default="basic"
         "basic": the paper's Algorithm 1 for each new query, ``max_iter``
-        steps from 0. "adaptive" (Algorithms 2-3): start from an average of
-        the past answers at the 3, 10 or 30 nearest past queries, chosen by
-        the exponential mechanism on the gradient norm at the new query
-        (costing one step's worth of privacy), and run fewer steps
-        when that warm start is good (Theorem 4.4, floored at the noise
-        level). "enhanced" (section 4.4): the same without the floor, and
-        stop as soon as a noisy gradient is under the noise level. The
-        number of steps is chosen from released (noisy) values only; each
-        answer pays for the steps it ran.
+        steps from 0. "adaptive" (Algorithms 2-3): once 30 answers have
+        been paid for (the first ones run ``max_iter`` steps from 0), start
+        from an average of the past answers at the 3, 10 or 30 nearest past
+        queries, chosen by the exponential mechanism on the gradient norm at
+        the new query (costing one step's worth of privacy), and run fewer
+        steps when that warm start is good (Theorem 4.4, with the gradient
+        norm floored at what one noisy gradient can resolve). "enhanced"
+        (section 4.4): the same without the floor, and stop as soon as a
+        noisy gradient is under the noise level. The number of steps is
+        chosen from released (noisy) values only; each answer pays for the
+        steps it ran. Adaptive gains most at a small ``epsilon_per_query``
+        (many cheap answers build the history); see the doc page.
     max_iter : int, default=100
         Gradient steps per interactive answer (T).
     radius : float, default=1.0
@@ -395,7 +398,11 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         if there is one; else, if the budget can pay for the worst case
         (warm start + ``max_iter`` steps), pick a warm start among averages
         of past answers with the exponential mechanism on the gradient norm, and run
-        as many noisy steps as the rule of :meth:`_n_steps` allows.
+        as many noisy steps as the rule of :meth:`_n_steps` allows. Until the
+        history holds ``_MIN_HISTORY`` interactive answers, answers start
+        from 0 and run ``max_iter`` steps: they are the roots of the chains
+        of warm starts, and a few well-converged roots make every later
+        answer better (see the doc page).
         """
         new = np.flatnonzero(todo)
         if not len(new):
