@@ -69,7 +69,7 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
 
 
 def dpgd_warm_start(H, g, phi0, *, noise_std, radius, smoothness, max_iter, plan,
-                    early_stop, random_state):
+                    random_state):
     """DPGD-Explain for one query from a warm start, with a public stopping rule.
 
     The steps are those of :func:`dpgd_explain`. The number of steps is
@@ -77,10 +77,7 @@ def dpgd_warm_start(H, g, phi0, *, noise_std, radius, smoothness, max_iter, plan
     post-processing: after the first step, ``plan(beta)`` gives the number
     of steps, where ``beta`` estimates the true gradient norm at the warm
     start from the first noisy gradient ``G`` (``E||G||^2 = beta^2 +
-    d noise_std^2``). With ``early_stop``, the descent also stops after the
-    first step whose noisy gradient is under the noise level
-    (``||G||^2 <= 2 d noise_std^2``: the gradient's estimated norm is below the
-    noise's).
+    d noise_std^2``).
 
     Parameters
     ----------
@@ -95,7 +92,6 @@ def dpgd_warm_start(H, g, phi0, *, noise_std, radius, smoothness, max_iter, plan
         At most this many steps.
     plan : callable
         ``plan(beta) -> int``, the number of steps (clipped to [1, max_iter]).
-    early_stop : bool
     random_state : numpy.random.RandomState
 
     Returns
@@ -113,10 +109,10 @@ def dpgd_warm_start(H, g, phi0, *, noise_std, radius, smoothness, max_iter, plan
     n_steps = max_iter
     for t in range(1, max_iter + 1):
         grad = 2.0 * (H @ phi - g) + random_state.normal(0.0, noise_std, size=d)
-        sq = float(grad @ grad)
         if t == 1:
-            n_steps = int(np.clip(plan(np.sqrt(max(sq - noise_sq, 0.0))), 1, max_iter))
+            beta = np.sqrt(max(float(grad @ grad) - noise_sq, 0.0))
+            n_steps = int(np.clip(plan(beta), 1, max_iter))
         phi = project_to_ball((phi - step * grad)[None], radius)[0]
-        if t >= n_steps or (early_stop and sq <= 2.0 * noise_sq):
-            return phi, t
-    return phi, max_iter
+        if t >= n_steps:
+            break
+    return phi, n_steps

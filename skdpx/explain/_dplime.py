@@ -109,11 +109,12 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         the new query (costing one step's worth of privacy), and run fewer
         steps when that warm start is good (Theorem 4.4, with the gradient
         norm floored at what one noisy gradient can resolve). "enhanced"
-        (section 4.4): the same without the floor, and stop as soon as a
-        noisy gradient is under the noise level. The number of steps is
-        chosen from released (noisy) values only; each answer pays for the
-        steps it ran. Adaptive gains most at a small ``epsilon_per_query``
-        (many cheap answers build the history); see the doc page.
+        (section 4.4, the paper's "unrestricted" Algorithm 3): the same
+        without the floor, so a warm start whose gradient is under the noise
+        level stops after as few as 2 steps. The number of steps is chosen
+        from released (noisy) values only; each answer pays for the steps it
+        ran. Both gain most at a small ``epsilon_per_query`` (many cheap
+        answers build the history); see the doc page.
     max_iter : int, default=100
         Gradient steps per interactive answer (T).
     radius : float, default=1.0
@@ -439,7 +440,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
                 H[k], g[k], phi0, noise_std=noise_std, radius=self.radius,
                 smoothness=_C / self.radius, max_iter=self.max_iter,
                 plan=lambda beta: self._n_steps(beta, resolution, warm=n_em > 0),
-                early_stop=self.strategy == "enhanced" and n_em > 0, random_state=self._rng,
+                random_state=self._rng,
             )
             # the steps were chosen from released values only: a Gaussian privacy filter
             event = gaussian_event(self.noise_multiplier_, steps=n_steps + n_em)
