@@ -32,7 +32,7 @@ from sklearn.metrics.pairwise import euclidean_distances
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.explain import DPLimeExplainer, gradient_sensitivity
 from skdpx.explain._dpgd import dpgd_explain
-from skdpx.explain._local_loss import local_loss_terms
+from skdpx.explain._local_loss import local_loss, local_loss_terms
 from skdpx.metrics import explanation_loss, optimal_explanation
 from skdpx.privacy import calibrate_noise, gaussian_epsilon
 
@@ -179,14 +179,16 @@ def budget(fitted, Z_all, X, labels, bounds, args):
           f"{'eps spent':>9} {'loss paid':>9} {'reused':>8} {'non-int':>8} {'all':>8} "
           f"{'top-5 paid':>10}")
     curves, runs = {}, []
-    opt_stream, _ = optimal_explanation(stream, X, labels)
+    # the stream's loss terms and optima, once for all runs (explanation_loss, sharing them)
+    terms = local_loss_terms(stream, X, labels)
+    opt_stream, best = optimal_explanation(stream, X, labels, terms=terms)
     configs = [(s, 0.1) for s in STRATEGIES] + [
         (s, e) for e in ADAPTIVE_EPSILONS for s in STRATEGIES[1:]]
     # each stream is asked in order, one query at a time; the streams are independent
     streams = Parallel(n_jobs=args.jobs)(
         delayed(run_stream)(fitted, stream, s, e, T, reuse) for s, e in configs)
     for (strategy, eps_q), (explainer, phi, phase, steps, curve) in zip(configs, streams):
-        loss = explanation_loss(phi, stream, X, labels)
+        loss = local_loss(phi, *terms) - best
         paid = phase == "interactive"
         if eps_q == 0.1:
             curves[strategy] = curve
