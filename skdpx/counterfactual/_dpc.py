@@ -11,12 +11,12 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import CounterfactualSet
+from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
-    EstimatorBudget,
+    EstimatorLedger,
     SpendReportMixin,
     check_bounds,
-    check_random_state,
     calibrate_noise,
     gaussian_event,
     scale_to_bounds,
@@ -251,7 +251,7 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         self.bounds_ = (lower, upper)
         X11 = 2.0 * scale_to_bounds(X, lower, upper) - 1.0
         rng = check_random_state(self.random_state)
-        self.budget_ = EstimatorBudget(self.epsilon, self.delta, self.accountant,
+        self.budget_ = EstimatorLedger(self.epsilon, self.delta, self.accountant,
                                        prefix=f"{type(self).__name__}: ")
         if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
             with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):

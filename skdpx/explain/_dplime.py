@@ -9,15 +9,15 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import FeatureAttribution
+from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     EPSILON_CONSTRAINT,
     BudgetError,
-    EstimatorBudget,
+    EstimatorLedger,
     SpendReportMixin,
     calibrate_noise,
     check_bounds,
-    check_random_state,
     gaussian_epsilon,
     gaussian_event,
     gaussian_to_pure,
@@ -260,7 +260,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         self.warm_start_epsilon_ = (
             gaussian_to_pure(self.noise_multiplier_) if self.strategy != "basic" else 0.0
         )
-        self.budget_ = EstimatorBudget(self.epsilon, self.delta, self.accountant,
+        self.budget_ = EstimatorLedger(self.epsilon, self.delta, self.accountant,
                                        prefix=f"{type(self).__name__}: ")
         self._rng = check_random_state(self.random_state)
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer

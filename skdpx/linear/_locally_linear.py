@@ -15,13 +15,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import ThreadpoolController
 
 from .._explanation import FeatureAttribution
+from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
-    EstimatorBudget,
+    EstimatorLedger,
     calibrate_noise,
     check_bounds,
-    check_random_state,
     dense_clipped_grad,
     dense_grad_sq_norms,
     gaussian_event,
@@ -328,7 +328,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
             epochs=self.epochs, max_grad_norm=self.max_grad_norm, random_state=rng,
             prior=mean_event if private else None,
         )
-        budget = EstimatorBudget(
+        budget = EstimatorLedger(
             self.epsilon, self.delta, self.accountant, prefix=f"{type(self).__name__}: "
         )
         budget.check(ComposedDpEvent([mean_event, engine.planned_event()]))

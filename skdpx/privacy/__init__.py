@@ -1,9 +1,14 @@
-"""The privacy core of skdpx.
+"""The privacy core of skdpx: the only door through which private values leave.
 
-Every call into diffprivlib and dp_accounting lives in this package:
-calibration and accounting (:mod:`._accounting`), the privacy ledger, the
-DP-SGD engine, diffprivlib's mechanisms for single releases, validation
-helpers and the empirical privacy auditor used by the tests.
+Every privacy noise draw, every sample that a guarantee depends on (Poisson
+subsampling, exponential-mechanism choices) and every call into diffprivlib
+and dp_accounting lives in this package: calibration and accounting
+(:mod:`._accounting`), the privacy ledger and the estimators' ledgers, the
+noise sources (:mod:`._random`, secure by default), the release functions
+(:mod:`._mechanisms`, floating-point-safe sampling in :mod:`._sampling`), the
+DP-SGD engine, validation helpers and the empirical privacy auditor used by
+the tests. ``tests/test_privacy_core.py`` checks that no other module of
+skdpx draws noise or imports diffprivlib or dp_accounting.
 """
 
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
@@ -27,39 +32,56 @@ from ._accounting import (
 from ._audit import audit_epsilon
 from ._budget import (
     BUDGET_PARAMETER_CONSTRAINTS,
-    EstimatorBudget,
+    Commitment,
+    EstimatorLedger,
     SpendReportMixin,
     resolve_ledger,
 )
 from ._dpsgd import DPSGD, dense_clipped_grad, dense_grad_sq_norms
-from ._ledger import LedgerDetachedError, PrivacyLedger
-from ._mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from ._estimator import DPEstimator, SpendPlan
+from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger
+from ._mechanisms import (
+    exponential_mechanism,
+    exponential_release,
+    gaussian_mechanism,
+    gaussian_release,
+    laplace_mechanism,
+    laplace_release,
+    noisy_gradient,
+    poisson_sample,
+)
+from ._random import NoiseSource, noise_source
 from ._validation import (
     DELTA_CONSTRAINT,
     EPSILON_CONSTRAINT,
+    BoundsScaler,
     check_bounds,
-    check_random_state,
     clip_to_bounds,
     scale_to_bounds,
 )
 
 __all__ = [
     "BUDGET_PARAMETER_CONSTRAINTS",
+    "BoundsScaler",
     "BudgetError",
+    "Commitment",
     "DELTA_CONSTRAINT",
+    "DPEstimator",
     "DPSGD",
     "EPSILON_CONSTRAINT",
-    "EstimatorBudget",
+    "EstimatorLedger",
     "LedgerDetachedError",
+    "NoiseSource",
     "PrivacyLeakWarning",
     "PrivacyLedger",
     "PureDpEvent",
+    "RELATIONS",
+    "SpendPlan",
     "SpendReportMixin",
     "audit_epsilon",
     "calibrate_laplace",
     "calibrate_noise",
     "check_bounds",
-    "check_random_state",
     "clip_to_bounds",
     "compute_epsilon",
     "dense_clipped_grad",
@@ -67,13 +89,19 @@ __all__ = [
     "event_from_json",
     "event_to_json",
     "exponential_mechanism",
+    "exponential_release",
     "gaussian_epsilon",
     "gaussian_event",
     "gaussian_mechanism",
+    "gaussian_release",
     "is_pure",
     "laplace_epsilon",
     "laplace_event",
     "laplace_mechanism",
+    "laplace_release",
+    "noise_source",
+    "noisy_gradient",
+    "poisson_sample",
     "pure_event",
     "pure_to_gaussian",
     "gaussian_to_pure",

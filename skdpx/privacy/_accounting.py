@@ -22,8 +22,10 @@ estimator names its relation (see the privacy core's page).
 """
 
 from collections import Counter
+from contextlib import contextmanager
 from functools import lru_cache
 import json
+import logging
 import math
 from numbers import Integral, Real
 
@@ -330,8 +332,30 @@ def compute_epsilon(event, delta, *, accounting="pld"):
     return _epsilon_of_leaves(leaf_counts(event_to_json(event)), float(delta), accounting)
 
 
+@contextmanager
+def _quiet_dp_accounting():
+    """Hold back dp_accounting's absl warnings while it computes.
+
+    They print the sampling rate and noise of the event being accounted
+    (so the number of rows) into the user's log; the numbers they warn about
+    are handled here (an RDP order that fails is excluded, as they say).
+    """
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 @lru_cache(maxsize=1024)
 def _epsilon_of_leaves(leaves, delta, accounting):
+    with _quiet_dp_accounting():
+        return _epsilon_of_leaves_loud(leaves, delta, accounting)
+
+
+def _epsilon_of_leaves_loud(leaves, delta, accounting):
     if not leaves:
         return 0.0
     events = [(event_from_json(j), c) for j, c in leaves]

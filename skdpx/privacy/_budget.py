@@ -1,18 +1,19 @@
 """How an estimator spends: its own cap inside a (possibly shared) ledger."""
 
-from contextlib import ExitStack, contextmanager
+from collections import Counter
 import math
 
 from diffprivlib.accountant import BudgetAccountant
 from sklearn.utils.validation import check_is_fitted
 
-from ._accounting import is_pure
+from ._accounting import event_to_json, is_pure, leaf_counts
 from ._ledger import PrivacyLedger
 
 from ._validation import DELTA_CONSTRAINT, EPSILON_CONSTRAINT
 
 __all__ = [
-    "BUDGET_PARAMETER_CONSTRAINTS", "EstimatorBudget", "SpendReportMixin", "resolve_ledger",
+    "BUDGET_PARAMETER_CONSTRAINTS", "Commitment", "EstimatorLedger", "SpendReportMixin",
+    "resolve_ledger",
 ]
 
 #: The parameter constraints every skdpx estimator shares (scikit-learn's
@@ -50,27 +51,70 @@ def resolve_ledger(accountant):
 
 
 class SpendReportMixin:
-    """``epsilon_spent_`` / ``delta_spent_`` of an estimator whose spends are in ``budget_``."""
+    """``epsilon_spent_`` / ``delta_spent_`` of an estimator whose spends are in ``ledger_``."""
 
     @property
     def epsilon_spent_(self):
         check_is_fitted(self)
-        return self.budget_.epsilon_spent
+        return self.ledger_.epsilon_spent
 
     @property
     def delta_spent_(self):
         check_is_fitted(self)
-        return self.budget_.delta_spent
+        return self.ledger_.delta_spent
 
 
-class EstimatorBudget:
+class Commitment:
+    """A spend that has been committed, and the releases it pays for.
+
+    :meth:`EstimatorLedger.commit` returns one. The privacy core's release
+    functions draw their own event from it before they add noise, so a
+    release that was not in the committed plan cannot happen: it raises
+    ``RuntimeError`` before anything is drawn. Never stored: it lives as
+    long as the computation it pays for.
+    """
+
+    __slots__ = ("_left", "_free", "label")
+
+    def __init__(self, event, label):
+        self.label = label
+        self._left = Counter(dict(leaf_counts(event_to_json(event))))
+        # a non-private fit (epsilon = inf) pays for anything
+        self._free = any('"NonPrivateDpEvent"' in leaf for leaf in self._left)
+
+    def draw(self, event, times=1):
+        """Take ``times`` copies of ``event`` from what is left of the plan."""
+        need = Counter()
+        for leaf, count in leaf_counts(event_to_json(event)):
+            need[leaf] += count * int(times)
+        if self._free:
+            return
+        short = [leaf for leaf, count in need.items() if self._left[leaf] < count]
+        if short:
+            raise RuntimeError(
+                f"a release of {short[0]} was not in the spend committed for {self.label!r} "
+                "(or it was already used): plan every release before the data are read."
+            )
+        self._left.subtract(need)
+
+    @property
+    def exhausted(self):
+        """Whether every planned release has been drawn."""
+        return self._free or not any(c > 0 for c in self._left.values())
+
+    def __reduce__(self):
+        raise TypeError("a Commitment is never pickled: it lives only during a computation.")
+
+
+class EstimatorLedger:
     """The spends of one estimator: its own cap, recorded in a shared ledger too.
 
-    An estimator with ``epsilon`` and ``delta`` makes one of these in ``fit``.
-    Every release goes through :meth:`reserve`: the estimator's own cap and
-    the shared ledger's cap are both checked before the data are touched,
-    the spend is recorded in both, and it is taken back from both if the
-    release fails before anything is published.
+    An estimator with ``epsilon`` and ``delta`` makes one of these in ``fit``
+    (``ledger_``). It plans the whole spend of a computation, and
+    :meth:`commit` checks it against its own cap and the shared ledger's and
+    records it in both, before any mechanism reads private data. Nothing is
+    ever refunded: an exception, a ``KeyboardInterrupt`` or a dead worker
+    afterwards leaves the whole planned spend recorded.
 
     Parameters
     ----------
@@ -78,34 +122,40 @@ class EstimatorBudget:
         The estimator's own budget (``epsilon=np.inf``: no cap).
     accountant : PrivacyLedger, diffprivlib.BudgetAccountant or None
         Where the spends are recorded as well (see :func:`resolve_ledger`).
+        Its neighbouring relation is this ledger's.
     prefix : str
         Prepended to each label in the shared ledger (e.g. the class name).
     """
 
     def __init__(self, epsilon, delta, accountant=None, *, prefix=""):
-        self.own = PrivacyLedger(epsilon=epsilon, delta=delta)
         self.shared = resolve_ledger(accountant)
+        self.own = PrivacyLedger(epsilon=epsilon, delta=delta, relation=self.shared.relation)
         self.delta = float(delta)
         self.prefix = prefix
 
+    @property
+    def relation(self):
+        """The neighbouring relation the estimator must calibrate under."""
+        return self.shared.relation
+
     def check(self, event):
-        """Raise BudgetError if ``event`` would exceed either cap."""
-        self.own.check(event, delta=self._declared(event))
-        self.shared.check(event, delta=self._declared(event))
+        """Raise BudgetError if ``event`` would exceed either cap (nothing recorded)."""
+        delta = self._declared(event)
+        self.own.check(event, delta=delta)
+        self.shared.check(event, delta=delta)
 
-    @contextmanager
-    def reserve(self, event, label, *, delta=None):
-        """Spend ``event`` in both ledgers around a release (see PrivacyLedger.reserve).
+    def commit(self, event, label, *, delta=None):
+        """Record ``event`` in both ledgers, for good, and return its :class:`Commitment`.
 
-        ``delta`` is the delta the release was calibrated for (default: 0
-        for a pure event, else the estimator's delta).
+        ``delta`` is the delta the releases were calibrated for (default: 0
+        for a pure event, else the estimator's delta). Raises BudgetError,
+        recording nothing, if either cap would be exceeded.
         """
         delta = self._declared(event) if delta is None else delta
         self.own.check(event, delta=delta)
-        with ExitStack() as stack:
-            stack.enter_context(self.shared.reserve(event, self.prefix + label, delta=delta))
-            stack.enter_context(self.own.reserve(event, label, delta=delta))
-            yield
+        self.shared.spend(event, self.prefix + label, delta=delta)
+        self.own.spend(event, label, delta=delta)  # checked above: cannot be refused
+        return Commitment(event, label)
 
     def _declared(self, event):
         # Pure events declare no delta; the rest the estimator's delta.
@@ -125,4 +175,4 @@ class EstimatorBudget:
 
     def __repr__(self):
         eps = "inf" if math.isinf(self.own.epsilon) else f"{self.own.epsilon:g}"
-        return f"EstimatorBudget(epsilon={eps}, delta={self.delta:g}, spent={self.epsilon_spent:.4g})"
+        return f"EstimatorLedger(epsilon={eps}, delta={self.delta:g}, spent={self.epsilon_spent:.4g})"

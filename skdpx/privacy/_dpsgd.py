@@ -21,7 +21,7 @@ from dp_accounting import NoOpDpEvent
 import numpy as np
 
 from ._accounting import calibrate_noise, gaussian_event
-from ._validation import check_random_state
+from ._mechanisms import noisy_gradient, poisson_sample
 
 __all__ = ["DPSGD", "dense_clipped_grad", "dense_grad_sq_norms"]
 
@@ -93,7 +93,12 @@ class DPSGD:
     n_samples : int
     max_steps : int
         The number of steps the noise was calibrated for; more raise.
-    random_state : None, int or RandomState
+
+    Before the first step, :meth:`bind` gives the engine the noise source
+    and the commitment of the spend (:meth:`planned_event`, committed before
+    training reads the data); every step draws its batch and its noise from
+    the source and its event from the commitment. The noise is float64 from
+    the secure generator, even for float32 gradients.
 
     Attributes
     ----------
@@ -105,12 +110,15 @@ class DPSGD:
     Examples
     --------
     >>> import numpy as np
-    >>> from skdpx.privacy import DPSGD, dense_grad_sq_norms, dense_clipped_grad
+    >>> from skdpx.privacy import DPSGD, PrivacyLedger, dense_grad_sq_norms, dense_clipped_grad
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(1000, 3)); y = (X[:, 0] > 0).astype(float)
     >>> w = np.zeros(3)
+    >>> from skdpx.privacy import EstimatorLedger, noise_source
     >>> engine = DPSGD.from_budget(1.0, 1e-5, n_samples=1000, batch_size=100, epochs=5,
-    ...                            max_grad_norm=1.0, random_state=0)
+    ...                            max_grad_norm=1.0)
+    >>> ledger = EstimatorLedger(1.0, 1e-5, accountant=PrivacyLedger())
+    >>> _ = engine.bind(noise_source(), ledger.commit(engine.planned_event(), "DP-SGD"))
     >>> def errors(idx):  # d loss / d logit for logistic regression
     ...     return (1 / (1 + np.exp(-X[idx] @ w)) - y[idx])[:, None]
     >>> for _ in range(engine.max_steps):
@@ -122,10 +130,7 @@ class DPSGD:
     True
     """
 
-    def __init__(
-        self, *, noise_multiplier, max_grad_norm, sample_rate, n_samples, max_steps,
-        random_state=None,
-    ):
+    def __init__(self, *, noise_multiplier, max_grad_norm, sample_rate, n_samples, max_steps):
         if not noise_multiplier >= 0:
             raise ValueError(f"noise_multiplier must be >= 0, got {noise_multiplier!r}.")
         if max_grad_norm is not None and not max_grad_norm > 0:
@@ -141,17 +146,13 @@ class DPSGD:
         self.sample_rate = float(sample_rate)
         self.n_samples = int(n_samples)
         self.max_steps = int(max_steps)
-        self.random_state = check_random_state(random_state)
-        # the noise comes from a Generator seeded from random_state (faster
-        # than RandomState.normal; reproducible for an integer seed)
-        self._noise_rng = np.random.Generator(
-            np.random.PCG64(self.random_state.randint(0, 2**32, size=4, dtype=np.uint64)))
         self.n_steps = 0
+        self._noise = self._commitment = None
 
     @classmethod
     def from_budget(
-        cls, epsilon, delta, *, n_samples, batch_size, epochs, max_grad_norm, random_state=None,
-        accounting="pld", prior=None,
+        cls, epsilon, delta, *, n_samples, batch_size, epochs, max_grad_norm, accounting="pld",
+        prior=None,
     ):
         """An engine whose noise meets (epsilon, delta) over ``epochs`` epochs.
 
@@ -175,11 +176,11 @@ class DPSGD:
             steps = max(1, math.ceil(epochs * n_samples / batch_size))
         if math.isinf(epsilon):
             return cls(noise_multiplier=0.0, max_grad_norm=None, sample_rate=sample_rate,
-                       n_samples=n_samples, max_steps=steps, random_state=random_state)
+                       n_samples=n_samples, max_steps=steps)
         z = calibrate_noise(epsilon, delta, steps=steps, sample_rate=sample_rate,
                             accounting=accounting, prior=prior)
         return cls(noise_multiplier=z, max_grad_norm=max_grad_norm, sample_rate=sample_rate,
-                   n_samples=n_samples, max_steps=steps, random_state=random_state)
+                   n_samples=n_samples, max_steps=steps)
 
     @property
     def private(self):
@@ -197,11 +198,19 @@ class DPSGD:
         return gaussian_event(self.noise_multiplier, steps=self.n_steps,
                               sample_rate=self.sample_rate)
 
+    def bind(self, noise, commitment):
+        """Give the engine its noise source and the commitment that pays for its steps.
+
+        Returns
+        -------
+        self
+        """
+        self._noise, self._commitment = noise, commitment
+        return self
+
     def sample(self):
         """A Poisson sample of row indices (each row in with probability sample_rate)."""
-        if self.sample_rate == 1:
-            return np.arange(self.n_samples)
-        return np.flatnonzero(self.random_state.random_sample(self.n_samples) < self.sample_rate)
+        return poisson_sample(self.n_samples, self.sample_rate, noise=self._noise)
 
     def clip_factors(self, norms):
         """min(1, max_grad_norm / norm) per row (ones when not clipping)."""
@@ -211,19 +220,19 @@ class DPSGD:
         return np.minimum(1.0, self.max_grad_norm / np.maximum(norms, 1e-12))
 
     def privatize(self, grad_sums, batch_size):
-        """Noise the clipped sums and divide by the expected batch size."""
+        """Noise the clipped sums (one release) and divide by the expected batch size."""
         if not self.private:
             return [g / max(batch_size, 1) for g in grad_sums]
-        std = self.noise_multiplier * self.max_grad_norm
-        denom = self.sample_rate * self.n_samples
-        out = []
-        for g in grad_sums:
-            g = np.asarray(g)
-            # float32 gradients get float32 noise (numpy's ziggurat sampler)
-            dtype = np.float32 if g.dtype == np.float32 else np.float64
-            noise = self._noise_rng.standard_normal(size=g.shape, dtype=dtype)
-            out.append((g + std * noise) / denom)
-        return out
+        # one release of all the parameter arrays together: the L2 sensitivity
+        # max_grad_norm holds for their concatenation
+        sizes = [np.size(g) for g in grad_sums]
+        flat = np.concatenate([np.ravel(g) for g in grad_sums])
+        noisy = noisy_gradient(flat, noise_multiplier=self.noise_multiplier,
+                               sensitivity=self.max_grad_norm, noise=self._noise,
+                               commitment=self._commitment, sample_rate=self.sample_rate)
+        noisy /= self.sample_rate * self.n_samples
+        parts = np.split(noisy, np.cumsum(sizes)[:-1])
+        return [p.reshape(np.shape(g)) for p, g in zip(parts, grad_sums)]
 
     def step(self, grad_norms, clipped_grad_sum):
         """One DP-SGD step.
@@ -236,6 +245,8 @@ class DPSGD:
             The rows of this step's batch (for the model's own bookkeeping;
             never publish it).
         """
+        if self._noise is None:
+            raise RuntimeError("bind() the engine to a noise source and a commitment first.")
         if self.n_steps >= self.max_steps:
             raise RuntimeError(
                 f"the noise was calibrated for {self.max_steps} steps; taking more would "

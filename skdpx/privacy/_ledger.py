@@ -16,7 +16,12 @@ import dp_accounting
 
 from ._accounting import epsilon_of_spends, event_from_json, event_to_json, is_pure
 
-__all__ = ["LedgerDetachedError", "PrivacyLedger"]
+__all__ = ["LedgerDetachedError", "PrivacyLedger", "RELATIONS"]
+
+#: The neighbouring relations a ledger can be kept under: datasets that differ
+#: by one row added or removed (the size of the data is private), or by one
+#: row replaced by another (the size is public).
+RELATIONS = ("add_or_remove", "replace_one")
 
 # Relative slack when comparing a composed epsilon with a cap: calibration
 # targets the cap exactly, and floating point must not turn that into a refusal.
@@ -67,6 +72,13 @@ class PrivacyLedger:
     accountant : diffprivlib.BudgetAccountant, default=None
         Each spend is mirrored into it as the (epsilon, delta) of that event
         alone, and its own cap is checked too.
+    relation : {"add_or_remove", "replace_one"}, default="add_or_remove"
+        The neighbouring relation every spend in this ledger is calibrated
+        for: the sensitivities of all its releases are stated under it, so
+        their epsilons compose. A spend calibrated for another relation is
+        refused (``ValueError``): composing it would be wrong. Estimators
+        read it and calibrate under it. A file-backed ledger keeps the
+        relation it was created with.
 
     Attributes
     ----------
@@ -79,9 +91,10 @@ class PrivacyLedger:
 
     Notes
     -----
-    Privacy unit: one row of the protected dataset, for the neighbouring
-    relation of the estimator that spends (add-or-remove-one whenever an
-    event is subsampled; see the privacy core's page). ``delta_spent`` is ``delta`` (or the
+    Privacy unit: one row of the protected dataset, under :attr:`relation`.
+    A spend is final: nothing refunds it, not even an exception raised while
+    the release is computed (its noisy intermediate values may already have
+    escaped, in a traceback or a log). ``delta_spent`` is ``delta`` (or the
     sum of the declared deltas when ``delta`` is 1) as soon as one release
     needs a delta; when every release is pure (Laplace, exponential), it is 0
     and ``epsilon_spent`` is the exact sum of their epsilons.
@@ -100,7 +113,10 @@ class PrivacyLedger:
     diffprivlib.utils.BudgetError: ...
     """
 
-    def __init__(self, epsilon=math.inf, delta=1.0, path=None, accountant=None):
+    def __init__(self, epsilon=math.inf, delta=1.0, path=None, accountant=None, *,
+                 relation="add_or_remove"):
+        if relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
         if not isinstance(epsilon, Real) or not epsilon > 0:
             raise ValueError(f"epsilon must be > 0 (np.inf for no cap), got {epsilon!r}.")
         if not isinstance(delta, Real) or not 0 <= delta <= 1:
@@ -112,6 +128,7 @@ class PrivacyLedger:
             )
         self._epsilon = float(epsilon)
         self._delta = float(delta)
+        self._relation = relation
         self._path = None if path is None else os.fspath(path)
         self.accountant = accountant
         self._entries = []  # in memory: dicts {id, label, event, delta}
@@ -134,6 +151,11 @@ class PrivacyLedger:
     def delta(self):
         """The cap on delta (1.0: uncapped)."""
         return self._delta
+
+    @property
+    def relation(self):
+        """The neighbouring relation of every spend in this ledger."""
+        return self._relation
 
     @property
     def path(self):
@@ -169,26 +191,28 @@ class PrivacyLedger:
         eps, delta = self._total(self._read())
         where = "" if self._path is None else f", path={self._path!r}"
         return (
-            f"PrivacyLedger(epsilon={self._epsilon:g}, delta={self._delta:g}{where}; "
+            f"PrivacyLedger(epsilon={self._epsilon:g}, delta={self._delta:g}, "
+            f"relation={self._relation!r}{where}; "
             f"spent epsilon={eps:.4g} at delta={delta:.3g} in {len(self)} releases)"
         )
 
     # --------------------------------------------------------------- spending
-    def check(self, event, *, delta=None):
+    def check(self, event, *, delta=None, relation=None):
         """Raise BudgetError if recording ``event`` would exceed the cap.
 
-        Nothing is recorded. Use :meth:`spend` (or :meth:`reserve`) to record:
-        they check again, atomically.
+        Nothing is recorded. Use :meth:`spend` to record: it checks again,
+        atomically.
         """
-        entry = self._new_entry(event, "check", delta)
+        entry = self._new_entry(event, "check", delta, relation)
         with self._lock:
             self._check_entries(self._read() + [entry], entry)
 
-    def spend(self, event, label, *, delta=None):
+    def spend(self, event, label, *, delta=None, relation=None):
         """Record a release, or raise BudgetError if it would exceed the cap.
 
         The check and the record are one atomic step, across threads and
-        (for a file-backed ledger) processes.
+        (for a file-backed ledger) processes. Record the spend before the
+        release reads the private data: it is final, whatever happens next.
 
         Parameters
         ----------
@@ -198,13 +222,16 @@ class PrivacyLedger:
         delta : float, optional
             The delta this release was calibrated for; needed when the ledger
             has no delta cap and the event is not pure.
+        relation : {"add_or_remove", "replace_one"}, optional
+            The relation the release was calibrated for (default: the
+            ledger's). Another relation than the ledger's is refused.
 
         Returns
         -------
         spend_id : int
-            The record's id (for :meth:`reserve`'s refund).
+            The record's id.
         """
-        entry = self._new_entry(event, label, delta)
+        entry = self._new_entry(event, label, delta, relation)
         # A copy in another process (unpickled there, or inherited by fork)
         # would spend where the original never sees it.
         if self._detached or (self._path is None and self._pid != os.getpid()):
@@ -231,22 +258,6 @@ class PrivacyLedger:
                 self.accountant.spend(*self._own_cost(entry))
         return entry["id"]
 
-    @contextmanager
-    def reserve(self, event, label, *, delta=None):
-        """Record a release now; take the record back if the block raises.
-
-        Use it around the computation of a release: the budget is checked and
-        spent before the data are touched, and a release that fails before
-        anything is published (bad input, an error mid-way) costs nothing.
-        A mirrored diffprivlib accountant is not refunded (it has no refund).
-        """
-        spend_id = self.spend(event, label, delta=delta)
-        try:
-            yield spend_id
-        except BaseException:
-            self._refund(spend_id)
-            raise
-
     def resume(self):
         """Make this unpickled copy the ledger of record in this process."""
         self._detached = False
@@ -254,7 +265,15 @@ class PrivacyLedger:
         return self
 
     # ------------------------------------------------------------- internals
-    def _new_entry(self, event, label, delta):
+    def _new_entry(self, event, label, delta, relation):
+        relation = self._relation if relation is None else relation
+        if relation != self._relation:
+            raise ValueError(
+                f"this ledger composes releases calibrated for {self._relation!r} neighbours; "
+                f"{label!r} was calibrated for {relation!r}. Releases under two relations do "
+                "not compose: keep one ledger per relation, or recalibrate under "
+                f"{self._relation!r}."
+            )
         if not isinstance(event, dp_accounting.DpEvent):
             raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}.")
         if not isinstance(label, str):
@@ -272,7 +291,8 @@ class PrivacyLedger:
                 )
         if not isinstance(delta, Real) or not 0 <= delta < 1:
             raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
-        return {"id": None, "label": label, "event": event_to_json(event), "delta": float(delta)}
+        return {"id": None, "label": label, "event": event_to_json(event), "delta": float(delta),
+                "relation": relation}
 
     def _total(self, entries):
         """(epsilon, delta) of the composition of ``entries``."""
@@ -304,14 +324,6 @@ class PrivacyLedger:
     def _own_cost(self, entry):
         """(epsilon, delta) of one release alone, for a diffprivlib accountant."""
         return epsilon_of_spends([entry["event"]], entry["delta"])[0], entry["delta"]
-
-    def _refund(self, spend_id):
-        with self._lock:
-            if self._path is None:
-                self._entries = [e for e in self._entries if e["id"] != spend_id]
-            else:
-                with self._connect() as con:
-                    con.execute("DELETE FROM spends WHERE id = ?", (spend_id,))
 
     def _read(self):
         with self._lock:
@@ -354,10 +366,18 @@ class PrivacyLedger:
                 "label TEXT NOT NULL, event TEXT NOT NULL, delta REAL NOT NULL, created REAL)"
             )
             stored = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            replace_one = float(self._relation == "replace_one")
             if not stored:
                 con.executemany(
                     "INSERT INTO meta (key, value) VALUES (?, ?)",
-                    [("epsilon", self._epsilon), ("delta", self._delta)],
+                    [("epsilon", self._epsilon), ("delta", self._delta),
+                     ("replace_one", replace_one)],
+                )
+            elif stored.get("replace_one", 0.0) != replace_one:
+                kept = RELATIONS[int(stored.get("replace_one", 0.0))]
+                raise ValueError(
+                    f"the ledger file {self._path!r} holds releases calibrated for {kept!r} "
+                    f"neighbours; open it with relation={kept!r}."
                 )
             elif explicit_cap and (stored["epsilon"], stored["delta"]) != (
                 self._epsilon,
@@ -384,6 +404,7 @@ class PrivacyLedger:
     def __reduce__(self):
         with self._lock:
             state = {
+                "relation": self._relation,
                 "uid": self._uid,
                 "pid": self._pid,
                 "epsilon": self._epsilon,
@@ -404,6 +425,7 @@ def _restore_ledger(state):
     ledger = object.__new__(PrivacyLedger)
     ledger._epsilon = state["epsilon"]
     ledger._delta = state["delta"]
+    ledger._relation = state.get("relation", "add_or_remove")
     ledger._path = state["path"]
     ledger.accountant = state["accountant"]
     ledger._entries = state["entries"]

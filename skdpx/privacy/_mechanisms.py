@@ -1,11 +1,23 @@
-"""Single releases through diffprivlib's mechanisms, recorded in a ledger.
+"""Releases: the only code in skdpx that adds privacy noise.
 
-diffprivlib's mechanisms calibrate and validate (epsilon, delta,
-sensitivity); the noise for an array is drawn in one vectorised call with the
-scale that the mechanism reports, from the caller's RandomState.
+Two layers:
+
+* the release functions an estimator calls inside a planned, committed
+  spend (:meth:`EstimatorLedger.commit` returns the :class:`Commitment`):
+  :func:`gaussian_release` (low-dimensional: counts, sums, centres, means;
+  floating-point safe), :func:`noisy_gradient` (high-dimensional: DP-SGD and
+  DP gradient descent; float64 from the secure generator),
+  :func:`laplace_release` and :func:`exponential_release`. Each draws its
+  own event from the commitment first, so a release outside the plan raises
+  before any noise is drawn;
+* the stand-alone mechanisms :func:`gaussian_mechanism`,
+  :func:`laplace_mechanism` and :func:`exponential_mechanism`, which
+  calibrate, commit the spend to a ledger and release in one call.
+
+The randomness comes from a :class:`~skdpx.privacy.NoiseSource` (see
+:func:`~skdpx.privacy.noise_source`): cryptographically secure by default.
 """
 
-from contextlib import nullcontext
 import math
 from numbers import Real
 
@@ -14,9 +26,14 @@ from dp_accounting import SelfComposedDpEvent
 import numpy as np
 
 from ._accounting import gaussian_event, laplace_event, pure_event
-from ._validation import check_random_state
+from ._budget import Commitment, EstimatorLedger
+from ._ledger import PrivacyLedger
+from ._random import NoiseSource, noise_source
 
-__all__ = ["exponential_mechanism", "gaussian_mechanism", "laplace_mechanism"]
+__all__ = [
+    "exponential_mechanism", "exponential_release", "gaussian_mechanism", "gaussian_release",
+    "laplace_mechanism", "laplace_release", "noisy_gradient",
+]
 
 
 def _finite_array(value):
@@ -24,10 +41,6 @@ def _finite_array(value):
     if not np.all(np.isfinite(arr)):
         raise ValueError("the value to release must be finite.")
     return arr
-
-
-def _reserve(ledger, event, label, delta=None):
-    return nullcontext() if ledger is None else ledger.reserve(event, label, delta=delta)
 
 
 def _check_budget(epsilon, sensitivity):
@@ -38,8 +51,172 @@ def _check_budget(epsilon, sensitivity):
         raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}.")
 
 
+def _check_release(noise_multiplier, sensitivity, noise, commitment):
+    if not isinstance(noise_multiplier, Real) or not 0 <= noise_multiplier < math.inf:
+        raise ValueError(f"noise_multiplier must be a finite number >= 0, got {noise_multiplier!r}.")
+    if not isinstance(sensitivity, Real) or not 0 < sensitivity < math.inf:
+        raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}.")
+    if not isinstance(noise, NoiseSource):
+        raise TypeError(f"noise must be a NoiseSource, got {type(noise).__name__}.")
+    if not isinstance(commitment, Commitment):
+        raise TypeError(
+            f"commitment must be the Commitment of a committed spend, got {type(commitment).__name__}."
+        )
+
+
 def _out(arr, noisy):
     return float(noisy) if arr.ndim == 0 else noisy
+
+
+# --------------------------------------------------------------------------
+# Releases inside a committed spend
+# --------------------------------------------------------------------------
+def gaussian_release(value, *, noise_multiplier, sensitivity, noise, commitment):
+    """One Gaussian release of a low-dimensional value, paid by ``commitment``.
+
+    Parameters
+    ----------
+    value : array-like
+        The exact value computed from the private data (the whole array is
+        one release).
+    noise_multiplier : float >= 0
+        Noise standard deviation over ``sensitivity`` (0: the non-private
+        baseline, allowed only by a non-private commitment).
+    sensitivity : float > 0
+        The L2 sensitivity of ``value`` under the ledger's relation.
+    noise : NoiseSource
+    commitment : Commitment
+        Must hold ``gaussian_event(noise_multiplier)``.
+
+    Returns
+    -------
+    ndarray
+        ``value`` plus the noise: from OpenDP's exact sampler when ``noise``
+        is secure (floating-point safe), else from the seeded generator.
+    """
+    _check_release(noise_multiplier, sensitivity, noise, commitment)
+    commitment.draw(gaussian_event(noise_multiplier))
+    arr = _finite_array(value)
+    if noise_multiplier == 0:
+        return arr.copy()
+    return noise.gaussian(arr, noise_multiplier * sensitivity, sensitivity=sensitivity)
+
+
+def noisy_gradient(grad, *, noise_multiplier, sensitivity, noise, commitment, sample_rate=1.0,
+                   releases=1):
+    """Gaussian noise on a high-dimensional vector (DP-SGD, DP gradient descent).
+
+    float64 noise from the secure generator, drawn in one vectorised call;
+    not floating-point hardened (see the privacy page for where the line is).
+
+    Parameters
+    ----------
+    grad : array-like
+        The clipped gradient (sum), or a stack of ``releases`` independent
+        releases along the first axis (e.g. one gradient per query).
+    noise_multiplier, sensitivity : float
+        As for :func:`gaussian_release`.
+    noise : NoiseSource
+    commitment : Commitment
+        Must hold ``releases`` copies of ``gaussian_event(noise_multiplier,
+        sample_rate=sample_rate)``.
+    sample_rate : float, default=1.0
+        The Poisson sampling rate the batch was drawn with.
+    releases : int, default=1
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    _check_release(noise_multiplier, sensitivity, noise, commitment)
+    commitment.draw(gaussian_event(noise_multiplier, sample_rate=sample_rate), releases)
+    grad = np.asarray(grad, dtype=np.float64)
+    if noise_multiplier == 0:
+        return grad.copy()
+    return grad + (noise_multiplier * sensitivity) * noise.standard_normal(grad.shape)
+
+
+def poisson_sample(n_samples, sample_rate, *, noise):
+    """A Poisson sample of ``range(n_samples)``: each row in with probability ``sample_rate``.
+
+    Drawn from the noise source: the privacy amplification by subsampling
+    holds only if nobody can predict the batches.
+    """
+    if not isinstance(noise, NoiseSource):
+        raise TypeError(f"noise must be a NoiseSource, got {type(noise).__name__}.")
+    if sample_rate >= 1:
+        return np.arange(n_samples)
+    return np.flatnonzero(noise.uniform(n_samples) < sample_rate)
+
+
+def laplace_release(value, *, noise_multiplier, sensitivity, noise, commitment):
+    """One Laplace release (L1 ``sensitivity``), floating-point safe when secure."""
+    _check_release(noise_multiplier, sensitivity, noise, commitment)
+    commitment.draw(laplace_event(noise_multiplier))
+    arr = _finite_array(value)
+    if noise_multiplier == 0:
+        return arr.copy()
+    return noise.laplace(arr, noise_multiplier * sensitivity, sensitivity=sensitivity)
+
+
+def exponential_release(utility, *, epsilon, sensitivity, noise, commitment, monotonic=False,
+                        event=None):
+    """Exponential-mechanism choices (Gumbel-max), one per row of ``utility``.
+
+    Parameters
+    ----------
+    utility : array-like of shape (n_candidates,) or (n_choices, n_candidates)
+    epsilon, sensitivity : float > 0
+        Per choice; probabilities proportional to exp(epsilon u / (2 sensitivity))
+        (``sensitivity`` without the 2 when ``monotonic``).
+    noise : NoiseSource
+    commitment : Commitment
+        Must hold one ``event`` per choice.
+    event : DpEvent, optional
+        What one choice is accounted as (default ``pure_event(epsilon)``; a
+        Gaussian event that dominates it is also sound, see
+        :func:`~skdpx.privacy.gaussian_to_pure`).
+
+    Returns
+    -------
+    int or ndarray of int
+    """
+    _check_budget(epsilon, sensitivity)
+    if not sensitivity > 0:
+        raise ValueError("sensitivity must be > 0.")
+    if not isinstance(noise, NoiseSource):
+        raise TypeError(f"noise must be a NoiseSource, got {type(noise).__name__}.")
+    u = _finite_array(utility)
+    if u.ndim not in (1, 2) or u.shape[-1] == 0:
+        raise ValueError("utility must be a non-empty 1-D or 2-D array.")
+    n_choices = 1 if u.ndim == 1 else u.shape[0]
+    commitment.draw(pure_event(epsilon) if event is None else event, n_choices)
+    scale = epsilon / (sensitivity if monotonic else 2 * sensitivity)
+    choice = np.argmax(u * scale + noise.gumbel(u.shape), axis=-1)
+    return int(choice) if u.ndim == 1 else choice
+
+
+# --------------------------------------------------------------------------
+# Stand-alone mechanisms: calibrate, commit, release
+# --------------------------------------------------------------------------
+def _commit(ledger, event, label, delta=None):
+    """Commit ``event`` to ``ledger`` (if any) and return the Commitment."""
+    if ledger is None:
+        return Commitment(event, label)
+    if isinstance(ledger, EstimatorLedger):
+        return ledger.commit(event, label, delta=delta)
+    if isinstance(ledger, PrivacyLedger):
+        ledger.spend(event, label, delta=delta)
+        return Commitment(event, label)
+    raise TypeError(
+        f"ledger must be a PrivacyLedger, an EstimatorLedger or None, got {type(ledger).__name__}."
+    )
+
+
+def _nonempty(arr):
+    if arr.size == 0:
+        raise ValueError("there is nothing to release: the value is empty.")
+    return arr
 
 
 def gaussian_mechanism(
@@ -55,9 +232,12 @@ def gaussian_mechanism(
     delta : float in (0, 1)
     sensitivity : float
         The L2 sensitivity of ``value`` (for the whole array).
-    random_state : None, int or RandomState
-    ledger : PrivacyLedger or EstimatorBudget, optional
-        Where the release is recorded; checked before noise is drawn.
+    random_state : None, int, RandomState or Generator
+        None (default): secure, floating-point-safe noise. A seed makes the
+        noise reproducible, with a PrivacyLeakWarning.
+    ledger : PrivacyLedger or EstimatorLedger, optional
+        Where the spend is committed, before the noise is drawn; a failure
+        afterwards never refunds it.
     label : str
 
     Returns
@@ -69,19 +249,21 @@ def gaussian_mechanism(
     >>> from skdpx.privacy import PrivacyLedger, gaussian_mechanism
     >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
     >>> noisy = gaussian_mechanism([10.0, 20.0], epsilon=1.0, delta=1e-5, sensitivity=1.0,
-    ...                            random_state=0, ledger=ledger, label="two sums")
+    ...                            ledger=ledger, label="two sums")
     >>> noisy.shape, round(ledger.epsilon_spent, 6) <= 1.0
     ((2,), True)
     """
     _check_budget(epsilon, sensitivity)
     mech = GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     sigma = math.sqrt(mech.variance(0.0))
-    arr = _finite_array(value)
-    event = gaussian_event(sigma / sensitivity) if sensitivity > 0 else None
-    rng = check_random_state(random_state)
-    with nullcontext() if event is None else _reserve(ledger, event, label, delta):
-        noisy = arr + rng.normal(0.0, sigma, size=arr.shape)
-    return _out(arr, noisy)
+    arr = _nonempty(_finite_array(value))
+    noise = noise_source(random_state)
+    if sensitivity == 0:  # a public value: nothing to protect, nothing spent
+        return _out(arr, arr.copy())
+    z = sigma / sensitivity
+    commitment = _commit(ledger, gaussian_event(z), label, delta)
+    return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
+                                      noise=noise, commitment=commitment))
 
 
 def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=None, label="laplace"):
@@ -93,18 +275,21 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
     Examples
     --------
     >>> from skdpx.privacy import laplace_mechanism
-    >>> round(laplace_mechanism(100.0, epsilon=1.0, sensitivity=1.0, random_state=0), 2)
-    100.1
+    >>> noisy = laplace_mechanism(100.0, epsilon=1.0, sensitivity=1.0)
+    >>> 50 < noisy < 150  # the noise's scale is 1; this fails with probability e^-50
+    True
     """
     _check_budget(epsilon, sensitivity)
     mech = Laplace(epsilon=epsilon, delta=0.0, sensitivity=sensitivity)
     scale = math.sqrt(mech.variance(0.0) / 2.0)
-    arr = _finite_array(value)
-    event = laplace_event(scale / sensitivity) if sensitivity > 0 else None
-    rng = check_random_state(random_state)
-    with nullcontext() if event is None else _reserve(ledger, event, label):
-        noisy = arr + rng.laplace(0.0, scale, size=arr.shape) if scale > 0 else arr.copy()
-    return _out(arr, noisy)
+    arr = _nonempty(_finite_array(value))
+    noise = noise_source(random_state)
+    if sensitivity == 0:
+        return _out(arr, arr.copy())
+    b = scale / sensitivity
+    commitment = _commit(ledger, laplace_event(b), label)
+    return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
+                                     noise=noise, commitment=commitment))
 
 
 def exponential_mechanism(
@@ -132,36 +317,28 @@ def exponential_mechanism(
 
     Notes
     -----
-    One choice goes through diffprivlib's ``Exponential``; a batch of rows
-    uses the Gumbel-max trick, which samples exactly the same distribution
-    (argmax of ``epsilon u / (2 sensitivity) + Gumbel noise``).
+    The choice is the Gumbel-max trick, which samples exactly the
+    exponential mechanism's distribution (argmax of ``epsilon u / (2
+    sensitivity) + Gumbel noise``), with Gumbel draws from the secure
+    generator by default.
 
     Examples
     --------
     >>> from skdpx.privacy import exponential_mechanism
-    >>> int(exponential_mechanism([0.0, 0.0, 50.0], epsilon=1.0, sensitivity=1.0, random_state=0))
+    >>> int(exponential_mechanism([0.0, 0.0, 50.0], epsilon=1.0, sensitivity=1.0))
     2
     """
     _check_budget(epsilon, sensitivity)
     u = _finite_array(utility)
     if u.ndim not in (1, 2) or u.shape[-1] == 0:
         raise ValueError("utility must be a non-empty 1-D or 2-D array.")
-    rng = check_random_state(random_state)
+    # validate the parameters as diffprivlib does (sensitivity > 0 among them)
+    Exponential(epsilon=epsilon, sensitivity=sensitivity, utility=[0.0], monotonic=monotonic)
+    noise = noise_source(random_state)
     n_releases = 1 if u.ndim == 1 else u.shape[0]
     event = pure_event(epsilon)
     if n_releases > 1:
         event = SelfComposedDpEvent(event, n_releases)
-    with _reserve(ledger, event, label):
-        if u.ndim == 1:
-            mech = Exponential(
-                epsilon=epsilon,
-                sensitivity=sensitivity,
-                utility=list(u),
-                monotonic=monotonic,
-                random_state=rng,
-            )
-            return int(mech.randomise())
-        # validate the parameters exactly as the scalar path does
-        Exponential(epsilon=epsilon, sensitivity=sensitivity, utility=[0.0], monotonic=monotonic)
-        scale = epsilon / (sensitivity if monotonic else 2 * sensitivity)
-        return np.argmax(u * scale + rng.gumbel(size=u.shape), axis=1)
+    commitment = _commit(ledger, event, label)
+    return exponential_release(u, epsilon=epsilon, sensitivity=sensitivity, noise=noise,
+                               commitment=commitment, monotonic=monotonic)

@@ -8,10 +8,10 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 __all__ = [
+    "BoundsScaler",
     "DELTA_CONSTRAINT",
     "EPSILON_CONSTRAINT",
     "check_bounds",
-    "check_random_state",
     "clip_to_bounds",
     "scale_to_bounds",
 ]
@@ -23,12 +23,10 @@ DELTA_CONSTRAINT = Interval(Real, 0, 1, closed="left")
 
 
 def check_random_state(seed):
-    """A ``numpy.random.RandomState`` for ``seed``, fresh OS entropy for None.
+    """A ``numpy.random.RandomState`` for the empirical auditor's own trials.
 
-    Unlike :func:`sklearn.utils.check_random_state`, ``None`` does not return
-    numpy's global RandomState: noise drawn from a global state that anyone
-    can seed (``np.random.seed(0)``) would be predictable. The same integer
-    seed always gives the same noise.
+    Not for privacy noise: that comes from :func:`skdpx.privacy.noise_source`.
+    ``None`` gives fresh OS entropy (not numpy's global state).
 
     Parameters
     ----------
@@ -129,3 +127,71 @@ def scale_to_bounds(X, lower, upper, feature_range=(0.0, 1.0)):
     X *= scale
     X += np.where(width > 0, a, (a + b) / 2)
     return X
+
+
+class BoundsScaler:
+    """The public map between input units and the unit cube of the bounds.
+
+    Every estimator works on rows clipped to the public bounds and scaled
+    into ``[a, b]^d`` (``feature_range``, default ``[0, 1]``); this one
+    object does the scaling and all its reversals, so that they agree. A
+    feature with ``lower == upper`` is constant: it maps to the middle of
+    the range, and back to its bound.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n_features,)
+    feature_range : (float, float), default=(0.0, 1.0)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpx.privacy import BoundsScaler
+    >>> scaler = BoundsScaler(np.array([0.0, 17.0]), np.array([1.0, 90.0]), (-1.0, 1.0))
+    >>> scaler.transform([[2.0, 53.5]])
+    array([[1., 0.]])
+    >>> scaler.inverse_transform([[1.0, 0.0]])
+    array([[ 1. , 53.5]])
+    """
+
+    def __init__(self, lower, upper, feature_range=(0.0, 1.0)):
+        self.lower = np.asarray(lower, dtype=float)
+        self.upper = np.asarray(upper, dtype=float)
+        self.feature_range = (float(feature_range[0]), float(feature_range[1]))
+        self.width = self.upper - self.lower
+        self.constant = self.width == 0
+
+    @property
+    def _span(self):
+        a, b = self.feature_range
+        return b - a
+
+    def transform(self, X):
+        """Clip X to the bounds and scale it into the feature range (a new array)."""
+        return scale_to_bounds(X, self.lower, self.upper, self.feature_range)
+
+    def inverse_transform(self, U):
+        """Rows of the feature range back in input units (clipped to the range first)."""
+        a, b = self.feature_range
+        U = np.clip(np.asarray(U, dtype=float), a, b)
+        return self.lower + (U - a) / self._span * self.width
+
+    def coef_to_input(self, coef):
+        """Per-unit coefficients on scaled features as coefficients per input unit.
+
+        ``coef`` (..., n_features) multiplies scaled features; the result
+        multiplies input features (0 for a constant feature).
+        """
+        coef = np.asarray(coef, dtype=float)
+        safe = np.where(self.constant, 1.0, self.width)
+        return np.where(self.constant, 0.0, coef * self._span / safe)
+
+    def intercept_to_input(self, coef, intercept):
+        """The intercept, in input units, of ``coef @ transform(x) + intercept``."""
+        a, _ = self.feature_range
+        coef = np.asarray(coef, dtype=float)
+        mid = sum(self.feature_range) / 2
+        # scaled value of x: a + (x - lower) span / width, or mid for a constant
+        offset = np.where(self.constant, mid, a)
+        return (np.asarray(intercept, dtype=float) + coef @ offset
+                - self.coef_to_input(coef) @ self.lower)

@@ -12,13 +12,13 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import RecoursePaths
+from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
-    EstimatorBudget,
+    EstimatorLedger,
     SpendReportMixin,
     calibrate_noise,
     check_bounds,
-    check_random_state,
     gaussian_event,
     pure_event,
     scale_to_bounds,
@@ -275,7 +275,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         X01 = scale_to_bounds(X, lower, upper)
         rng = check_random_state(self.random_state)
 
-        self.budget_ = EstimatorBudget(self.epsilon, self.delta, self.accountant,
+        self.budget_ = EstimatorLedger(self.epsilon, self.delta, self.accountant,
                                        prefix=f"{type(self).__name__}: ")
         self.model_epsilon_ = (float(self.epsilon * self.model_share)
                                if self.estimator is None and not np.isinf(self.epsilon) else 0.0)

@@ -1,0 +1,172 @@
+"""Where privacy randomness comes from: one source per private computation.
+
+Every draw that a differentially private release depends on (Gaussian and
+Laplace noise, Poisson subsampling, exponential-mechanism choices) is made by
+a :class:`NoiseSource`, and only the privacy core's release functions draw
+from it. An estimator makes one with :func:`noise_source` at the start of a
+private computation, hands it to the release functions, and drops it: it is
+never an attribute of a fitted estimator, and it refuses to be pickled, so
+nothing that could replay the noise outlives the computation.
+
+``random_state=None`` (the default everywhere) draws from randomgen's
+``AESCounter``, AES-128 in counter mode, keyed from 128 bits of the operating
+system's entropy: a cryptographically secure generator, as fast as numpy's
+PCG64 where the CPU has AES-NI. Low-dimensional releases go further, through
+OpenDP's exact samplers (:mod:`._sampling`), which the floating-point attack
+of Mironov (2012) cannot read.
+
+An int, ``RandomState`` or ``Generator`` makes the noise reproducible, for
+tests and documentation, and emits a
+:class:`~diffprivlib.utils.PrivacyLeakWarning`: anyone who knows the seed can
+recompute the noise and remove it. An int seed is used whole (not cut to 32
+bits): different seeds give different streams.
+"""
+
+from numbers import Integral
+import warnings
+
+from diffprivlib.utils import PrivacyLeakWarning
+import numpy as np
+from randomgen import AESCounter
+
+__all__ = ["NoiseSource", "noise_source"]
+
+_SEED_WARNING = (
+    "random_state={!r} makes the privacy noise reproducible: anyone who knows the seed can "
+    "recompute the noise and remove it, so the release is not differentially private "
+    "against them. Use random_state=None (the default) for a release to publish."
+)
+
+
+class NoiseSource:
+    """The randomness of one private computation (never stored, never pickled).
+
+    Use :func:`noise_source` to make one.
+
+    Attributes
+    ----------
+    secure : bool
+        True when seeded by the operating system (``random_state=None``).
+    """
+
+    __slots__ = ("_gen", "_seed_seq", "secure")
+
+    def __init__(self, seed_seq, *, secure):
+        self._seed_seq = seed_seq
+        self._gen = np.random.Generator(AESCounter(seed_seq))
+        self.secure = bool(secure)
+
+    # ------------------------------------------------------------ draws
+    def standard_normal(self, shape):
+        """float64 standard normal draws (high-dimensional noise, e.g. DP-SGD)."""
+        return self._gen.standard_normal(shape)
+
+    def uniform(self, shape):
+        """float64 draws in [0, 1) (Poisson subsampling)."""
+        return self._gen.random(shape)
+
+    def gumbel(self, shape):
+        """Standard Gumbel draws (exponential mechanism, Gumbel-max)."""
+        return self._gen.gumbel(size=shape)
+
+    def gaussian(self, value, sigma, *, sensitivity):
+        """``value`` plus Gaussian noise of std ``sigma``: floating-point safe when secure."""
+        value = np.asarray(value, dtype=float)
+        if self.secure:
+            from ._sampling import exact_gaussian
+
+            return exact_gaussian(value, sigma, sensitivity=sensitivity)
+        return value + sigma * self._gen.standard_normal(value.shape)
+
+    def laplace(self, value, scale, *, sensitivity):
+        """``value`` plus Laplace noise of scale ``scale``: floating-point safe when secure."""
+        value = np.asarray(value, dtype=float)
+        if self.secure:
+            from ._sampling import exact_laplace
+
+            return exact_laplace(value, scale, sensitivity=sensitivity)
+        return value + self._gen.laplace(0.0, scale, size=value.shape)
+
+    # --------------------------------------------------- derived sources
+    def spawn(self, n):
+        """``n`` independent sources (one per worker: no two share a state)."""
+        return [NoiseSource(s, secure=self.secure) for s in self._seed_seq.spawn(int(n))]
+
+    def auxiliary(self):
+        """A numpy Generator for randomness that is not privacy noise.
+
+        Initial weights, random projections, sampling from already released
+        DP values: anyone may know these draws without harm. Independent of
+        the noise stream; reproducible when the source is seeded.
+        """
+        return np.random.Generator(np.random.PCG64(self._seed_seq.spawn(1)[0]))
+
+    # --------------------------------------------------------- never kept
+    def __reduce__(self):
+        raise TypeError(
+            "a NoiseSource holds the state of the privacy noise generator and is never "
+            "pickled: keeping it would let anyone replay the noise."
+        )
+
+    def __repr__(self):
+        return f"NoiseSource(secure={self.secure})"
+
+
+def _seed_sequence(random_state):
+    if isinstance(random_state, np.random.RandomState):
+        # advances the caller's RandomState, as scikit-learn's estimators do
+        return np.random.SeedSequence(random_state.randint(0, 2**32, size=8, dtype=np.uint64))
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(random_state.integers(0, 2**64, size=4, dtype=np.uint64))
+    if isinstance(random_state, (Integral, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"an integer random_state must be >= 0, got {random_state}.")
+        return np.random.SeedSequence(int(random_state))
+    raise ValueError(
+        "random_state must be None, a non-negative int, a numpy RandomState or a numpy "
+        f"Generator, got {type(random_state).__name__}."
+    )
+
+
+def noise_source(random_state=None, *, stream=None):
+    """The :class:`NoiseSource` for an estimator's ``random_state``.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        None: a cryptographically secure source keyed by the operating
+        system. Anything else: a reproducible source and a
+        :class:`~diffprivlib.utils.PrivacyLeakWarning`.
+    stream : tuple of int, optional
+        Tells apart the computations of one seeded estimator (e.g. the
+        number of queries answered before): an int seed with the same
+        ``stream`` gives the same noise, another ``stream`` independent
+        noise, with no state kept between them.
+
+    Returns
+    -------
+    NoiseSource
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skdpx.privacy import noise_source
+    >>> noise_source().secure
+    True
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     a = noise_source(7).standard_normal(2); b = noise_source(7).standard_normal(2)
+    >>> bool((a == b).all())
+    True
+    """
+    if random_state is None:
+        seed_seq = np.random.SeedSequence()  # 128 bits from the operating system
+        secure = True
+    else:
+        warnings.warn(_SEED_WARNING.format(random_state), PrivacyLeakWarning, stacklevel=3)
+        seed_seq = _seed_sequence(random_state)
+        secure = False
+    if stream is not None:
+        seed_seq = np.random.SeedSequence(seed_seq.entropy,
+                                          spawn_key=tuple(int(s) for s in stream))
+    return NoiseSource(seed_seq, secure=secure)
