@@ -30,8 +30,12 @@ def _rule(title):
     print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
 
 
-def demo(epsilon=1.0, delta=1e-5, seed=0, out=None):
-    """Run the demo and print what it does. Returns a dict of the figures shown."""
+def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
+    """Run the demo and print what it does. Returns a dict of the figures shown.
+
+    ``seed=None`` (the default) draws all the privacy noise from the secure
+    generator; a seed makes the run reproducible, and its noise public.
+    """
     from sklearn.linear_model import LogisticRegression
 
     import skdpx
@@ -65,14 +69,14 @@ def demo(epsilon=1.0, delta=1e-5, seed=0, out=None):
     # sum of age / hi by at most 1 and a count by 1, so the vector
     # (sum of age / hi, count) of one income class has L2 sensitivity sqrt(2).
     sensitivity = math.sqrt(2.0)
-    rng = np.random.RandomState(seed)
     rows = []
     per_release = epsilon / 2
-    for label, mask in (("<=50K", y == 0), (">50K", y == 1)):
+    for i, (label, mask) in enumerate((("<=50K", y == 0), (">50K", y == 1))):
         exact = np.array([ages[mask].sum() / hi, mask.sum()])
         noisy = gaussian_mechanism(
             exact, epsilon=per_release, delta=delta / 2, sensitivity=sensitivity,
-            random_state=rng, ledger=ledger, label=f"mean age, income {label}",
+            random_state=None if seed is None else seed + i, ledger=ledger,
+            label=f"mean age, income {label}",
         )
         rows.append((label, hi * exact[0] / exact[1], hi * noisy[0] / max(noisy[1], 1.0)))
     print_(f"{'income':<8} {'exact mean age':>15} {'DP mean age':>12}")
@@ -239,7 +243,9 @@ def main(argv=None):
     p_demo = sub.add_parser("demo", help="run the demo on the bundled Adult data")
     p_demo.add_argument("--epsilon", type=float, default=1.0, help="the ledger's cap")
     p_demo.add_argument("--delta", type=float, default=1e-5)
-    p_demo.add_argument("--seed", type=int, default=0)
+    p_demo.add_argument("--seed", type=int, default=None,
+                        help="reproducible noise (for testing: anyone who knows the seed "
+                             "can remove the noise); default: secure noise")
     args = parser.parse_args(argv)
     if args.command == "demo":
         if not args.epsilon > 0 or not 0 < args.delta < 1:

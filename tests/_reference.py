@@ -1,36 +1,41 @@
 """A small DP estimator built only from the privacy core, for the tests.
 
 It exercises what every skdpx estimator must do (validation before any
-spend, an EstimatorBudget inside a shared ledger, public bounds, seeded
-noise) and so lets the common harness and the ledger tests run before the
-four real estimators exist. It is not part of the package.
+spend, the spend planned and committed before the data are read, a ledger
+inside a shared one, public bounds, noise only from the core) and so lets the
+common harness and the ledger tests run on the smallest possible estimator.
+It is not part of the package.
 """
 
 
+import math
+
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
-    EstimatorBudget,
+    DPEstimator,
+    SpendPlan,
     calibrate_noise,
     check_bounds,
-    check_random_state,
     clip_to_bounds,
     gaussian_event,
+    gaussian_release,
 )
 
 
-class DPNearestCentroid(ClassifierMixin, BaseEstimator):
+class DPNearestCentroid(ClassifierMixin, DPEstimator):
     """Nearest class centroid, the centroids released with one Gaussian mechanism.
 
-    Privacy unit: one training row (add/remove-one). The class labels are
-    treated as public (read from y, as diffprivlib's GaussianNB does when no
-    classes are given). Released: the per-class sums of the clipped rows and
-    the per-class counts, as one vector with L2 sensitivity
-    sqrt(R^2 + 1), R the largest row norm the bounds allow.
+    The class labels are treated as public (read from y, as diffprivlib's
+    GaussianNB does when no classes are given). Released: the per-class sums
+    of the clipped rows and the per-class counts, as one vector. One row
+    moves it by at most ``sqrt(R^2 + 1)`` in L2 (R the largest row norm the
+    bounds allow) under add-or-remove, and by ``sqrt(2 (R^2 + 1))`` under
+    replace-one (it leaves one class and joins another).
     """
 
     _parameter_constraints = {
@@ -44,32 +49,33 @@ class DPNearestCentroid(ClassifierMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def _validate_fit(self, X, y):
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
+        classes, codes = np.unique(y, return_inverse=True)
         lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        self.bounds_ = (lower, upper)
-        X = clip_to_bounds(X, lower, upper)
+        return X, codes, classes, lower, upper
+
+    def _plan_spend(self, data, relation):
+        _, _, _, lower, upper = data
         radius = float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))
-        sensitivity = np.sqrt(radius**2 + 1.0)
+        sensitivity = math.sqrt(radius**2 + 1.0) * (math.sqrt(2) if relation == "replace_one" else 1)
         z = calibrate_noise(self.epsilon, self.delta)
-        self.noise_multiplier_ = z
-        self.budget_ = EstimatorBudget(
-            self.epsilon, self.delta, self.accountant, prefix="DPNearestCentroid: "
-        )
-        rng = check_random_state(self.random_state)
-        k = len(self.classes_)
-        with self.budget_.reserve(gaussian_event(z), "class sums and counts"):
-            onehot = np.eye(k)[codes]
-            stats = np.hstack([onehot.T @ X, onehot.sum(axis=0)[:, None]])
-            stats = stats + rng.normal(0.0, z * sensitivity, size=stats.shape)
+        return SpendPlan(gaussian_event(z), "class sums and counts", noise_multiplier=z,
+                         sensitivity=sensitivity)
+
+    def _private_fit(self, data, plan, commitment, noise):
+        X, codes, classes, lower, upper = data
+        X = clip_to_bounds(X, lower, upper)
+        onehot = np.eye(len(classes))[codes]
+        stats = np.hstack([onehot.T @ X, onehot.sum(axis=0)[:, None]])
+        stats = gaussian_release(stats, noise_multiplier=plan.noise_multiplier,
+                                 sensitivity=plan.sensitivity, noise=noise, commitment=commitment)
         sums, counts = stats[:, :-1], np.maximum(stats[:, -1:], 1.0)
+        self.classes_ = classes
+        self.bounds_ = (lower, upper)
+        self.noise_multiplier_ = plan.noise_multiplier
         self.centroids_ = clip_to_bounds(sums / counts, lower, upper)
-        self.epsilon_spent_ = self.budget_.epsilon_spent
-        self.delta_spent_ = self.budget_.delta_spent
-        return self
 
     def decision_function(self, X):
         check_is_fitted(self)

@@ -8,6 +8,8 @@ import pytest
 
 from skdpx.privacy import (
     DPSGD,
+    Commitment,
+    noise_source,
     audit_epsilon,
     calibrate_noise,
     dense_clipped_grad,
@@ -15,6 +17,12 @@ from skdpx.privacy import (
     gaussian_epsilon,
     gaussian_event,
 )
+
+
+def _bind(engine, random_state=None):
+    """The engine bound to a noise source and a commitment to its planned steps."""
+    return engine.bind(noise_source(random_state),
+                       Commitment(engine.planned_event(), "test steps"))
 
 
 # --------------------------------------------------------------------------
@@ -110,8 +118,8 @@ def test_dense_closed_forms_without_bias():
 def test_step_without_noise_is_mean_of_clipped_rows(network):
     # noise 0 with a clipping norm: the engine clips, sums, and divides by the batch size.
     theta, X, Y, G = network
-    engine = DPSGD(noise_multiplier=0.0, max_grad_norm=0.5, sample_rate=1.0, n_samples=len(X),
-                   max_steps=1, random_state=0)
+    engine = _bind(DPSGD(noise_multiplier=0.0, max_grad_norm=0.5, sample_rate=1.0, n_samples=len(X),
+                   max_steps=1), 0)
 
     def norms(idx):
         (a1, d1), (a2, d2) = _forward_backward(theta, X[idx], Y[idx])
@@ -160,8 +168,8 @@ def test_no_clipping_without_max_grad_norm():
 # --------------------------------------------------------------------------
 def test_noise_scale_with_zero_gradients():
     z, C, q, n, dim, steps = 1.3, 0.7, 0.05, 400, 2000, 40
-    engine = DPSGD(noise_multiplier=z, max_grad_norm=C, sample_rate=q, n_samples=n,
-                   max_steps=steps, random_state=0)
+    engine = _bind(DPSGD(noise_multiplier=z, max_grad_norm=C, sample_rate=q, n_samples=n,
+                   max_steps=steps), 0)
     draws = []
     for _ in range(steps):
         (g,), _ = engine.step(lambda idx: np.zeros(len(idx)),
@@ -187,8 +195,8 @@ def _batches(engine, k):
 
 def test_poisson_batch_sizes():
     n, q, k = 1000, 0.1, 2000
-    engine = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=q, n_samples=n,
-                   max_steps=k, random_state=0)
+    engine = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=q, n_samples=n,
+                   max_steps=k), 0)
     batches = _batches(engine, k)
     for idx in batches[:20]:
         assert np.all(np.diff(idx) > 0) and idx.min() >= 0 and idx.max() < n
@@ -202,8 +210,8 @@ def test_poisson_batch_sizes():
 
 def test_seeded_engines_repeat_and_unseeded_differ():
     def make(seed):
-        return DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.3, n_samples=50,
-                     max_steps=5, random_state=seed)
+        return _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.3, n_samples=50,
+                     max_steps=5), seed)
 
     a, b = _batches(make(0), 5), _batches(make(0), 5)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
@@ -221,17 +229,17 @@ def test_seeded_engines_repeat_and_unseeded_differ():
 
 def test_unseeded_engines_ignore_global_seed():
     np.random.seed(0)
-    a = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.5, n_samples=10,
-              max_steps=1).privatize([np.zeros(20)], 5)[0]
+    a = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.5, n_samples=10,
+                    max_steps=1)).privatize([np.zeros(20)], 5)[0]
     np.random.seed(0)
-    b = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.5, n_samples=10,
-              max_steps=1).privatize([np.zeros(20)], 5)[0]
+    b = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.5, n_samples=10,
+                    max_steps=1)).privatize([np.zeros(20)], 5)[0]
     assert not np.array_equal(a, b)
 
 
 def test_full_batch_when_sample_rate_is_one():
-    engine = DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=1.0, n_samples=17,
-                   max_steps=3, random_state=0)
+    engine = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=1.0, n_samples=17,
+                   max_steps=3), 0)
     for idx in _batches(engine, 3):
         np.testing.assert_array_equal(idx, np.arange(17))
 
@@ -244,8 +252,8 @@ def test_full_batch_when_sample_rate_is_one():
     [(1.0, 1e-5, 1000, 100, 3), (3.0, 1e-6, 600, 50, 2), (0.5, 1e-5, 300, 300, 4)],
 )
 def test_from_budget_accounting(epsilon, delta, n, batch_size, epochs):
-    engine = DPSGD.from_budget(epsilon, delta, n_samples=n, batch_size=batch_size, epochs=epochs,
-                               max_grad_norm=1.0, random_state=0)
+    engine = _bind(DPSGD.from_budget(epsilon, delta, n_samples=n, batch_size=batch_size, epochs=epochs,
+                               max_grad_norm=1.0), 0)
     assert engine.max_steps == math.ceil(epochs * n / batch_size)
     assert engine.sample_rate == batch_size / n
     assert engine.private and engine.max_grad_norm == 1.0
@@ -271,8 +279,8 @@ def test_from_budget_steps_are_epochs_times_n_over_batch(n, batch_size, epochs):
 
 
 def test_event_tracks_steps_and_budget_is_enforced():
-    engine = DPSGD.from_budget(2.0, 1e-5, n_samples=200, batch_size=50, epochs=1,
-                               max_grad_norm=1.0, random_state=0)
+    engine = _bind(DPSGD.from_budget(2.0, 1e-5, n_samples=200, batch_size=50, epochs=1,
+                               max_grad_norm=1.0), 0)
     z, q = engine.noise_multiplier, engine.sample_rate
     assert engine.max_steps == 4
     assert engine.event == dp_accounting.NoOpDpEvent()
@@ -289,8 +297,8 @@ def test_event_tracks_steps_and_budget_is_enforced():
 def test_infinite_epsilon_is_exact_batch_mean():
     rng = np.random.RandomState(0)
     G = rng.normal(scale=100.0, size=(300, 4))  # huge gradients: would be clipped
-    engine = DPSGD.from_budget(np.inf, 1e-5, n_samples=300, batch_size=30, epochs=1,
-                               max_grad_norm=1.0, random_state=0)
+    engine = _bind(DPSGD.from_budget(np.inf, 1e-5, n_samples=300, batch_size=30, epochs=1,
+                               max_grad_norm=1.0), 0)
     assert not engine.private and engine.noise_multiplier == 0 and engine.max_grad_norm is None
     for _ in range(3):
         (g,), idx = engine.step(lambda idx: np.linalg.norm(G[idx], axis=1),
@@ -338,16 +346,16 @@ def separable():
 
 def test_dp_logistic_regression_learns(separable):
     X, y = separable
-    engine = DPSGD.from_budget(1.0, 1e-5, n_samples=len(X), batch_size=100, epochs=5,
-                               max_grad_norm=1.0, random_state=0)
+    engine = _bind(DPSGD.from_budget(1.0, 1e-5, n_samples=len(X), batch_size=100, epochs=5,
+                               max_grad_norm=1.0), 0)
     assert engine.private
     assert _logistic_dpsgd(X, y, engine) >= 0.85
 
 
 def test_non_private_logistic_regression_learns(separable):
     X, y = separable
-    engine = DPSGD.from_budget(np.inf, 1e-5, n_samples=len(X), batch_size=100, epochs=5,
-                               max_grad_norm=1.0, random_state=0)
+    engine = _bind(DPSGD.from_budget(np.inf, 1e-5, n_samples=len(X), batch_size=100, epochs=5,
+                               max_grad_norm=1.0), 0)
     assert _logistic_dpsgd(X, y, engine) >= 0.95
 
 
@@ -369,8 +377,8 @@ def _dpsgd_release(noise_multiplier):
     """Final parameter of 3 full-batch DP-SGD steps on the loss (w - x)^2 / 2."""
 
     def release(present, random_state):
-        engine = DPSGD(noise_multiplier=noise_multiplier, max_grad_norm=1.0, sample_rate=1.0,
-                       n_samples=len(present), max_steps=AUDIT_STEPS, random_state=random_state)
+        engine = _bind(DPSGD(noise_multiplier=noise_multiplier, max_grad_norm=1.0, sample_rate=1.0,
+                       n_samples=len(present), max_steps=AUDIT_STEPS), random_state)
         w = 0.0
         for _ in range(AUDIT_STEPS):
             def grad(idx):

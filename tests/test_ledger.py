@@ -1,7 +1,8 @@
-"""Tests of the privacy ledger (skdpx.privacy._ledger) and EstimatorBudget.
+"""Tests of the privacy ledger (skdpx.privacy._ledger) and EstimatorLedger.
 
 What is promised: tight composition of the recorded events; refusal before
-anything is recorded; refunds; mirroring into a diffprivlib accountant; one
+anything is recorded; no refunds once recorded; one neighbouring relation per
+ledger; mirroring into a diffprivlib accountant; one
 ledger per protected dataset whatever clone/copy/pickle/GridSearchCV do;
 no lost spends across threads, processes and restarts.
 """
@@ -28,7 +29,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from skdpx.privacy import (
-    EstimatorBudget,
+    EstimatorLedger,
     LedgerDetachedError,
     PrivacyLedger,
     calibrate_noise,
@@ -258,47 +259,91 @@ def test_invalid_spend_arguments():
     assert len(ledger) == 0
 
 
-# ------------------------------------------------------------------- reserve
-def test_reserve_refunds_when_the_block_raises(make_ledger):
-    ledger = make_ledger(epsilon=1.0, delta=DELTA)
+# --------------------------------------------------------- no refunds, ever
+def test_ledger_has_no_refund():
+    # a recorded spend is final: the release's noisy intermediates may have escaped
+    ledger = PrivacyLedger(epsilon=1.0, delta=DELTA)
+    assert not hasattr(ledger, "reserve") and not hasattr(ledger, "_refund")
 
-    class Boom(Exception):
-        pass
 
-    with pytest.raises(Boom):
-        with ledger.reserve(gaussian_event(Z), "failed release"):
-            assert len(ledger) == 1  # recorded before the block runs
-            assert ledger.events == [("failed release", gaussian_event(Z))]
-            raise Boom
-    assert len(ledger) == 0
-    assert ledger.epsilon_spent == 0.0
-
-    with ledger.reserve(gaussian_event(Z), "release") as spend_id:
-        assert isinstance(spend_id, int)
+def test_commit_then_failure_keeps_the_spend():
+    shared = PrivacyLedger(epsilon=10.0, delta=DELTA)
+    ledger = EstimatorLedger(2.0, DELTA, shared)
+    with pytest.raises(KeyboardInterrupt):
+        commitment = ledger.commit(gaussian_event(Z), "release")
+        assert len(shared) == 1
+        raise KeyboardInterrupt
+    assert shared.events == [("release", gaussian_event(Z))]
     assert ledger.events == [("release", gaussian_event(Z))]
-    # the refund made room: a second full-size release still fits
-    ledger.spend(gaussian_event(Z), "second")
-    assert len(ledger) == 2
+    assert commitment.label == "release"
 
 
-def test_reserve_refunds_only_its_own_record(make_ledger):
-    ledger = make_ledger(epsilon=10.0, delta=DELTA)
-    ledger.spend(gaussian_event(Z), "before")
-    with pytest.raises(KeyError):
-        with ledger.reserve(gaussian_event(3.0), "failed"):
-            ledger.spend(gaussian_event(Z), "inside")
-            raise KeyError("x")
-    assert [label for label, _ in ledger.events] == ["before", "inside"]
+def test_commitment_pays_only_for_what_was_planned():
+    from skdpx.privacy import gaussian_release, noise_source
+    ledger = EstimatorLedger(np.inf, DELTA, PrivacyLedger())
+    commitment = ledger.commit(gaussian_event(3.0, steps=2), "two releases")
+    noise = noise_source()
+    for _ in range(2):
+        gaussian_release([1.0], noise_multiplier=3.0, sensitivity=1.0, noise=noise,
+                         commitment=commitment)
+    assert commitment.exhausted
+    with pytest.raises(RuntimeError, match="not in the spend committed"):
+        gaussian_release([1.0], noise_multiplier=3.0, sensitivity=1.0, noise=noise,
+                         commitment=commitment)
+    other = ledger.commit(gaussian_event(3.0), "one release at 3")
+    with pytest.raises(RuntimeError, match="not in the spend committed"):
+        gaussian_release([1.0], noise_multiplier=1.5, sensitivity=1.0, noise=noise,
+                         commitment=other)
 
 
-def test_reserve_over_cap_does_not_run_the_block():
-    ledger = PrivacyLedger(epsilon=0.5, delta=DELTA)
-    ran = []
+def test_commit_over_cap_records_nothing():
+    shared = PrivacyLedger(epsilon=0.5, delta=DELTA)
+    ledger = EstimatorLedger(1.0, DELTA, shared)
     with pytest.raises(BudgetError):
-        with ledger.reserve(gaussian_event(Z), "too much"):
-            ran.append(True)
-    assert ran == []
-    assert len(ledger) == 0
+        ledger.commit(gaussian_event(Z), "too much")
+    assert len(shared) == 0 and ledger.events == []
+
+
+# ------------------------------------------------------- neighbouring relations
+def test_ledger_refuses_another_relation():
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    assert ledger.relation == "add_or_remove"
+    ledger.spend(gaussian_event(Z), "a")
+    with pytest.raises(ValueError, match="replace_one"):
+        ledger.spend(gaussian_event(Z), "b", relation="replace_one")
+    with pytest.raises(ValueError, match="replace_one"):
+        ledger.check(gaussian_event(Z), relation="replace_one")
+    assert len(ledger) == 1
+    with pytest.raises(ValueError, match="relation must be one of"):
+        PrivacyLedger(relation="swap")
+
+
+def test_estimator_ledger_takes_the_shared_relation():
+    shared = PrivacyLedger(relation="replace_one")
+    ledger = EstimatorLedger(1.0, DELTA, shared)
+    assert ledger.relation == "replace_one" and ledger.own.relation == "replace_one"
+
+
+def test_reference_estimator_calibrates_under_the_ledger_relation():
+    X, y = small_problem()
+    a = DPNearestCentroid(accountant=PrivacyLedger(), bounds=(-1, 1)).fit(X, y)
+    b = DPNearestCentroid(accountant=PrivacyLedger(relation="replace_one"),
+                          bounds=(-1, 1)).fit(X, y)
+    assert a.noise_multiplier_ == b.noise_multiplier_  # same epsilon: same multiplier...
+    assert a.epsilon_spent_ == pytest.approx(b.epsilon_spent_)
+
+
+def test_file_ledger_keeps_its_relation(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    PrivacyLedger(epsilon=1.0, delta=DELTA, path=path, relation="replace_one")
+    with pytest.raises(ValueError, match="replace_one"):
+        PrivacyLedger(path=path)
+    assert PrivacyLedger(path=path, relation="replace_one").relation == "replace_one"
+
+
+def test_relation_survives_pickle_in_process():
+    ledger = PrivacyLedger(relation="replace_one")
+    assert pickle.loads(pickle.dumps(ledger)).relation == "replace_one"
 
 
 # ------------------------------------------------------ diffprivlib accountant
@@ -492,8 +537,8 @@ def test_fitted_estimator_pickle_keeps_epsilon_spent():
     est = DPNearestCentroid(accountant=ledger, bounds=(-10, 10), random_state=0).fit(X, y)
     loaded = pickle.loads(pickle.dumps(est))
     assert loaded.epsilon_spent_ == est.epsilon_spent_
-    assert loaded.budget_.epsilon_spent == est.epsilon_spent_
-    assert loaded.budget_.shared is ledger
+    assert loaded.ledger_.epsilon_spent == est.epsilon_spent_
+    assert loaded.ledger_.shared is ledger
     np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
 
 
@@ -505,8 +550,8 @@ with open(sys.argv[1], "rb") as f:
 out = {"epsilon_spent": ledger.epsilon_spent, "n": len(ledger),
        "labels": [label for label, _ in ledger.events],
        "est_epsilon_spent_": est.epsilon_spent_,
-       "est_budget_spent": est.budget_.epsilon_spent,
-       "est_shared_is_ledger": est.budget_.shared is ledger}
+       "est_budget_spent": est.ledger_.epsilon_spent,
+       "est_shared_is_ledger": est.ledger_.shared is ledger}
 try:
     ledger.spend(gaussian_event(6.0), "in child")
     out["first"] = "spent"
@@ -691,46 +736,30 @@ def test_uncapped_file_stays_uncapped(tmp_path):
         PrivacyLedger(epsilon=1.0, path=path)
 
 
-# ------------------------------------------------------------ EstimatorBudget
-def test_estimator_budget_own_cap_in_uncapped_shared_ledger():
+# ------------------------------------------------------------ EstimatorLedger
+def test_estimator_ledger_own_cap_in_uncapped_shared_ledger():
     shared = PrivacyLedger()
-    budget = EstimatorBudget(1.0, DELTA, shared, prefix="Est: ")
+    ledger = EstimatorLedger(1.0, DELTA, shared, prefix="Est: ")
     z = calibrate_noise(1.0, DELTA)
-    with budget.reserve(gaussian_event(z), "release"):
-        pass
-    assert budget.epsilon_spent <= 1.0
-    assert budget.epsilon_spent == pytest.approx(gaussian_epsilon(z, DELTA))
+    ledger.commit(gaussian_event(z), "release")
+    assert ledger.epsilon_spent <= 1.0
+    assert ledger.epsilon_spent == pytest.approx(gaussian_epsilon(z, DELTA))
     with pytest.raises(BudgetError):
-        with budget.reserve(gaussian_event(z), "second"):
-            pass
+        ledger.commit(gaussian_event(z), "second")
     with pytest.raises(BudgetError):
-        budget.check(gaussian_event(z))
+        ledger.check(gaussian_event(z))
     assert [label for label, _ in shared.events] == ["Est: release"]
-    assert [label for label, _ in budget.events] == ["release"]
+    assert [label for label, _ in ledger.events] == ["release"]
 
 
-def test_estimator_budget_shared_refusal_leaves_own_record_empty():
+def test_estimator_ledger_shared_refusal_leaves_own_record_empty():
     shared = PrivacyLedger(epsilon=0.5, delta=DELTA)
-    budget = EstimatorBudget(1.0, DELTA, shared)
-    ran = []
+    ledger = EstimatorLedger(1.0, DELTA, shared)
     with pytest.raises(BudgetError):
-        with budget.reserve(gaussian_event(calibrate_noise(1.0, DELTA)), "release"):
-            ran.append(True)
-    assert ran == []
-    assert budget.events == []
-    assert budget.epsilon_spent == 0.0
+        ledger.commit(gaussian_event(calibrate_noise(1.0, DELTA)), "release")
+    assert ledger.events == []
+    assert ledger.epsilon_spent == 0.0
     assert len(shared) == 0
-
-
-def test_estimator_budget_refunds_both_when_the_release_fails():
-    shared = PrivacyLedger(epsilon=10.0, delta=DELTA)
-    budget = EstimatorBudget(2.0, DELTA, shared)
-    with pytest.raises(ZeroDivisionError):
-        with budget.reserve(gaussian_event(Z), "release"):
-            assert len(shared) == 1 and len(budget.events) == 1
-            1 / 0
-    assert len(shared) == 0
-    assert budget.events == []
 
 
 def test_estimator_refused_by_shared_ledger():
@@ -739,7 +768,7 @@ def test_estimator_refused_by_shared_ledger():
     est = DPNearestCentroid(epsilon=1.0, accountant=shared, bounds=(-10, 10), random_state=0)
     with pytest.raises(BudgetError):
         est.fit(X, y)
-    assert est.budget_.events == []
+    assert not hasattr(est, "ledger_")
     assert len(shared) == 0
     assert not hasattr(est, "centroids_")
 
@@ -756,7 +785,7 @@ def test_estimator_epsilon_spent_is_its_own_event(epsilon):
         gaussian_epsilon(est.noise_multiplier_, DELTA), rel=1e-12
     )
     assert est.delta_spent_ == DELTA
-    assert est.budget_.events == [("class sums and counts", gaussian_event(est.noise_multiplier_))]
+    assert est.ledger_.events == [("class sums and counts", gaussian_event(est.noise_multiplier_))]
     assert ledger.events == [(LABEL, gaussian_event(est.noise_multiplier_))]
 
 

@@ -15,7 +15,6 @@ from skdpx.privacy import (
     PureDpEvent,
     audit_epsilon,
     check_bounds,
-    check_random_state,
     clip_to_bounds,
     exponential_mechanism,
     gaussian_event,
@@ -416,40 +415,3 @@ def test_scale_to_bounds():
     out = scale_to_bounds(X, lower, upper, feature_range=(-1.0, 3.0))
     np.testing.assert_allclose(out, [[-1, -1, 1], [3, 3, 1], [1, 1, 1], [3, -1, 1]])
     assert np.all(np.isfinite(out))
-
-
-def test_check_random_state_int_repeats():
-    a, b = check_random_state(5), check_random_state(5)
-    assert isinstance(a, np.random.RandomState)
-    np.testing.assert_array_equal(a.normal(size=5), b.normal(size=5))
-    np.testing.assert_array_equal(check_random_state(np.int64(5)).normal(size=5),
-                                  np.random.RandomState(5).normal(size=5))
-    assert not np.array_equal(check_random_state(5).normal(size=5),
-                              check_random_state(6).normal(size=5))
-
-
-def test_check_random_state_none_is_fresh_even_after_global_seed():
-    np.random.seed(0)
-    a = check_random_state(None).normal(size=5)
-    np.random.seed(0)
-    b = check_random_state(None).normal(size=5)
-    assert not np.array_equal(a, b)
-    np.random.seed(0)
-    assert not np.array_equal(check_random_state(None).normal(size=5),
-                              np.random.RandomState(0).normal(size=5))
-    assert check_random_state(None) is not np.random.mtrand._rand
-
-
-def test_check_random_state_passthrough_and_generator():
-    rng = np.random.RandomState(1)
-    assert check_random_state(rng) is rng
-    g1 = check_random_state(np.random.default_rng(3))
-    g2 = check_random_state(np.random.default_rng(3))
-    assert isinstance(g1, np.random.RandomState)
-    np.testing.assert_array_equal(g1.normal(size=4), g2.normal(size=4))
-
-
-@pytest.mark.parametrize("seed", ["0", 1.5, True, [1, 2], object()])
-def test_check_random_state_bad_type(seed):
-    with pytest.raises(ValueError):
-        check_random_state(seed)

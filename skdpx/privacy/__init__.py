@@ -12,6 +12,9 @@ skdpx draws noise or imports diffprivlib or dp_accounting.
 """
 
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
+# the event vocabulary estimators plan their spends with (they never import
+# dp_accounting themselves)
+from dp_accounting import ComposedDpEvent, NonPrivateDpEvent, NoOpDpEvent
 
 from ._accounting import (
     PureDpEvent,
@@ -64,6 +67,7 @@ __all__ = [
     "BUDGET_PARAMETER_CONSTRAINTS",
     "BoundsScaler",
     "BudgetError",
+    "ComposedDpEvent",
     "Commitment",
     "DELTA_CONSTRAINT",
     "DPEstimator",
@@ -71,7 +75,9 @@ __all__ = [
     "EPSILON_CONSTRAINT",
     "EstimatorLedger",
     "LedgerDetachedError",
+    "NoOpDpEvent",
     "NoiseSource",
+    "NonPrivateDpEvent",
     "PrivacyLeakWarning",
     "PrivacyLedger",
     "PureDpEvent",

@@ -257,11 +257,11 @@ def gaussian_mechanism(
     mech = GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     sigma = math.sqrt(mech.variance(0.0))
     arr = _nonempty(_finite_array(value))
-    noise = noise_source(random_state)
     if sensitivity == 0:  # a public value: nothing to protect, nothing spent
         return _out(arr, arr.copy())
     z = sigma / sensitivity
     commitment = _commit(ledger, gaussian_event(z), label, delta)
+    noise = noise_source(random_state)
     return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
                                       noise=noise, commitment=commitment))
 
@@ -283,11 +283,11 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
     mech = Laplace(epsilon=epsilon, delta=0.0, sensitivity=sensitivity)
     scale = math.sqrt(mech.variance(0.0) / 2.0)
     arr = _nonempty(_finite_array(value))
-    noise = noise_source(random_state)
     if sensitivity == 0:
         return _out(arr, arr.copy())
     b = scale / sensitivity
     commitment = _commit(ledger, laplace_event(b), label)
+    noise = noise_source(random_state)
     return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
                                      noise=noise, commitment=commitment))
 
@@ -334,11 +334,11 @@ def exponential_mechanism(
         raise ValueError("utility must be a non-empty 1-D or 2-D array.")
     # validate the parameters as diffprivlib does (sensitivity > 0 among them)
     Exponential(epsilon=epsilon, sensitivity=sensitivity, utility=[0.0], monotonic=monotonic)
-    noise = noise_source(random_state)
     n_releases = 1 if u.ndim == 1 else u.shape[0]
     event = pure_event(epsilon)
     if n_releases > 1:
         event = SelfComposedDpEvent(event, n_releases)
     commitment = _commit(ledger, event, label)
+    noise = noise_source(random_state)
     return exponential_release(u, epsilon=epsilon, sensitivity=sensitivity, noise=noise,
                                commitment=commitment, monotonic=monotonic)
