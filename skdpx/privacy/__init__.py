@@ -32,7 +32,7 @@ from ._accounting import (
     pure_to_gaussian,
     gaussian_to_pure,
 )
-from ._audit import audit_epsilon
+from ._audit import GDPAudit, GDPAuditWarning, audit_epsilon, audit_gdp
 from ._budget import (
     BUDGET_PARAMETER_CONSTRAINTS,
     Commitment,
@@ -74,6 +74,8 @@ __all__ = [
     "DPSGD",
     "EPSILON_CONSTRAINT",
     "EstimatorLedger",
+    "GDPAudit",
+    "GDPAuditWarning",
     "LedgerDetachedError",
     "NoOpDpEvent",
     "NoiseSource",
@@ -85,6 +87,7 @@ __all__ = [
     "SpendPlan",
     "SpendReportMixin",
     "audit_epsilon",
+    "audit_gdp",
     "calibrate_laplace",
     "calibrate_noise",
     "check_bounds",
