@@ -14,6 +14,7 @@ from skdpx.privacy import (
     PrivacyLedger,
     PureDpEvent,
     audit_epsilon,
+    audit_gdp,
     check_bounds,
     clip_to_bounds,
     exponential_mechanism,
@@ -322,16 +323,25 @@ def _batched(mech, **kw):
     return release
 
 
-def test_gaussian_mechanism_audit():
+def _secure(mech, **kw):
+    # the secure path (OpenDP's exact sampler): the auditor's generator is not used
+    def release(dataset, random_state, n):
+        return mech(np.full(n, dataset.sum()), random_state=None, **kw)
+
+    return release
+
+
+@pytest.mark.parametrize("path", [_batched, _secure], ids=["seeded", "secure"])
+def test_gaussian_mechanism_audit(path):
     claim, delta = 1.0, 1e-5
-    release = _batched(gaussian_mechanism, epsilon=claim, delta=delta, sensitivity=1.0)
-    bound = audit_epsilon(release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=200_000, delta=delta,
-                          batched=True, random_state=0)
-    assert bound < claim
-    # the audit has power: understating the sensitivity tenfold is caught
-    broken = _batched(gaussian_mechanism, epsilon=claim, delta=delta, sensitivity=0.1)
-    assert audit_epsilon(broken, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=200_000, delta=delta,
-                         batched=True, random_state=0) > claim
+    release = path(gaussian_mechanism, epsilon=claim, delta=delta, sensitivity=1.0)
+    audit = audit_gdp(release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=20_000, delta=delta,
+                      batched=True, random_state=0)
+    assert audit.epsilon < claim
+    # the audit has power: understating the sensitivity 2x (half the noise) is caught
+    broken = path(gaussian_mechanism, epsilon=claim, delta=delta, sensitivity=0.5)
+    assert audit_gdp(broken, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=20_000, delta=delta,
+                     batched=True, random_state=0).epsilon > claim
 
 
 def test_laplace_mechanism_audit():

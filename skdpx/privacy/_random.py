@@ -32,7 +32,7 @@ from randomgen import AESCounter
 __all__ = ["NoiseSource", "noise_source"]
 
 _SEED_WARNING = (
-    "random_state={!r} makes the privacy noise reproducible: anyone who knows the seed can "
+    "random_state={} makes the privacy noise reproducible: anyone who knows the seed can "
     "recompute the noise and remove it, so the release is not differentially private "
     "against them. Use random_state=None (the default) for a release to publish."
 )
@@ -163,7 +163,10 @@ def noise_source(random_state=None, *, stream=None):
         seed_seq = np.random.SeedSequence()  # 128 bits from the operating system
         secure = True
     else:
-        warnings.warn(_SEED_WARNING.format(random_state), PrivacyLeakWarning, stacklevel=3)
+        # an int by value; a RandomState or Generator by type (its repr holds an
+        # address, and a message per object would defeat the warnings' filters)
+        shown = random_state if isinstance(random_state, Integral) else type(random_state).__name__
+        warnings.warn(_SEED_WARNING.format(shown), PrivacyLeakWarning, stacklevel=3)
         seed_seq = _seed_sequence(random_state)
         secure = False
     if stream is not None:
