@@ -1,13 +1,43 @@
 """DPCounterfactualGenerator: privacy accounting, the audit of the prototypes, the search."""
 
+import pickle
+import re
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
 from skdpx import CounterfactualSet
 from skdpx.counterfactual import DPCounterfactualGenerator
+from skdpx.counterfactual import _dpc as dpc_module, _functional
+from skdpx.counterfactual._dpc import prototype_sensitivity
 from skdpx.counterfactual._functional import FunctionalAutoencoder, functional_sensitivity
-from skdpx.privacy import EstimatorBudget, PrivacyLedger, audit_epsilon, calibrate_noise
+from skdpx.counterfactual._mlp_autoencoder import MLPAutoencoder
+from skdpx.privacy import (
+    Commitment,
+    EstimatorLedger,
+    NonPrivateDpEvent,
+    PrivacyLeakWarning,
+    PrivacyLedger,
+    audit_epsilon,
+    calibrate_noise,
+    gaussian_event,
+    noise_source,
+)
+
+
+def _quiet_noise(random_state):
+    """A seeded noise source without its PrivacyLeakWarning (the tests seed on purpose)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return noise_source(random_state)
+
+
+def _free():
+    """The commitment of a non-private computation (pays for anything)."""
+    return Commitment(NonPrivateDpEvent(), "non-private test")
 
 
 @pytest.fixture(scope="module")
@@ -45,15 +75,15 @@ def test_spends_are_recorded_and_within_the_cap(problem):
     X, _, model = problem
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
     dpc = _dpc(model, accountant=ledger).fit(X)
-    labels = [label for label, _ in ledger.events]
-    assert any("functional mechanism" in s for s in labels)
-    assert any("class prototypes" in s for s in labels)
+    # the whole fit is one committed spend: the autoencoder and the prototypes
+    (label, _), = ledger.events
+    assert "functional mechanism" in label and "class prototypes" in label
     # the prototypes get what the autoencoder left: the whole budget is used
     assert dpc.epsilon_spent_ == pytest.approx(1.0, rel=1e-3) and dpc.epsilon_spent_ <= 1.0
     assert ledger.epsilon_spent == pytest.approx(dpc.epsilon_spent_, rel=1e-9)
     spent = dpc.epsilon_spent_
     dpc.explain(X[:10])  # the search is post-processing: free
-    assert dpc.epsilon_spent_ == spent and len(ledger.events) == 2
+    assert dpc.epsilon_spent_ == spent and len(ledger.events) == 1
 
 
 def test_non_private_fit_says_so():
@@ -108,52 +138,87 @@ def test_functional_sensitivity_bounds_the_worst_neighbours():
         return np.concatenate([np.outer(x, x)[upper], x])
 
     signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * d)).reshape(d, -1).T
+    # replace-one: one row replaced by another
     worst = max(np.abs(coefficients(a) - coefficients(b)).sum() for a in signs for b in signs)
-    assert worst <= functional_sensitivity(d)
-    assert worst >= 0.4 * functional_sensitivity(d)  # and not loose by much
+    assert worst <= functional_sensitivity(d, "replace_one")
+    assert worst >= 0.4 * functional_sensitivity(d, "replace_one")  # and not loose by much
+    # add-or-remove: one row's whole contribution; reached by any row of +-1
+    cube = np.array(np.meshgrid(*[[-1.0, -0.5, 0.0, 0.5, 1.0]] * d)).reshape(d, -1).T
+    worst_one = max(np.abs(coefficients(a)).sum() for a in cube)
+    assert worst_one == pytest.approx(functional_sensitivity(d, "add_or_remove"))
+    assert functional_sensitivity(d, "add_or_remove") < functional_sensitivity(d, "replace_one")
+    with pytest.raises(ValueError, match="relation"):
+        functional_sensitivity(d, "add_one")
+
+
+def test_prototype_sensitivity_under_each_relation():
+    K = 3
+    # add-or-remove: one (code, 1) row, code in (0, 1)^K; replace-one: one row
+    # leaves one class and another joins another
+    assert prototype_sensitivity(K, "add_or_remove") == pytest.approx(np.sqrt(K + 1))
+    assert prototype_sensitivity(K, "replace_one") == pytest.approx(np.sqrt(2 * (K + 1)))
+    with pytest.raises(ValueError, match="relation"):
+        prototype_sensitivity(K, "add_one")
 
 
 def test_functional_autoencoder_recovers_a_subspace_without_noise():
     rng = np.random.RandomState(3)
     basis = np.linalg.qr(rng.normal(size=(6, 2)))[0]
     X = np.clip(rng.normal(scale=0.3, size=(4000, 2)) @ basis.T, -1, 1)
-    ae = FunctionalAutoencoder.fit(X, 2, epsilon=np.inf, random_state=rng)
+    ae = FunctionalAutoencoder.fit(X, 2, noise_multiplier=0.0,
+                                   sensitivity=functional_sensitivity(6, "add_or_remove"),
+                                   noise=_quiet_noise(3), commitment=_free())
     overlap = np.linalg.svd(ae.components.T @ basis, compute_uv=False)
     assert overlap.min() > 0.99
 
 
-# Audit of the prototype release: two classes, codes in (0, 1)^2; the neighbour
-# moves one row whose code is at the corner (1, 1) from class 0 to class 1.
+# Audit of the prototype release: two classes, codes in (0, 1)^2. The row whose
+# code is at the corner (1, 1) is in class 0; its replace-one neighbour moves it
+# to class 1, its add-or-remove neighbour drops it.
 _K = 2
 _CODES = np.full((50, _K), 0.5)
 _CODES[-1] = 1.0
 _LABELS = np.r_[np.zeros(25, int), np.ones(24, int), 0]
-_NEIGHBOUR_LABELS = np.r_[_LABELS[:-1], 1]
+_NEIGHBOURS = {
+    "replace_one": ((_CODES, _LABELS), (_CODES, np.r_[_LABELS[:-1], 1])),
+    "add_or_remove": ((_CODES, _LABELS), (_CODES[:-1], _LABELS[:-1])),
+}
+# the difference of the tables lies along these directions
+_STATISTICS = {
+    "replace_one": lambda table: table[1].sum() - table[0].sum(),
+    "add_or_remove": lambda table: table[0].sum(),
+}
 
 
-def _table_release(labels, random_state, sensitivity_scale=1.0):
-    dpc = DPCounterfactualGenerator(epsilon=1.0, delta=1e-5)
-    dpc.classes_ = np.array([0, 1])
-    dpc.budget_ = EstimatorBudget(np.inf, 1e-5)
-    return dpc._noisy_table(_CODES, labels, calibrate_noise(1.0, 1e-5), random_state)
+def _table_release(relation):
+    z = calibrate_noise(1.0, 1e-5)
+
+    def release(data, random_state):
+        codes, labels = data
+        dpc = DPCounterfactualGenerator(epsilon=1.0, delta=1e-5)
+        dpc.classes_ = np.array([0, 1])
+        return dpc._noisy_table(codes, labels, noise_multiplier=z, relation=relation,
+                                noise=_quiet_noise(random_state),
+                                commitment=Commitment(gaussian_event(z), "audit"))
+
+    return release
 
 
-def _statistic(table):
-    return table[1].sum() - table[0].sum()
-
-
-def test_audit_of_the_prototype_release_stays_below_its_epsilon():
-    bound = audit_epsilon(_table_release, _LABELS, _NEIGHBOUR_LABELS, n_trials=6_000,
-                          delta=1e-5, statistic=_statistic, random_state=0)
+@pytest.mark.parametrize("relation", ["replace_one", "add_or_remove"])
+def test_audit_of_the_prototype_release_stays_below_its_epsilon(relation):
+    data, neighbour = _NEIGHBOURS[relation]
+    bound = audit_epsilon(_table_release(relation), data, neighbour, n_trials=6_000,
+                          delta=1e-5, statistic=_STATISTICS[relation], random_state=0)
     assert bound < 1.0
 
 
-def test_prototype_audit_catches_too_small_a_sensitivity(monkeypatch):
-    from skdpx.counterfactual import _dpc
-
-    monkeypatch.setattr(_dpc, "prototype_sensitivity", lambda k: np.sqrt(2.0 * (k + 1)) / 8)
-    bound = audit_epsilon(_table_release, _LABELS, _NEIGHBOUR_LABELS, n_trials=6_000,
-                          delta=1e-5, statistic=_statistic, random_state=0)
+@pytest.mark.parametrize("relation", ["replace_one", "add_or_remove"])
+def test_prototype_audit_catches_too_small_a_sensitivity(monkeypatch, relation):
+    true = prototype_sensitivity
+    monkeypatch.setattr(dpc_module, "prototype_sensitivity", lambda k, rel: true(k, rel) / 8)
+    data, neighbour = _NEIGHBOURS[relation]
+    bound = audit_epsilon(_table_release(relation), data, neighbour, n_trials=6_000,
+                          delta=1e-5, statistic=_STATISTICS[relation], random_state=0)
     assert bound > 1.0
 
 
@@ -162,19 +227,17 @@ def test_dpsgd_autoencoder_is_accounted_and_useful(problem):
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
     dpc = _dpc(model, ae_method="dpsgd", hidden_layer_sizes=(8,), epsilon=2.0,
                accountant=ledger).fit(X)
-    labels = [label for label, _ in ledger.events]
-    assert any("DP-SGD autoencoder" in s for s in labels)
-    assert any("class prototypes" in s for s in labels)
+    (label, _), = ledger.events
+    assert "DP-SGD autoencoder" in label and "class prototypes" in label
     assert 0 < dpc.epsilon_spent_ <= 2.0 and dpc.delta_spent_ <= 1e-5
     assert dpc.explain(X[:30]).valid.mean() >= 0.8
 
 
 def test_mlp_decoder_vjp_matches_finite_differences():
-    from skdpx.counterfactual._mlp_autoencoder import MLPAutoencoder
-
     rng = np.random.RandomState(4)
     X = rng.uniform(-1, 1, size=(300, 5))
-    ae = MLPAutoencoder.fit(X, 2, (6, 4), epsilon=np.inf, delta=1e-5, random_state=rng)
+    ae = MLPAutoencoder.fit(X, 2, (6, 4), engine=MLPAutoencoder.engine(300, np.inf, 1e-5),
+                            noise=_quiet_noise(4), commitment=_free())
     H, G = rng.uniform(0.2, 0.8, size=(3, 2)), rng.normal(size=(3, 5))
     h = 1e-6
     numeric = np.stack([((ae.decode(H + h * e) - ae.decode(H - h * e)) * G).sum(axis=1) / (2 * h)
@@ -223,3 +286,178 @@ def test_a_ledger_that_affords_the_autoencoder_but_not_the_prototypes_spends_not
     with pytest.raises(BudgetError):
         _dpc(model, ae_method=ae_method, epsilon=1.0, accountant=ledger).fit(X)
     assert [label for label, _ in ledger.events] == ["earlier release"]
+
+
+# --------------------------------------------------------------------------
+# The neighbouring relation
+# --------------------------------------------------------------------------
+def test_dpsgd_under_a_replace_one_ledger_is_refused_before_any_spend(problem):
+    X, _, model = problem
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, relation="replace_one")
+    with pytest.raises(ValueError, match="add-or-remove"):
+        _dpc(model, ae_method="dpsgd", accountant=ledger).fit(X)
+    assert len(ledger.events) == 0
+
+
+@pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
+def test_functional_fit_is_calibrated_under_the_ledgers_relation(problem, relation):
+    X, _, model = problem
+    d, K = X.shape[1], 3
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, relation=relation)
+    dpc = _dpc(model, latent_dim=K, accountant=ledger)
+    data = dpc._validate_fit(X, None)
+    plan = dpc._plan_spend(data, relation)
+    assert plan.ae_sensitivity == functional_sensitivity(d, relation)
+    assert plan.ae_noise_multiplier == pytest.approx(1 / 0.9)
+    assert plan.relation == relation
+    dpc.fit(X)
+    assert dpc.ledger_.relation == relation
+    assert dpc.epsilon_spent_ == pytest.approx(1.0, rel=1e-3) and dpc.epsilon_spent_ <= 1.0
+    assert dpc.explain(X[:30]).valid.mean() >= 0.8
+
+
+def test_replace_one_noise_is_larger_by_its_sensitivity(problem, monkeypatch):
+    # same multipliers (same epsilon), the noise scales with the relation's sensitivity
+    X, _, model = problem
+    seen = {}
+
+    def spy(name, real):
+        def wrapped(value, *, noise_multiplier, sensitivity, **kwargs):
+            seen.setdefault(relation, {})[name] = noise_multiplier * sensitivity
+            return real(value, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
+                        **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(dpc_module, "gaussian_release",
+                        spy("prototypes", dpc_module.gaussian_release))
+    monkeypatch.setattr(_functional, "laplace_release",
+                        spy("functional", _functional.laplace_release))
+    for relation in ("add_or_remove", "replace_one"):
+        ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, relation=relation)
+        _dpc(model, accountant=ledger).fit(X)
+    d, K = X.shape[1], 3
+    assert seen["replace_one"]["prototypes"] / seen["add_or_remove"]["prototypes"] == \
+        pytest.approx(np.sqrt(2))
+    assert seen["replace_one"]["functional"] / seen["add_or_remove"]["functional"] == \
+        pytest.approx((d * d + 2 * d) / ((d * d + 3 * d) / 2))
+
+
+# --------------------------------------------------------------------------
+# The spend is committed before the data are read, and never refunded
+# --------------------------------------------------------------------------
+def _interrupt_after(monkeypatch, module, name, calls):
+    """Make ``module.name`` raise KeyboardInterrupt on its ``calls``-th call."""
+    real, count = getattr(module, name), [0]
+
+    def interrupted(*args, **kwargs):
+        count[0] += 1
+        if count[0] >= calls:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, interrupted)
+
+
+@pytest.mark.parametrize("ae_method, where", [
+    ("functional", "prototypes"),  # the second release
+    ("functional", "codes"),  # between the two releases
+    ("dpsgd", "prototypes"),
+    ("dpsgd", "training"),  # midway through DP-SGD
+])
+def test_an_interrupted_fit_keeps_the_whole_planned_spend(problem, monkeypatch, ae_method,
+                                                          where):
+    X, _, model = problem
+    params = dict(ae_method=ae_method, hidden_layer_sizes=(8,), epsilon=1.0)
+    reference = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    _dpc(model, accountant=reference, **params).fit(X)
+
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    if where == "prototypes":
+        _interrupt_after(monkeypatch, dpc_module, "gaussian_release", 1)
+    elif where == "codes":
+        _interrupt_after(monkeypatch, FunctionalAutoencoder, "encode", 1)
+    else:
+        _interrupt_after(monkeypatch, MLPAutoencoder, "_backward", 5)
+    dpc = _dpc(model, accountant=ledger, **params)
+    with pytest.raises(KeyboardInterrupt):
+        dpc.fit(X)
+    assert [event for _, event in ledger.events] == [event for _, event in reference.events]
+    assert ledger.epsilon_spent == pytest.approx(reference.epsilon_spent, rel=1e-12)
+    assert ledger.epsilon_spent == pytest.approx(1.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("ae_method", ["functional", "dpsgd"])
+def test_the_fit_draws_exactly_the_committed_releases(problem, monkeypatch, ae_method):
+    X, _, model = problem
+    commitments = []
+    real = EstimatorLedger.commit
+
+    def commit(self, *args, **kwargs):
+        commitments.append(real(self, *args, **kwargs))
+        return commitments[-1]
+
+    monkeypatch.setattr(EstimatorLedger, "commit", commit)
+    _dpc(model, ae_method=ae_method, hidden_layer_sizes=(8,),
+         accountant=PrivacyLedger(epsilon=5.0, delta=1e-5)).fit(X)
+    (commitment,) = commitments
+    assert commitment.exhausted
+
+
+def test_bad_input_after_a_committed_fit_spends_nothing_more(problem):
+    X, _, model = problem
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    dpc = _dpc(model, accountant=ledger).fit(X)
+    bad = X.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError):
+        dpc.fit(bad)
+    assert len(ledger.events) == 1
+
+
+# --------------------------------------------------------------------------
+# Randomness: secure by default, never kept; a seed reproduces
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("ae_method", ["functional", "dpsgd"])
+def test_secure_fits_keep_no_generator_and_differ(problem, ae_method):
+    X, _, model = problem
+    fits = [_dpc(model, ae_method=ae_method, hidden_layer_sizes=(8,), random_state=None,
+                 accountant=PrivacyLedger()).fit(X) for _ in range(2)]
+    for dpc in fits:
+        blob = pickle.dumps(dpc)
+        for state in (b"MT19937", b"AESCounter", b"PCG64", b"NoiseSource"):
+            assert state not in blob
+        assert dpc.get_params()["random_state"] is None
+        assert not any(isinstance(v, np.random.Generator | np.random.RandomState)
+                       for v in vars(dpc).values())
+    assert not np.allclose(fits[0].prototypes_, fits[1].prototypes_)
+    assert not np.allclose(fits[0].prototype_counts_, fits[1].prototype_counts_)
+    assert pickle.loads(pickle.dumps(fits[0])).explain(X[:5]).counterfactuals.shape == (5, 5)
+
+
+@pytest.mark.parametrize("ae_method", ["functional", "dpsgd"])
+def test_a_seed_reproduces_the_fit_and_warns(problem, ae_method):
+    X, _, model = problem
+    fits = []
+    for _ in range(2):
+        with pytest.warns(PrivacyLeakWarning, match="random_state=7"):
+            fits.append(_dpc(model, ae_method=ae_method, hidden_layer_sizes=(8,),
+                             random_state=7, accountant=PrivacyLedger()).fit(X))
+    np.testing.assert_array_equal(fits[0].prototypes_, fits[1].prototypes_)
+    np.testing.assert_array_equal(fits[0].prototype_counts_, fits[1].prototype_counts_)
+    np.testing.assert_array_equal(fits[0].transform(X[:10]), fits[1].transform(X[:10]))
+    other = _dpc(model, ae_method=ae_method, hidden_layer_sizes=(8,), random_state=8,
+                 accountant=PrivacyLedger()).fit(X)
+    assert not np.allclose(other.prototype_counts_, fits[0].prototype_counts_)
+
+
+def test_the_counterfactual_modules_draw_no_noise_themselves():
+    # noise only from the privacy core; only the auxiliary generator ``aux``
+    # (initial weights) may sample
+    folder = Path(dpc_module.__file__).parent
+    forbidden = re.compile(r"\.laplace\(|\.gumbel\(|random_sample|default_rng|RandomState"
+                           r"|import dp_accounting|from dp_accounting|diffprivlib")
+    sampling = re.compile(r"(\w+)\.(normal|uniform)\(")
+    for path in folder.glob("*.py"):
+        text = path.read_text()
+        assert not forbidden.search(text), path.name
+        assert all(m.group(1) == "aux" for m in sampling.finditer(text)), path.name

@@ -1,6 +1,7 @@
 """DPLocallyLinearClassifier: the model's maths, its privacy accounting, its audit."""
 
 import math
+import pickle
 import warnings
 
 import dp_accounting
@@ -19,8 +20,10 @@ from skdpx.privacy import (
     PrivacyLeakWarning,
     PrivacyLedger,
     audit_epsilon,
+    NoiseSource,
     dense_grad_sq_norms,
 )
+from skdpx.privacy import _dpsgd
 
 
 def _blobs(n=400, d=3, k=3, seed=0, spread=1.0):
@@ -183,11 +186,18 @@ def test_non_private_baseline_has_no_noise_and_runs_the_same_code():
 def test_same_seed_same_model_other_seed_other_noise():
     X, y = _blobs()
     params = dict(epsilon=1.0, bounds=(-6, 6), epochs=2)
-    a = DPLocallyLinearClassifier(random_state=3, **params).fit(X, y)
-    b = DPLocallyLinearClassifier(random_state=3, **params).fit(X, y)
-    c = DPLocallyLinearClassifier(random_state=4, **params).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="random_state=3"):
+        a = DPLocallyLinearClassifier(random_state=3, **params).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning):
+        b = DPLocallyLinearClassifier(random_state=3, **params).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning):
+        c = DPLocallyLinearClassifier(random_state=4, **params).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    np.testing.assert_array_equal(a.center_, b.center_)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
     assert not np.allclose(a.coef_, c.coef_)
+    assert not np.allclose(a.center_, c.center_)
 
 
 def test_shared_ledger_records_both_releases_and_refuses_before_training():
@@ -195,17 +205,144 @@ def test_shared_ledger_records_both_releases_and_refuses_before_training():
     ledger = PrivacyLedger(epsilon=1.2, delta=1e-5)
     clf = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=2, accountant=ledger,
                                     random_state=0).fit(X, y)
-    labels = [label for label, _ in ledger.events]
-    assert labels == ["DPLocallyLinearClassifier: feature means (centring)",
-                      "DPLocallyLinearClassifier: DP-SGD training"]
+    # one commitment, before the data are read, that holds both releases
+    [(label, event)] = ledger.events
+    assert label == "DPLocallyLinearClassifier: feature means (centring) + DP-SGD training"
+    assert event == dp_accounting.ComposedDpEvent([
+        dp_accounting.GaussianDpEvent(clf.center_noise_multiplier_),
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(
+                clf.sample_rate_, dp_accounting.GaussianDpEvent(clf.noise_multiplier_)),
+            clf.n_steps_),
+    ])
+    assert [e for _, e in clf.ledger_.events] == [event]
     assert ledger.epsilon_spent == pytest.approx(clf.epsilon_spent_, rel=1e-6)
+    assert ledger.epsilon_spent == pytest.approx(_pld_epsilon(clf, 1e-5), rel=1e-6)
     before = ledger.epsilon_spent
     second = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=2, accountant=ledger,
                                        random_state=1)
     with pytest.raises(BudgetError):
         second.fit(X, y)
-    assert len(ledger) == 2 and ledger.epsilon_spent == before
+    assert len(ledger) == 1 and ledger.epsilon_spent == before
     assert not hasattr(second, "coef_")
+
+
+def test_without_centring_only_training_is_committed():
+    X, y = _blobs()
+    ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
+    clf = DPLocallyLinearClassifier(epsilon=1.0, center=False, bounds=(-6, 6), epochs=2,
+                                    accountant=ledger, random_state=0).fit(X, y)
+    [(label, event)] = ledger.events
+    assert label == "DPLocallyLinearClassifier: DP-SGD training"
+    assert clf.center_noise_multiplier_ == 0
+    np.testing.assert_array_equal(clf.center_, 0.0)  # the bounds' mid-points
+
+
+def test_replace_one_ledger_is_refused_before_spending():
+    # Poisson-subsampled DP-SGD is accounted for add-or-remove neighbours only
+    X, y = _blobs()
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5, relation="replace_one")
+    clf = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=1, accountant=ledger)
+    with pytest.raises(ValueError, match="add-or-remove"):
+        clf.fit(X, y)
+    assert len(ledger) == 0 and not hasattr(clf, "coef_")
+
+
+def test_interrupted_fit_keeps_the_whole_planned_spend(monkeypatch):
+    X, y = _blobs()
+    params = dict(epsilon=1.0, bounds=(-6, 6), epochs=3, batch_size=50, random_state=0)
+    full = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    with pytest.warns(PrivacyLeakWarning):
+        DPLocallyLinearClassifier(accountant=full, **params).fit(X, y)
+
+    # the centring release has happened; the third DP-SGD step is interrupted
+    calls = []
+    noisy_gradient = _dpsgd.noisy_gradient
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return noisy_gradient(*args, **kwargs)
+
+    monkeypatch.setattr(_dpsgd, "noisy_gradient", interrupted)
+    shared = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    clf = DPLocallyLinearClassifier(accountant=shared, **params)
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(KeyboardInterrupt):
+        clf.fit(X, y)
+    assert len(calls) == 3  # interrupted midway: 24 steps were planned
+    assert shared.events == full.events  # the whole plan, as if uninterrupted
+    assert shared.epsilon_spent == full.epsilon_spent > 0
+    assert not hasattr(clf, "coef_")
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_validation_error_spends_nothing(bad):
+    X, y = _blobs()
+    X[3, 1] = float(bad)
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    clf = DPLocallyLinearClassifier(bounds=(-6, 6), epochs=1, accountant=ledger)
+    with pytest.raises(ValueError):
+        clf.fit(X, y)
+    assert len(ledger) == 0 and ledger.epsilon_spent == 0
+    assert not hasattr(clf, "ledger_")
+
+
+def test_secure_fit_keeps_no_generator_and_differs_each_time():
+    X, y = _blobs()
+    params = dict(epsilon=1.0, bounds=(-6, 6), epochs=2, projection_dim=2)
+    assert DPLocallyLinearClassifier(**params).get_params()["random_state"] is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # no seed: no warning
+        a = DPLocallyLinearClassifier(**params).fit(X, y)
+        b = DPLocallyLinearClassifier(**params).fit(X, y)
+    assert a.get_params()["random_state"] is None
+    blob = pickle.dumps(a)
+    for state in (b"MT19937", b"AESCounter", b"PCG64", b"Philox", b"RandomState",
+                  b"SeedSequence", b"NoiseSource", b"Commitment"):
+        assert state not in blob
+    assert not any(isinstance(v, (np.random.Generator, np.random.RandomState,
+                                  np.random.BitGenerator, NoiseSource))
+                   for v in vars(a).values())
+    # fresh noise, sampling and projections at each fit
+    assert not np.allclose(a.center_, b.center_)
+    assert not np.allclose(a.projection_, b.projection_)
+    assert not np.allclose(a.coef_, b.coef_)
+    restored = pickle.loads(blob)
+    np.testing.assert_array_equal(restored.predict_proba(X), a.predict_proba(X))
+
+
+@pytest.mark.parametrize("projection_dim", [None, 2])
+def test_maps_in_input_units_equal_the_hand_written_reversal(projection_dim):
+    # the BoundsScaler's reversal (coef_to_input, intercept_to_input) gives the
+    # maps the hand-written one gave: coef = W / width (0 on a constant
+    # feature), intercept = b - coef @ lower + W[constant] / 2
+    X, y = _blobs()
+    lower, upper = np.array([-6.0, -5.0, 2.0]), np.array([6.0, 4.0, 2.0])
+    clf = DPLocallyLinearClassifier(n_maps=2, projection_dim=projection_dim, epsilon=2.0,
+                                    bounds=(lower, upper), epochs=2, random_state=0)
+    captured = {}
+    set_maps = type(clf)._set_maps
+
+    def spy(self, W_unit, b_unit, scaler):
+        captured.update(W=W_unit, b=b_unit)
+        return set_maps(self, W_unit, b_unit, scaler)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(type(clf), "_set_maps", spy)
+        with pytest.warns(PrivacyLeakWarning):
+            clf.fit(X, y)
+    width = upper - lower
+    constant = width == 0
+    W, b = captured["W"], captured["b"]
+    coef = np.where(constant, 0.0, W / np.where(constant, 1.0, width))
+    intercept = b - coef @ lower + 0.5 * W[:, :, constant].sum(axis=2)
+    np.testing.assert_allclose(clf.coef_, coef, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(clf.intercept_, intercept, rtol=1e-13, atol=1e-15)
+    # the centre, in input units, is the public reversal of the [0, 1] centre
+    center01 = np.where(constant, 0.5, (clf.center_ - lower) / np.where(constant, 1.0, width))
+    np.testing.assert_allclose(lower + center01 * width, clf.center_, rtol=1e-15)
+    assert np.all((clf.center_ >= lower) & (clf.center_ <= upper))
 
 
 def test_bounds_from_data_warn_and_values_outside_bounds_are_clipped():
@@ -269,9 +406,23 @@ def test_audit_of_the_fit_stays_below_the_claim():
 
 
 def test_audit_catches_a_fit_with_too_little_noise(monkeypatch):
+    noisy_gradient = _dpsgd.noisy_gradient
+
+    def broken(grad, *, sensitivity, **kwargs):  # a bug: a tenth of the calibrated noise
+        # (the accounted event is unchanged: the sensitivity is understated tenfold)
+        return noisy_gradient(grad, sensitivity=sensitivity / 10, **kwargs)
+
+    monkeypatch.setattr(_dpsgd, "noisy_gradient", broken)
+    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=10_000,
+                          delta=1e-5, random_state=0)
+    assert bound > AUDIT_EPSILON
+
+
+def test_a_release_outside_the_committed_plan_is_refused(monkeypatch):
+    # less noise than committed is a different event: the commitment refuses it
     privatize = DPSGD.privatize
 
-    def broken(self, grad_sums, batch_size):  # a bug: a tenth of the calibrated noise
+    def broken(self, grad_sums, batch_size):
         z = self.noise_multiplier
         self.noise_multiplier = z / 10
         try:
@@ -280,6 +431,6 @@ def test_audit_catches_a_fit_with_too_little_noise(monkeypatch):
             self.noise_multiplier = z
 
     monkeypatch.setattr(DPSGD, "privatize", broken)
-    bound = audit_epsilon(_fit_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=10_000,
-                          delta=1e-5, random_state=0)
-    assert bound > AUDIT_EPSILON
+    X, y = _blobs()
+    with pytest.raises(RuntimeError, match="not in the spend committed"):
+        DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=1).fit(X, y)

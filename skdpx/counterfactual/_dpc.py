@@ -2,27 +2,29 @@
 
 from numbers import Integral, Real
 
-from dp_accounting import ComposedDpEvent, NonPrivateDpEvent
-
 import numpy as np
 from scipy.special import softmax
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import CounterfactualSet
-from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
-    EstimatorLedger,
-    SpendReportMixin,
-    check_bounds,
+    RELATIONS,
+    BoundsScaler,
+    ComposedDpEvent,
+    DPEstimator,
+    NonPrivateDpEvent,
+    SpendPlan,
     calibrate_noise,
+    check_bounds,
     gaussian_event,
-    scale_to_bounds,
+    gaussian_release,
+    laplace_event,
 )
 from ..utils._targets import validate_classes
-from ._functional import FunctionalAutoencoder
+from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
 from ._mlp_autoencoder import MLPAutoencoder
 
 __all__ = ["DPCounterfactualGenerator"]
@@ -40,17 +42,25 @@ _FD_STEP = 0.02
 _PROTOTYPE_SHARPNESS = 50.0
 
 
-def prototype_sensitivity(latent_dim):
-    """L2 sensitivity of the per-class table of (sum of codes, count): sqrt(2 (K + 1)).
+def prototype_sensitivity(latent_dim, relation):
+    """L2 sensitivity of the per-class table of (sum of codes, count) under ``relation``.
 
     Codes lie in (0, 1)^K, so one row's (code, 1) has norm at most
-    sqrt(K + 1); replacing it can remove it from one class's row of the
-    table and add another to another class's row.
+    sqrt(K + 1). Add-or-remove: the row enters or leaves one class's row of
+    the table, ``sqrt(K + 1)``. Replace-one: the row can leave one class's
+    row and another join another class's row, ``sqrt(2 (K + 1))`` (within
+    one class the move is at most ``sqrt(K)``). The codes are computed by the
+    already released autoencoder, and the classes by the public black box
+    (or ``y``), so they add nothing to the sensitivity.
     """
-    return float(np.sqrt(2.0 * (latent_dim + 1)))
+    if relation == "add_or_remove":
+        return float(np.sqrt(latent_dim + 1.0))
+    if relation == "replace_one":
+        return float(np.sqrt(2.0 * (latent_dim + 1)))
+    raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
 
 
-class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimator):
+class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     """Counterfactuals searched from DP class prototypes, for any black box.
 
     The method of Yang et al., "Differentially Private Counterfactuals via
@@ -76,13 +86,27 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
        gradients through the linear decoder. The search is post-processing
        of the DP autoencoder and prototypes: it costs no budget.
 
-    Privacy unit: one training row, add-or-remove-one neighbours (the
-    relation of the DP-SGD accounting; n is public, as in DP-SGD's sampling
-    rate). The prototypes' noise, and the functional mechanism's, are
-    calibrated to replace-one sensitivities, which bound the add-or-remove
-    ones, so with ``ae_method="functional"`` the fit is also DP for
-    replace-one neighbours; the DP-SGD autoencoder is accounted for
-    add-or-remove only. Classes are the black
+    Privacy unit: one training row, under the neighbouring relation of the
+    ledger (``accountant``; add-or-remove-one by default). The whole spend of
+    the fit (autoencoder and prototypes) is planned and committed to the
+    ledger as one event before the private rows are read, and never
+    refunded. Sensitivities:
+
+    ============================  ===================  ====================
+    release                       add-or-remove        replace-one
+    ============================  ===================  ====================
+    prototypes (L2, Gaussian)     ``sqrt(K + 1)``      ``sqrt(2 (K + 1))``
+    functional mechanism (L1)     ``(d^2 + 3d) / 2``   ``d^2 + 2d``
+    DP-SGD step (L2, clipped)     ``max_grad_norm``    not supported
+    ============================  ===================  ====================
+
+    The DP-SGD autoencoder is Poisson-subsampled, which is accounted for
+    add-or-remove neighbours only: under a ``relation="replace_one"``
+    ledger, ``ae_method="dpsgd"`` raises ``ValueError`` before anything is
+    spent; ``ae_method="functional"`` is calibrated under either. The number
+    of training rows is public (it normalises the functional mechanism's
+    sums and sets DP-SGD's sampling rate), as the privacy core treats it.
+    Classes are the black
     box's predictions on the training rows when ``estimator`` is given (the
     prototypes are then where the model predicts each class, which is what
     the search needs), else ``y``.
@@ -129,8 +153,15 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
     bounds : tuple (lower, upper) or None
         Public bounds of the features; None reads them from the data and
         raises a PrivacyLeakWarning.
-    accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
-    random_state : None, int or RandomState
+    accountant : PrivacyLedger, BudgetAccountant or None
+        Where the spend is recorded too; its ``relation`` is the
+        neighbouring relation the fit is calibrated under.
+    random_state : None, int or numpy generator (``Generator`` or legacy random state)
+        None (default): cryptographically secure noise (the prototypes and
+        the functional mechanism's coefficients through OpenDP's exact
+        samplers), nothing kept that could replay it. A seed makes the fit
+        reproducible, with a PrivacyLeakWarning: anyone who knows it can
+        remove the noise.
 
     Attributes
     ----------
@@ -140,11 +171,14 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
     prototype_counts_ : ndarray of shape (n_classes,)
         The noisy class counts released with them.
     prototype_noise_multiplier_ : float
-        Their Gaussian noise over the sensitivity ``sqrt(2 (K + 1))``.
+        Their Gaussian noise over their sensitivity (``sqrt(K + 1)`` for
+        add-or-remove, ``sqrt(2 (K + 1))`` for replace-one).
     classes_ : ndarray
     n_iter_ : int
         Search steps per query (``max_iter``).
     epsilon_spent_, delta_spent_ : float
+    ledger_ : EstimatorLedger
+        The fit's spend (one event: the autoencoder and the prototypes).
     n_features_in_ : int
     bounds_ : tuple of ndarray
 
@@ -153,8 +187,8 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
     >>> import numpy as np
     >>> from sklearn.linear_model import LogisticRegression
     >>> from skdpx.counterfactual import DPCounterfactualGenerator
-    >>> rng = np.random.RandomState(0)
-    >>> X = rng.uniform(0, 1, size=(3000, 4))
+    >>> from scipy.stats import uniform
+    >>> X = uniform.rvs(size=(3000, 4), random_state=0)  # rows in [0, 1]^4
     >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
     >>> model = LogisticRegression().fit(X, y)
     >>> dpc = DPCounterfactualGenerator(model, epsilon=1.0, latent_dim=3, bounds=(0, 1),
@@ -162,7 +196,7 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
     >>> result = dpc.explain(X[:20])
     >>> float(result.valid.mean()) >= 0.9
     True
-    >>> round(dpc.epsilon_spent_, 3)  # DP-SGD at (0.5, 5e-6), the prototypes get the rest
+    >>> round(dpc.epsilon_spent_, 3)  # DP-SGD at (0.9, 5e-6), the prototypes get the rest
     1.0
     """
 
@@ -218,9 +252,13 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Train the DP autoencoder and release the DP class prototypes.
+
+        The spend of both releases is planned from public facts (n, d, the
+        parameters, the bounds), checked against this object's cap and the
+        shared ledger's, and committed as one event before the private rows
+        are read: nothing refunds it, even if the fit is interrupted.
 
         Parameters
         ----------
@@ -229,16 +267,18 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         y : array-like of shape (n_samples,), optional
             The classes when ``estimator`` is None (ignored otherwise: the
             black box's predictions are the classes). The set of class
-            labels is then read from ``y``, as scikit-learn and diffprivlib
-            classifiers do; it is not noised (with a black box, its public
-            ``classes_`` are used).
+            labels is then read from ``y``, as scikit-learn's classifiers
+            (and the DP libraries') do; it is not noised (with a black box,
+            its public ``classes_`` are used).
 
         Returns
         -------
         self
         """
+        return super().fit(X, y)
+
+    def _validate_fit(self, X, y):
         X, y = validate_classes(self, X, y, "counterfactuals need")
-        labels = np.searchsorted(self.classes_, self.estimator.predict(X) if y is None else y)
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
@@ -248,69 +288,85 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         if not all(h >= 1 for h in hidden):
             raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
         lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        self.bounds_ = (lower, upper)
-        X11 = 2.0 * scale_to_bounds(X, lower, upper) - 1.0
-        rng = check_random_state(self.random_state)
-        self.budget_ = EstimatorLedger(self.epsilon, self.delta, self.accountant,
-                                       prefix=f"{type(self).__name__}: ")
-        if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
-            with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):
-                pass
+        return X, y, hidden, lower, upper
+
+    def _plan_spend(self, data, relation):
+        """The whole fit: the autoencoder's release, then the prototypes'.
+
+        The autoencoder gets ``_AE_SHARE`` of epsilon (and half of delta
+        for DP-SGD); the prototypes' Gaussian noise is calibrated with the
+        planned autoencoder event as ``prior``, so that the two compose to
+        exactly (``epsilon``, ``delta``).
+        """
+        X, _, _, _, _ = data
+        n, d = X.shape
+        n_classes = len(self.classes_)
+        functional = self.ae_method == "functional"
+        if not functional and relation != "add_or_remove" and not np.isinf(self.epsilon):
+            raise ValueError(
+                "ae_method='dpsgd' trains the autoencoder with Poisson-subsampled DP-SGD, which "
+                f"is accounted for add-or-remove neighbours only; this ledger's relation is "
+                f"{relation!r}. Use ae_method='functional' (calibrated under either relation) "
+                "or an add-or-remove ledger."
+            )
+        ae_epsilon = self.epsilon * _AE_SHARE
+        plan = {"relation": relation}
+        if functional:
+            plan["ae_noise_multiplier"] = 0.0 if np.isinf(self.epsilon) else 1.0 / ae_epsilon
+            plan["ae_sensitivity"] = functional_sensitivity(d, relation)
+            ae_event = laplace_event(plan["ae_noise_multiplier"])
+            ae_label = f"functional mechanism: autoencoder coefficients ({n_coefficients(d)})"
         else:
-            # the whole fit's spend is planned, and checked against both caps, before
-            # the first release: a shared ledger with too little left refuses it all
-            ae_event = (FunctionalAutoencoder.planned_event(self.epsilon * _AE_SHARE)
-                        if self.ae_method == "functional" else
-                        MLPAutoencoder.planned_event(len(X), self.epsilon * _AE_SHARE,
-                                                     self.delta / 2))
-            proto = gaussian_event(calibrate_noise(self.epsilon, self.delta, prior=ae_event))
-            self.budget_.check(ComposedDpEvent([ae_event, proto]))
+            plan["engine"] = MLPAutoencoder.engine(n, ae_epsilon, self.delta / 2)
+            ae_event = plan["engine"].planned_event()
+            ae_label = f"DP-SGD autoencoder ({plan['engine'].max_steps} steps)"
+        proto_label = f"class prototypes: per-class sums of codes and counts ({n_classes})"
+        if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
+            return SpendPlan(NonPrivateDpEvent(), "non-private fit (epsilon=inf)",
+                             prototype_noise_multiplier=0.0, **plan)
+        z = calibrate_noise(self.epsilon, self.delta, prior=ae_event)
+        return SpendPlan(ComposedDpEvent([ae_event, gaussian_event(z)]),
+                         f"{ae_label} + {proto_label}", prototype_noise_multiplier=z, **plan)
+
+    def _private_fit(self, data, plan, commitment, noise):
+        X, y, hidden, lower, upper = data
+        self.bounds_ = (lower, upper)
+        X11 = self._scaler().transform(X)
+        # the classes of the rows: they enter the releases only through the
+        # prototypes' table (whose sensitivity covers any class of a row)
+        labels = np.searchsorted(self.classes_, self.estimator.predict(X) if y is None else y)
         if self.ae_method == "functional":
             self.autoencoder_ = FunctionalAutoencoder.fit(
-                X11, self.latent_dim, epsilon=self.epsilon * _AE_SHARE, random_state=rng,
-                ledger=self.budget_,
+                X11, self.latent_dim, noise_multiplier=plan.ae_noise_multiplier,
+                sensitivity=plan.ae_sensitivity, noise=noise, commitment=commitment,
             )
         else:
-            self.autoencoder_ = MLPAutoencoder.fit(
-                X11, self.latent_dim, hidden, epsilon=self.epsilon * _AE_SHARE,
-                delta=self.delta / 2, random_state=rng, budget=self.budget_,
-            )
-        self._release_prototypes(self.autoencoder_.encode(X11), labels, rng)
-        self.n_iter_ = self.max_iter  # search steps per query (the search runs in explain)
-        return self
-
-    def _release_prototypes(self, codes, labels, rng):
-        """The prototypes get what the autoencoder left of (epsilon, delta).
-
-        Their noise is calibrated so that the autoencoder's release (the
-        ledger's own events so far) and this one compose to exactly
-        (``epsilon``, ``delta``) under the tight accountant: no budget is
-        left unused by splitting it.
-        """
-        if np.isinf(self.epsilon):
-            self.prototype_noise_multiplier_ = 0.0
-        else:
-            prior = ComposedDpEvent([event for _, event in self.budget_.events])
-            self.prototype_noise_multiplier_ = calibrate_noise(self.epsilon, self.delta,
-                                                               prior=prior)
-        table = self._noisy_table(codes, labels, self.prototype_noise_multiplier_, rng)
-        K = codes.shape[1]
+            self.autoencoder_ = MLPAutoencoder.fit(X11, self.latent_dim, hidden,
+                                                   engine=plan.engine, noise=noise,
+                                                   commitment=commitment)
+        # the codes are post-processing of the released autoencoder
+        table = self._noisy_table(self.autoencoder_.encode(X11), labels,
+                                  noise_multiplier=plan.prototype_noise_multiplier,
+                                  relation=plan.relation, noise=noise, commitment=commitment)
+        K = self.latent_dim
         counts = table[:, -1]
+        self.prototype_noise_multiplier_ = plan.prototype_noise_multiplier
         self.prototype_counts_ = counts
         self.prototypes_ = np.clip(table[:, :K] / np.maximum(counts, 1.0)[:, None], 0.0, 1.0)
+        self.n_iter_ = self.max_iter  # search steps per query (the search runs in explain)
 
-    def _noisy_table(self, codes, labels, noise_multiplier, rng):
-        """Noisy per-class (sum of codes, count): one Gaussian release, recorded."""
+    def _noisy_table(self, codes, labels, *, noise_multiplier, relation, noise, commitment):
+        """Noisy per-class (sum of codes, count): one Gaussian release, paid by ``commitment``.
+
+        The noise is ``noise_multiplier`` times :func:`prototype_sensitivity`
+        under ``relation``.
+        """
         n_classes, K = len(self.classes_), codes.shape[1]
         table = np.zeros((n_classes, K + 1))
         np.add.at(table, labels, np.hstack([codes, np.ones((len(codes), 1))]))
-        if noise_multiplier == 0:
-            return table
-        std = noise_multiplier * prototype_sensitivity(K)
-        with self.budget_.reserve(gaussian_event(noise_multiplier),
-                                  f"class prototypes: per-class sums of codes and counts "
-                                  f"({n_classes})"):
-            return table + rng.normal(0.0, std, size=table.shape)
+        return gaussian_release(table, noise_multiplier=noise_multiplier,
+                                sensitivity=prototype_sensitivity(K, relation), noise=noise,
+                                commitment=commitment)
 
     # ------------------------------------------------------------ the black box
 
@@ -318,14 +374,14 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         """The black box's class probabilities for rows in input units."""
         if self.estimator is not None:
             return np.asarray(self.estimator.predict_proba(X), dtype=float)
-        lower, upper = self.bounds_
-        codes = self.autoencoder_.encode(2.0 * scale_to_bounds(X, lower, upper) - 1.0)
+        codes = self.autoencoder_.encode(self._scaler().transform(X))
         sq = ((codes[:, None, :] - self.prototypes_[None]) ** 2).sum(axis=2)
         return softmax(-_PROTOTYPE_SHARPNESS * sq / self.latent_dim, axis=1)
 
-    def _to_input(self, X11):
+    def _scaler(self):
+        """The public map between input units and the autoencoder's [-1, 1]^d."""
         lower, upper = self.bounds_
-        return lower + (np.clip(X11, -1.0, 1.0) + 1.0) / 2.0 * (upper - lower)
+        return BoundsScaler(lower, upper, feature_range=(-1.0, 1.0))
 
     def _targets(self, X, desired_class):
         """Index (into classes_) of the desired class of each query."""
@@ -368,7 +424,7 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
         target = self._targets(Xc, desired_class)
-        cf = self._search(2.0 * scale_to_bounds(Xc, lower, upper) - 1.0, target)
+        cf = self._search(self._scaler().transform(Xc), target)
         found = ~np.isnan(cf).any(axis=1)
         # where no counterfactual was found the prediction stays the query's
         predicted = self.classes_[np.argmax(self._proba(np.where(found[:, None], cf, Xc)), axis=1)]
@@ -392,6 +448,7 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
         """
         n, K = len(Q), self.latent_dim
         ae = self.autoencoder_
+        to_input = self._scaler().inverse_transform
         rho = self.prototypes_[target]
         delta = self.init_blend * (ae.encode(Q) - rho)
         m, v = np.zeros((n, K)), np.zeros((n, K))
@@ -404,14 +461,14 @@ class DPCounterfactualGenerator(SpendReportMixin, TransformerMixin, BaseEstimato
             # the black box at the point and at +-h along each latent axis, one call
             probe = np.concatenate([Hc[:, None, :], Hc[:, None, :] + eye, Hc[:, None, :] - eye],
                                    axis=1).reshape(-1, K)
-            P = self._proba(self._to_input(ae.decode(probe))).reshape(n, 2 * K + 1, -1)
+            P = self._proba(to_input(ae.decode(probe))).reshape(n, 2 * K + 1, -1)
             logp = np.log(np.clip(P[rows, :, target], 1e-12, 1.0))  # (n, 2K + 1)
             x = ae.decode(Hc)
             # keep the closest counterfactual that the black box puts in the target class
             hit = np.argmax(P[:, 0, :], axis=1) == target
             dist = np.linalg.norm(x - Q, axis=1)
             better = hit & (dist < best_dist)
-            best[better], best_dist[better] = self._to_input(x[better]), dist[better]
+            best[better], best_dist[better] = to_input(x[better]), dist[better]
             # gradient of alpha CE + beta ||x - q|| + gamma ||delta||
             grad = -self.alpha * (logp[:, 1:K + 1] - logp[:, K + 1:]) / (2 * _FD_STEP)
             diff = x - Q

@@ -17,34 +17,59 @@ rank K, and the summed squared error is
 
 with ``S = sum x x'``, ``s = sum x`` and m rows: a polynomial in (A, b)
 whose data-dependent coefficients are S (its upper triangle) and s. The
-mechanism releases those with Laplace noise and minimises the noisy
-objective. Its minimiser over b is ``s~ / m`` and, over rank-K maps, the
-projection on the top-K eigenvectors of the noisy scatter
+mechanism releases those, as one vector, with one Laplace release, and
+minimises the noisy objective. Its minimiser over b is ``s~ / m`` and, over
+rank-K maps, the projection on the top-K eigenvectors of the noisy scatter
 ``C~ = S~ - s~ s~' / m`` (Eckart-Young). A noisy C~ may have negative
 eigenvalues, which make the noisy objective unbounded below; as Zhang et
 al. (2012, section 5) do, skdpx drops them (spectral trimming) before
 minimising. Everything after the release is post-processing.
 
-Sensitivity (replace-one, x in [-1, 1]^d): one row contributes the vector
-``(upper(x x'), x)``. Replacing x by x' moves each off-diagonal product
-``x_i x_j`` by at most 2 (d (d - 1) / 2 of them), each square ``x_i^2`` by at
-most 1 (both lie in [0, 1]) and each ``x_i`` by at most 2: at most
-``d^2 + 2d`` in L1 norm. (The paper's
-eq. 13, ``4 (K + 1)``, bounds coefficients of basis functions that contain
-the data themselves, so noising them does not hide the data.)
+Sensitivity of the released vector ``(upper(S), s)`` (x in [-1, 1]^d; the
+number of rows m is public, as the privacy core treats a number of rows
+that normalises a sum):
+
+* **replace-one**: one row contributes ``(upper(x x'), x)``. Replacing x by
+  x' moves each off-diagonal product ``x_i x_j`` by at most 2
+  (d (d - 1) / 2 of them), each square ``x_i^2`` by at most 1 (both lie in
+  [0, 1]) and each ``x_i`` by at most 2: at most ``d^2 + 2d`` in L1 norm;
+* **add-or-remove**: the vector moves by one row's whole contribution:
+  ``|x_i x_j| <= 1`` (d (d - 1) / 2 of them), ``x_i^2 <= 1`` (d) and
+  ``|x_i| <= 1`` (d): at most ``(d^2 + 3d) / 2`` in L1 norm.
+
+The add-or-remove bound is reached by any row of +-1; the replace-one
+bound adds the worst cases of each coefficient, which no single pair of
+rows reaches at once. (The paper's eq. 13, ``4 (K + 1)``, bounds coefficients of
+basis functions that contain the data themselves, so noising them does not
+hide the data.)
 """
 
 import numpy as np
 from scipy.special import expit
 
-from ..privacy import laplace_event, laplace_mechanism
+from ..privacy import RELATIONS, laplace_release
 
 __all__ = ["FunctionalAutoencoder", "functional_sensitivity"]
 
 
-def functional_sensitivity(n_features):
-    """L1 sensitivity of the released coefficients (upper(S), s): ``d^2 + 2d``."""
-    return float(n_features * n_features + 2 * n_features)
+def functional_sensitivity(n_features, relation):
+    """L1 sensitivity of the released coefficients (upper(S), s) under ``relation``.
+
+    ``d^2 + 2d`` for replace-one, ``(d^2 + 3d) / 2`` for add-or-remove (see
+    the module docstring).
+    """
+    d = int(n_features)
+    if relation == "replace_one":
+        return float(d * d + 2 * d)
+    if relation == "add_or_remove":
+        return float(d * d + 3 * d) / 2.0
+    raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
+
+
+def n_coefficients(n_features):
+    """How many coefficients the mechanism releases: ``d (d + 1) / 2 + d``."""
+    d = int(n_features)
+    return d * (d + 1) // 2 + d
 
 
 class FunctionalAutoencoder:
@@ -62,29 +87,33 @@ class FunctionalAutoencoder:
         self.components = components
         self.center = center
 
-    @staticmethod
-    def planned_event(epsilon):
-        """The DpEvent that :meth:`fit` records at a finite ``epsilon`` (one Laplace release)."""
-        return laplace_event(1.0 / epsilon)
-
     @classmethod
-    def fit(cls, X, latent_dim, *, epsilon, random_state, ledger=None):
+    def fit(cls, X, latent_dim, *, noise_multiplier, sensitivity, noise, commitment):
         """Train on ``X`` (rows in [-1, 1]^d) with the functional mechanism.
 
-        ``epsilon=np.inf`` releases the exact coefficients (non-private).
+        Parameters
+        ----------
+        X : ndarray of shape (m, d)
+            The private rows, in [-1, 1]^d.
+        latent_dim : int
+        noise_multiplier : float
+            The Laplace scale over ``sensitivity`` (``1 / epsilon``); 0 releases
+            the exact coefficients (the non-private baseline, which only a
+            non-private commitment pays for).
+        sensitivity : float
+            :func:`functional_sensitivity` under the ledger's relation.
+        noise : NoiseSource
+        commitment : Commitment
+            Must hold ``laplace_event(noise_multiplier)``: the coefficients
+            are one release of one vector.
         """
         m, d = X.shape
         upper = np.triu_indices(d)
         S = X.T @ X
         coefficients = np.concatenate([S[upper], X.sum(axis=0)])
-        if np.isinf(epsilon):
-            noisy = coefficients
-        else:
-            noisy = laplace_mechanism(
-                coefficients, epsilon=epsilon, sensitivity=functional_sensitivity(d),
-                random_state=random_state, ledger=ledger,
-                label=f"functional mechanism: autoencoder coefficients ({len(coefficients)})",
-            )
+        noisy = laplace_release(coefficients, noise_multiplier=noise_multiplier,
+                                sensitivity=sensitivity, noise=noise, commitment=commitment)
+        # post-processing of the release (m is public)
         S_noisy = np.zeros((d, d))
         S_noisy[upper] = noisy[: len(upper[0])]
         S_noisy = S_noisy + np.triu(S_noisy, 1).T

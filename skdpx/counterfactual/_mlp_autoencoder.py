@@ -13,6 +13,12 @@ alternative, normalisation layers in front of a functional-mechanism
 autoencoder, does not make it DP: the functional mechanism's sensitivity
 bound holds for one layer whose loss is a polynomial in the parameters with
 the data only in the coefficients, which a stack of nonlinear layers is not.
+
+Privacy: the engine's Poisson subsampling is accounted for add-or-remove-one
+neighbours only (dp_accounting's subsampled Gaussian); the L2 sensitivity of
+each step's clipped sum is ``MAX_GRAD_NORM`` under that relation. The
+initial weights are not privacy noise: they come from the noise source's
+auxiliary generator.
 """
 
 import numpy as np
@@ -38,27 +44,32 @@ class MLPAutoencoder:
 
     # ----------------------------------------------------------- training
     @staticmethod
-    def _engine(n_samples, epsilon, delta, random_state=None):
+    def engine(n_samples, epsilon, delta):
+        """The DP-SGD engine for ``n_samples`` rows at (``epsilon``, ``delta``).
+
+        Made from public facts only (n, the budget, the settings above): its
+        ``planned_event()`` is what the fit's plan commits. ``epsilon=np.inf``
+        gives the non-private engine (no clipping, no noise).
+        """
         return DPSGD.from_budget(epsilon, delta, n_samples=n_samples, batch_size=BATCH_SIZE,
-                                 epochs=EPOCHS, max_grad_norm=MAX_GRAD_NORM,
-                                 random_state=random_state)
+                                 epochs=EPOCHS, max_grad_norm=MAX_GRAD_NORM)
 
     @classmethod
-    def planned_event(cls, n_samples, epsilon, delta):
-        """The DpEvent that :meth:`fit` records at a finite ``epsilon`` on ``n_samples`` rows."""
-        return cls._engine(n_samples, epsilon, delta).planned_event()
+    def fit(cls, X, latent_dim, hidden_layer_sizes, *, engine, noise, commitment):
+        """Train on rows ``X`` in [-1, 1]^d with ``engine`` (see :meth:`engine`).
 
-    @classmethod
-    def fit(cls, X, latent_dim, hidden_layer_sizes, *, epsilon, delta, random_state,
-            budget=None):
-        """Train on rows ``X`` in [-1, 1]^d; ``epsilon=np.inf`` trains without noise."""
+        ``commitment`` must hold ``engine.planned_event()`` (committed before
+        this is called); the batches and the gradient noise come from
+        ``noise``, the initial weights from ``noise.auxiliary()``.
+        """
         m, d = X.shape
         sizes = [d, *hidden_layer_sizes, latent_dim, *reversed(hidden_layer_sizes), d]
-        weights = [random_state.uniform(-1, 1, size=(a, b)) * np.sqrt(6.0 / (a + b))
+        aux = noise.auxiliary()  # not privacy noise: the initial weights
+        weights = [aux.uniform(-1, 1, size=(a, b)) * np.sqrt(6.0 / (a + b))
                    for a, b in zip(sizes[:-1], sizes[1:])]
         biases = [np.zeros(b) for b in sizes[1:]]
         model = cls(weights, biases, len(hidden_layer_sizes) + 1)
-        engine = cls._engine(m, epsilon, delta, random_state)
+        engine.bind(noise, commitment)
         params = weights + biases
         optimizer = make_optimizer("adam", params, LEARNING_RATE)
         cache = {}
@@ -79,12 +90,9 @@ class MLPAutoencoder:
             grads = [dense_clipped_grad(a, e, factors) for a, e in zip(acts[:-1], deltas)]
             return [g[0] for g in grads] + [g[1] for g in grads]
 
-        reserve = budget.reserve(engine.planned_event(), "DP-SGD autoencoder") \
-            if budget is not None and engine.private else _nothing()
-        with reserve:
-            for _ in range(engine.max_steps):
-                grads, _ = engine.step(grad_norms, clipped_grad_sum)
-                optimizer.update_params(params, grads)
+        for _ in range(engine.max_steps):
+            grads, _ = engine.step(grad_norms, clipped_grad_sum)
+            optimizer.update_params(params, grads)
         model.weights, model.biases = params[:len(weights)], params[len(weights):]
         return model
 
@@ -144,10 +152,3 @@ class MLPAutoencoder:
                 delta = delta * (1 - a * a)  # tanh hidden layers of the decoder
         return delta
 
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False

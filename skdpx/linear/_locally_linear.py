@@ -1,31 +1,31 @@
 """Locally linear maps trained with DP-SGD (Harder, Bauer & Park, AAAI 2020)."""
 
-from contextlib import ExitStack
 from functools import lru_cache
 import math
 from numbers import Integral, Real
 
-from dp_accounting import ComposedDpEvent, NoOpDpEvent
 import numpy as np
 from scipy.special import log_softmax, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import ThreadpoolController
 
 from .._explanation import FeatureAttribution
-from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
-    EstimatorLedger,
+    BoundsScaler,
+    ComposedDpEvent,
+    DPEstimator,
+    SpendPlan,
     calibrate_noise,
     check_bounds,
     dense_clipped_grad,
     dense_grad_sq_norms,
     gaussian_event,
-    scale_to_bounds,
+    gaussian_release,
 )
 from ..utils._optim import make_optimizer
 
@@ -71,7 +71,7 @@ def _project(X, R, chunk=8192):
     return out
 
 
-class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
+class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     """Locally linear maps: an interpretable classifier trained with DP-SGD.
 
     For each class ``k`` the model has ``n_maps`` linear maps
@@ -88,16 +88,23 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
     that input (:meth:`explain`); the maps themselves (``coef_``) are the
     global explanation, and for images they can be shown as pictures.
 
-    Privacy unit: one training row, add/remove-one neighbours. Two releases
-    read the data, and both are recorded in the ledger:
+    Privacy unit: one training row, add-or-remove neighbours (the only
+    relation Poisson-subsampled DP-SGD is accounted for: a ledger kept under
+    ``replace_one`` is refused with a ``ValueError`` before anything is
+    spent). Two releases read the data; both are planned from public facts
+    and committed to the ledger as one composed event before the data are
+    read (never refunded, even if the fit is interrupted):
 
     1. with ``center=True``, the feature means used to centre the inputs:
        a Gaussian mechanism on the sum of the scaled rows (L2 sensitivity
-       ``sqrt(n_features) / 2``), its noise calibrated for a share
-       ``center_budget`` of ``epsilon``;
+       ``sqrt(d') / 2`` under add-or-remove, ``sqrt(d')`` under
+       replace-one, ``d'`` the features with a non-zero range), its noise
+       calibrated for a share ``center_budget`` of ``epsilon``; drawn from
+       OpenDP's exact sampler when ``random_state=None``;
     2. the trained maps: DP-SGD with Poisson subsampling at rate
        ``batch_size / n_samples``, per-sample clipping to ``max_grad_norm``
-       and Gaussian noise calibrated with the PLD accountant so that both
+       C (sensitivity C under add-or-remove, 2C under replace-one) and
+       Gaussian noise calibrated with the PLD accountant so that both
        releases together are (``epsilon``, ``delta``)-DP.
 
     The class labels (``classes_``) and ``n_samples`` (through the sampling
@@ -116,8 +123,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
     projection_dim : int or None, default=None
         If set (D'), map ``m`` of every class sees the input through its own
         random Gaussian matrix ``R_m`` of shape (D', n_features) with
-        N(0, 1/D') entries, shared by the classes and drawn from
-        ``random_state`` independently of the data: ``w_km = m_km R_m`` and
+        N(0, 1/D') entries, shared by the classes and drawn independently
+        of the data (not privacy noise): ``w_km = m_km R_m`` and
         only ``m`` is trained (the paper's section 3). This cuts the number of
         noised parameters for high-dimensional inputs such as images.
     epsilon : float, default=1.0
@@ -154,9 +161,14 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
         Public bounds of the features (scalars or arrays). ``None`` reads
         them from the data and raises a ``PrivacyLeakWarning``.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
-        Where the spends are recorded as well (shared budget).
-    random_state : None, int or RandomState
-        Seeds the projections, the initialisation, the sampling and the noise.
+        Where the spends are recorded as well (shared budget); its relation
+        must be ``"add_or_remove"``.
+    random_state : None, int, RandomState or Generator, default=None
+        None: the noise and the sampling come from a cryptographically
+        secure source (see :func:`skdpx.privacy.noise_source`), fresh for
+        each fit. A seed makes the whole fit (noise, sampling, projections,
+        initial maps) reproducible, with a ``PrivacyLeakWarning``: for
+        tests and documentation, not for a release to publish.
 
     Attributes
     ----------
@@ -184,6 +196,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
         recompute epsilon.
     epsilon_spent_, delta_spent_ : float
         The guarantee of the fit, from the PLD accountant.
+    ledger_ : EstimatorLedger
+        The fit's spend (one composed event).
     bounds_ : tuple of ndarray
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -278,9 +292,15 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Train the maps with DP-SGD.
+
+        The whole spend (the centring release and every DP-SGD step) is
+        planned from public facts (``n_samples``, ``n_features``, the bounds
+        and the parameters) and committed to the ledger as one composed event
+        before the data are read; nothing refunds it, even if the fit is
+        interrupted. A validation error (e.g. NaN in ``X``, one class) spends
+        nothing.
 
         Parameters
         ----------
@@ -291,6 +311,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        return super().fit(X, y)
+
+    def _validate_fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
@@ -300,72 +323,103 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
                 f"but the data contain only one class: {classes[0]!r}."
             )
         lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
+        return X, codes, classes, BoundsScaler(lower, upper)
+
+    def _plan_spend(self, data, relation):
+        """Both releases as one composed event, from public facts only.
+
+        Sensitivities (the privacy unit is one training row):
+
+        * the centring release, the sum over rows of ``u - 1/2`` with ``u``
+          the row scaled into [0, 1] by the public bounds (``d'``
+          non-constant features; a constant feature scales to exactly 1/2):
+          L2 sensitivity ``sqrt(d') / 2`` under add-or-remove (one row's
+          vector, entries in [-1/2, 1/2]) and ``sqrt(d')`` under replace-one
+          (the difference of two rows' vectors, entries in [-1, 1]);
+        * each DP-SGD step, the sum of the per-row gradients clipped to
+          ``max_grad_norm`` C over a Poisson sample: ``C`` under
+          add-or-remove, ``2 C`` under replace-one. The privacy amplification
+          of Poisson subsampling is accounted for add-or-remove neighbours
+          only, so a replace-one ledger is refused (ValueError) before
+          anything is spent.
+        """
+        if relation != "add_or_remove":
+            raise ValueError(
+                "DPLocallyLinearClassifier trains with Poisson-subsampled DP-SGD, whose privacy "
+                "is accounted for add-or-remove neighbours only; the ledger's relation is "
+                f"{relation!r}. Use a PrivacyLedger(relation='add_or_remove') as accountant."
+            )
+        X, _, _, scaler = data
+        private = not math.isinf(self.epsilon)
+        events, labels = [], []
+        z_mean, mean_event = 0.0, None
+        if self.center:
+            if private:
+                z_mean = calibrate_noise(self.center_budget * self.epsilon, self.delta)
+            mean_event = gaussian_event(z_mean)  # z = 0: the exact mean, not private
+            events.append(mean_event)
+            labels.append("feature means (centring)")
+        engine = DPSGD.from_budget(
+            self.epsilon, self.delta, n_samples=X.shape[0], batch_size=self.batch_size,
+            epochs=self.epochs, max_grad_norm=self.max_grad_norm,
+            prior=mean_event if private else None,
+        )
+        events.append(engine.planned_event())
+        labels.append("DP-SGD training")
+        # add-or-remove (see above); d' from the public bounds
+        mean_sensitivity = 0.5 * math.sqrt(max(1, np.count_nonzero(~scaler.constant)))
+        event = events[0] if len(events) == 1 else ComposedDpEvent(events)
+        return SpendPlan(
+            event, " + ".join(labels), engine=engine,
+            center_noise_multiplier=z_mean, center_sensitivity=mean_sensitivity,
+        )
+
+    def _private_fit(self, data, plan, commitment, noise):
+        X, codes, classes, scaler = data
         n, d = X.shape
         k, m = len(classes), self.n_maps
-        rng = check_random_state(self.random_state)
-        private = not math.isinf(self.epsilon)
+        engine = plan.engine
 
-        # Everything data-independent first: projections, initial maps, noise
-        # calibration, the budget check. The trainable maps are stacked as
-        # "views" of the input: one shared view without projection (outputs
-        # ordered class-major), or one projected view per map index m.
+        # Not privacy noise, drawn independently of the data: the projections
+        # and the initial maps. The trainable maps are stacked as "views" of
+        # the input: one shared view without projection (outputs ordered
+        # class-major), or one projected view per map index m.
+        aux = noise.auxiliary()
         if self.projection_dim is None:
             R, views, width, outputs = None, 1, d, k * m
         else:
-            R = rng.normal(0.0, 1.0 / math.sqrt(self.projection_dim),
+            R = aux.normal(0.0, 1.0 / math.sqrt(self.projection_dim),
                            size=(m, self.projection_dim, d))
             views, width, outputs = m, self.projection_dim, k
-        W = rng.normal(0.0, 0.01, size=(views, width, outputs)).astype(np.float32)
+        W = aux.normal(0.0, 0.01, size=(views, width, outputs)).astype(np.float32)
         b = np.zeros((views, outputs), dtype=np.float32)
-        mean_event, z_mean = NoOpDpEvent(), 0.0
-        if self.center and private:
-            z_mean = calibrate_noise(self.center_budget * self.epsilon, self.delta)
-            mean_event = gaussian_event(z_mean)
-        elif self.center:
-            mean_event = gaussian_event(0.0)  # the exact mean: not private
-        engine = DPSGD.from_budget(
-            self.epsilon, self.delta, n_samples=n, batch_size=self.batch_size,
-            epochs=self.epochs, max_grad_norm=self.max_grad_norm, random_state=rng,
-            prior=mean_event if private else None,
-        )
-        budget = EstimatorLedger(
-            self.epsilon, self.delta, self.accountant, prefix=f"{type(self).__name__}: "
-        )
-        budget.check(ComposedDpEvent([mean_event, engine.planned_event()]))
 
-        U = scale_to_bounds(X, lower, upper)  # public scaling into [0, 1]
+        U = scaler.transform(X)  # public scaling into [0, 1]
         center = np.full(d, 0.5)
-        with ExitStack() as spends:
-            if self.center:
-                spends.enter_context(budget.reserve(mean_event, "feature means (centring)"))
-                # Each row moves the sum of (u - 1/2) by at most sqrt(d') / 2 in
-                # L2 (d' non-constant features); n is public, as in DP-SGD's rate.
-                sensitivity = 0.5 * math.sqrt(max(1, np.count_nonzero(upper > lower)))
-                noisy_sum = (U - 0.5).sum(axis=0)
-                if private:
-                    noisy_sum += rng.normal(0.0, z_mean * sensitivity, size=d)
-                center = np.clip(0.5 + noisy_sum / n, 0.0, 1.0)
-            spends.enter_context(budget.reserve(engine.planned_event(), "DP-SGD training"))
-            self._train(engine, _project(U - center, R), codes, k, m, W, b)
+        if self.center:
+            # n is public, as in DP-SGD's sampling rate
+            noisy_sum = gaussian_release(
+                (U - 0.5).sum(axis=0), noise_multiplier=plan.center_noise_multiplier,
+                sensitivity=plan.center_sensitivity, noise=noise, commitment=commitment,
+            )
+            center = np.clip(0.5 + noisy_sum / n, 0.0, 1.0)
+        engine.bind(noise, commitment)
+        self._train(engine, _project(U - center, R), codes, k, m, W, b)
 
         self.classes_ = classes
-        self.bounds_ = (lower, upper)
+        self.bounds_ = (scaler.lower, scaler.upper)
         self.projection_ = R
-        self.center_ = lower + center * (upper - lower)
+        self.center_ = scaler.inverse_transform(center)
         W, b = W.astype(np.float64), b.astype(np.float64)
         if R is None:
             W_unit, b_unit = W[0].T.reshape(k, m, d), b[0].reshape(k, m)
         else:
             W_unit, b_unit = np.einsum("mjk,mjd->kmd", W, R), b.T
-        self._set_maps(W_unit, b_unit - W_unit @ center, lower, upper)
+        self._set_maps(W_unit, b_unit - W_unit @ center, scaler)
         self.noise_multiplier_ = engine.noise_multiplier
         self.sample_rate_ = engine.sample_rate
         self.n_steps_ = engine.n_steps
-        self.center_noise_multiplier_ = z_mean
-        self.budget_ = budget
-        self.epsilon_spent_ = budget.epsilon_spent
-        self.delta_spent_ = budget.delta_spent
-        return self
+        self.center_noise_multiplier_ = plan.center_noise_multiplier
 
     def _train(self, engine, P, codes, k, m, W, b):
         """Run DP-SGD over the views ``P`` (V, n, width); updates W and b in place."""
@@ -410,19 +464,15 @@ class DPLocallyLinearClassifier(ClassifierMixin, BaseEstimator):
                 grads, _ = engine.step(grad_norms, clipped_grad_sum)
                 optimizer.update_params([W, b], grads)
 
-    def _set_maps(self, W_unit, b_unit, lower, upper):
+    def _set_maps(self, W_unit, b_unit, scaler):
         """Express the maps learnt on [0, 1]-scaled inputs in input-feature units.
 
         ``W_unit`` (K, M, n_features) and ``b_unit`` (K, M) act on inputs
-        scaled by the bounds into [0, 1].
+        scaled by the bounds into [0, 1] (``scaler``, a BoundsScaler); a
+        constant feature scales to 1/2, so its weight moves to the intercept.
         """
-        width = upper - lower
-        constant = width == 0  # such a feature scales to 0.5 whatever its value
-        coef = np.where(constant, 0.0, W_unit / np.where(constant, 1.0, width))
-        self.coef_ = coef
-        self.intercept_ = (
-            b_unit - coef @ lower + 0.5 * W_unit[:, :, constant].sum(axis=2)
-        )
+        self.coef_ = scaler.coef_to_input(W_unit)
+        self.intercept_ = scaler.intercept_to_input(W_unit, b_unit)
 
     # -------------------------------------------------------------- predict
 

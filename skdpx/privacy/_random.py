@@ -23,6 +23,8 @@ bits): different seeds give different streams.
 """
 
 from numbers import Integral
+import os
+import sys
 import warnings
 
 from diffprivlib.utils import PrivacyLeakWarning
@@ -112,6 +114,17 @@ class NoiseSource:
         return f"NoiseSource(secure={self.secure})"
 
 
+def _outside_stacklevel():
+    """The stacklevel of the first caller outside skdpx and scikit-learn (the user's line)."""
+    import sklearn
+
+    inside = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["skdpx"], sklearn))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _seed_sequence(random_state):
     if isinstance(random_state, np.random.RandomState):
         # advances the caller's RandomState, as scikit-learn's estimators do
@@ -166,7 +179,8 @@ def noise_source(random_state=None, *, stream=None):
         # an int by value; a RandomState or Generator by type (its repr holds an
         # address, and a message per object would defeat the warnings' filters)
         shown = random_state if isinstance(random_state, Integral) else type(random_state).__name__
-        warnings.warn(_SEED_WARNING.format(shown), PrivacyLeakWarning, stacklevel=3)
+        warnings.warn(_SEED_WARNING.format(shown), PrivacyLeakWarning,
+                      stacklevel=_outside_stacklevel())
         seed_seq = _seed_sequence(random_state)
         secure = False
     if stream is not None:

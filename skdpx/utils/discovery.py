@@ -18,7 +18,9 @@ def all_estimators():
     -------
     list of (str, type)
         (name, class) pairs, sorted by name, for every public class defined
-        in skdpx that derives from :class:`sklearn.base.BaseEstimator`.
+        in skdpx that derives from :class:`sklearn.base.BaseEstimator`: named
+        in its subpackage's ``__all__``, and not a base class of the privacy
+        core (:class:`skdpx.privacy.DPEstimator`).
 
     Examples
     --------
@@ -39,6 +41,14 @@ def all_estimators():
                 issubclass(obj, BaseEstimator)
                 and not name.startswith("_")
                 and obj.__module__.startswith("skdpx.")
+                and not obj.__module__.startswith("skdpx.privacy")
+                and name in _public_names(obj.__module__)
             ):
                 found[name] = obj
     return sorted(found.items())
+
+
+def _public_names(module):
+    """The names a class's subpackage exports (``skdpx.recourse._model`` -> skdpx.recourse)."""
+    package = import_module(".".join(module.split(".")[:2]))
+    return set(getattr(package, "__all__", ()))
