@@ -9,8 +9,8 @@ hours-per-week), in their original units with the public bounds of
 ``encode_adult``. It spends epsilon = 2 in all (delta = 1e-5) on two
 releases, and these are the only things that read the training rows:
 
-* the black box, diffprivlib's DP logistic regression, at epsilon 1
-  (``model_share=0.5``, pure DP);
+* the black box, a logistic regression trained by DP-SGD, (1, 1e-5)-DP on
+  its own (``model_share=0.5``);
 * 500 DP k-means centres with noisy counts (noisy sums and counts,
   Gaussian), calibrated so that model and clustering compose to exactly
   (2, 1e-5).

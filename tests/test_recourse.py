@@ -1,6 +1,8 @@
 """PrivRecourse: accounting, the clustering audit, graph constraints, paths and queries."""
 
-import dp_accounting
+import pickle
+import warnings
+
 import numpy as np
 import pytest
 from scipy.sparse.csgraph import dijkstra
@@ -10,16 +12,19 @@ from sklearn.pipeline import make_pipeline
 from skdpx import PrivRecourse
 from skdpx.privacy import (
     BudgetError,
-    EstimatorBudget,
+    Commitment,
+    ComposedDpEvent,
     PrivacyLedger,
+    PrivacyLeakWarning,
     audit_epsilon,
     calibrate_noise,
     compute_epsilon,
     gaussian_event,
+    noise_source,
     pure_event,
 )
 from skdpx.recourse import RecourseGraph, recourse_graph
-from skdpx.recourse import _clustering
+from skdpx.recourse import _clustering, _model
 
 
 @pytest.fixture(scope="module")
@@ -48,14 +53,44 @@ def test_model_and_clustering_compose_to_exactly_epsilon(fitted):
     rec = fitted
     assert rec.epsilon_spent_ == pytest.approx(2.0, abs=2e-3) and rec.epsilon_spent_ <= 2.0
     # recomputable from the fitted attributes
-    event = dp_accounting.ComposedDpEvent([
-        pure_event(rec.model_epsilon_),
-        gaussian_event(rec.noise_multiplier_, steps=rec.max_iter + 1)])
+    model = gaussian_event(rec.model_noise_multiplier_, steps=rec.model_n_steps_,
+                           sample_rate=rec.model_sample_rate_)
+    event = ComposedDpEvent([
+        model, gaussian_event(rec.noise_multiplier_, steps=rec.max_iter + 1)])
     assert compute_epsilon(event, 1e-5) == pytest.approx(rec.epsilon_spent_, rel=1e-6)
-    labels = [label for label, _ in rec.budget_.events]
-    assert labels[0].startswith("black box: DP logistic regression")
-    assert sum("Lloyd iteration" in s for s in labels) == rec.max_iter
-    assert sum("initial centres" in s for s in labels) == 1
+    # the model alone is calibrated for its share of epsilon
+    assert rec.model_epsilon_ == 1.0
+    assert compute_epsilon(model, 1e-5) == pytest.approx(1.0, abs=2e-3)
+    assert compute_epsilon(model, 1e-5) <= 1.0
+    assert rec.model_sample_rate_ == _model.batch_size(20000) / 20000
+    assert rec.model_n_steps_ == _model.EPOCHS * 20000 // _model.batch_size(20000)
+    # one spend, committed once: the model's steps and the clustering's releases
+    labels = [label for label, _ in rec.ledger_.events]
+    assert len(labels) == 1
+    assert labels[0].startswith("black box: DP-SGD logistic regression")
+    assert f"{rec.max_iter} Lloyd tables" in labels[0]
+    assert f"{rec.max_iter + 1} Gaussian releases" in labels[0]
+    assert rec.count_noise_std_ == pytest.approx(
+        rec.noise_multiplier_ * _clustering.table_sensitivity(3, "add_or_remove"))
+
+
+def test_the_black_box_is_accurate(fitted, problem):
+    """DP-SGD at epsilon 1 is as accurate as diffprivlib's model was (0.991 here)."""
+    X, y = problem
+    assert fitted.estimator_.score(X, y) > 0.98
+    proba = fitted.estimator_.predict_proba(X[:50])
+    assert proba.shape == (50, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(fitted.estimator_.predict(X[:50]),
+                                  fitted.classes_[proba.argmax(axis=1)])
+
+
+def test_a_multiclass_black_box(problem):
+    X, _ = problem
+    y3 = np.digitize(X[:, 0] + X[:, 1], [0.8, 1.2])
+    rec = _rec(n_clusters=20, favorable_class=2).fit(X, y3)
+    assert rec.estimator_.score(X, y3) > 0.85
+    assert rec.estimator_.predict_proba(X[:5]).shape == (5, 3)
+    assert rec.explain(X[:50]).success.mean() > 0.5
 
 
 def test_a_given_black_box_leaves_the_whole_budget_to_the_clustering(problem):
@@ -63,19 +98,20 @@ def test_a_given_black_box_leaves_the_whole_budget_to_the_clustering(problem):
     model = LogisticRegression().fit(X, y)
     ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
     rec = _rec(estimator=model, epsilon=1.0, max_iter=2, accountant=ledger).fit(X)
-    assert rec.estimator_ is model and rec.model_epsilon_ == 0.0
+    assert rec.estimator_ is model and rec.model_epsilon_ == 0.0 and rec.model_n_steps_ == 0
     assert rec.noise_multiplier_ == pytest.approx(calibrate_noise(1.0, 1e-5, steps=3))
     assert ledger.epsilon_spent == pytest.approx(rec.epsilon_spent_)
     assert all("PrivRecourse: " in label for label, _ in ledger.events)
+    assert len(ledger.events) == 1 and "black box" not in ledger.events[0][0]
 
 
 def test_queries_are_free(fitted, problem):
     X, _ = problem
-    before = len(fitted.budget_.events)
+    before = len(fitted.ledger_.events)
     fitted.explain(X[:50])
     fitted.transform(X[:50])
     fitted.alternatives(X[:5], n_paths=2)
-    assert len(fitted.budget_.events) == before
+    assert len(fitted.ledger_.events) == before
 
 
 def test_bad_input_spends_nothing(problem):
@@ -116,78 +152,292 @@ def test_a_ledger_that_affords_the_model_but_not_the_clustering_spends_nothing(p
 
 def test_same_seed_same_centres(problem):
     X, y = problem
-    a, b = _rec().fit(X, y), _rec().fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="random_state=0"):
+        a = _rec().fit(X, y)
+    b = _rec().fit(X, y)
     np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+    np.testing.assert_array_equal(a.cluster_counts_, b.cluster_counts_)
+    np.testing.assert_array_equal(a.estimator_[-1].coef_, b.estimator_[-1].coef_)
     c = _rec(random_state=1).fit(X, y)
     assert a.cluster_centers_.shape != c.cluster_centers_.shape or not np.allclose(
         a.cluster_centers_, c.cluster_centers_)
 
 
+_GENERATOR_STATES = (b"MT19937", b"AESCounter", b"PCG64", b"RandomState")
+
+
+def test_secure_fits_differ_and_their_pickle_holds_no_generator(problem):
+    X, y = problem
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # None: no seed, no warning
+        a = _rec(random_state=None).fit(X, y)
+        b = _rec(random_state=None).fit(X, y)
+    assert a.get_params()["random_state"] is None
+    assert not np.array_equal(a.cluster_counts_, b.cluster_counts_)
+    assert not np.array_equal(a.estimator_[-1].coef_, b.estimator_[-1].coef_)
+    blob = pickle.dumps(a)
+    for state in _GENERATOR_STATES:
+        assert state not in blob, state
+    # nor does the black box alone (diffprivlib's model kept its generator)
+    for state in _GENERATOR_STATES:
+        assert state not in pickle.dumps(a.estimator_), state
+    again = pickle.loads(blob)
+    np.testing.assert_array_equal(again.transform(X[:20]), a.transform(X[:20]))
+    np.testing.assert_array_equal(again.estimator_.predict(X[:50]), a.estimator_.predict(X[:50]))
+
+
+def test_a_given_black_box_pickles_without_generator(problem):
+    X, y = problem
+    rec = _rec(estimator=LogisticRegression().fit(X, y), random_state=None).fit(X)
+    blob = pickle.dumps(rec)
+    for state in _GENERATOR_STATES:
+        assert state not in blob, state
+
+
+# ---------------------------------------------------------------- spends are committed first
+
+def test_an_interrupted_fit_has_spent_its_whole_plan(problem, monkeypatch):
+    """A fit interrupted after the commit (in the clustering's second release)
+    leaves the whole planned spend in the shared ledger: no refunds."""
+    X, y = problem
+    full = PrivacyLedger()
+    _rec(accountant=full).fit(X, y)
+    assert len(full.events) == 1
+
+    real = _clustering.gaussian_release
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # the first Lloyd table: after the model and the histograms
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_clustering, "gaussian_release", interrupted)
+    ledger = PrivacyLedger()
+    rec = _rec(accountant=ledger)
+    with pytest.raises(KeyboardInterrupt):
+        rec.fit(X, y)
+    assert len(calls) == 2
+    assert not hasattr(rec, "ledger_")
+    assert ledger.epsilon_spent == pytest.approx(full.epsilon_spent) and ledger.epsilon_spent > 1.9
+    assert ledger.delta_spent == full.delta_spent
+    assert [label for label, _ in ledger.events] == [label for label, _ in full.events]
+
+
+def test_a_fit_interrupted_in_training_has_spent_its_whole_plan(problem, monkeypatch):
+    X, y = problem
+    full = PrivacyLedger()
+    _rec(accountant=full).fit(X, y)
+    real = _model.dense_clipped_grad
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_model, "dense_clipped_grad", interrupted)
+    ledger = PrivacyLedger()
+    with pytest.raises(KeyboardInterrupt):
+        _rec(accountant=ledger).fit(X, y)
+    assert ledger.epsilon_spent == pytest.approx(full.epsilon_spent) and ledger.epsilon_spent > 1.9
+
+
+def test_nan_spends_nothing(problem):
+    X, y = problem
+    ledger = PrivacyLedger()
+    X_nan = X.copy()
+    X_nan[5, 1] = np.nan
+    with pytest.raises(ValueError):
+        _rec(accountant=ledger).fit(X_nan, y)
+    assert ledger.epsilon_spent == 0 and not ledger.events
+
+
+# ---------------------------------------------------------------- neighbouring relations
+
+def test_replace_one_ledger_refuses_a_dp_sgd_model_before_spending(problem):
+    X, y = problem
+    ledger = PrivacyLedger(relation="replace_one")
+    with pytest.raises(ValueError, match="add-or-remove"):
+        _rec(accountant=ledger).fit(X, y)
+    assert not ledger.events
+
+
+def test_replace_one_ledger_with_a_given_black_box(problem):
+    X, y = problem
+    model = LogisticRegression().fit(X, y)
+    ledger = PrivacyLedger(relation="replace_one")
+    rec = _rec(estimator=model, accountant=ledger).fit(X)
+    assert len(ledger.events) == 1 and rec.ledger_.relation == "replace_one"
+    assert rec.noise_multiplier_ == pytest.approx(calibrate_noise(2.0, 1e-5, steps=3))
+    # the counts' noise is calibrated for replace-one: larger than for add-or-remove
+    assert rec.count_noise_std_ == pytest.approx(
+        rec.noise_multiplier_ * _clustering.table_sensitivity(3, "replace_one"))
+    other = _rec(estimator=model).fit(X)
+    assert other.count_noise_std_ < rec.count_noise_std_
+    assert rec.explain(X[:50]).success.mean() > 0.5
+
+
+def test_an_unknown_relation_is_refused():
+    with pytest.raises(ValueError, match="relation"):
+        _clustering.table_sensitivity(3, "swap")
+    with pytest.raises(ValueError, match="relation"):
+        _clustering.init_sensitivity(3, "swap")
+
+
 # ---------------------------------------------------------------- the audit
 
-# One Lloyd release on fixed centres: the neighbour moves one row from the
-# corner (1, 1, 1) of cluster 1 to the corner (0, 0, 0) of cluster 0, which
-# changes the table by exactly its sensitivity.
+# One Lloyd release on fixed centres. Add-or-remove: the neighbour lacks the
+# last row, the corner (1, 1, 1) of cluster 1, which changes the table by
+# exactly its sensitivity sqrt(d / 4 + 1). Replace-one: the neighbour moves
+# that row to the corner (0, 0, 0) of cluster 0: sqrt(2 (d / 4 + 1)), the
+# worst case for d = 3.
 _D = 3
 _CENTERS = np.array([[0.25] * _D, [0.75] * _D])
 _DATA = np.r_[np.full((30, _D), 0.2), np.full((29, _D), 0.8), np.ones((1, _D))]
-_NEIGHBOUR = np.r_[_DATA[:-1], np.zeros((1, _D))]
-_DIRECTION = np.r_[[np.r_[np.full(_D, 0.5), -1.0]], [np.r_[np.full(_D, 0.5), 1.0]]]
+_NEIGHBOURS = {
+    "add_or_remove": _DATA[:-1],
+    "replace_one": np.r_[_DATA[:-1], np.zeros((1, _D))],
+}
+_DIRECTIONS = {  # the optimal test: along the change of the table
+    "add_or_remove": np.r_[[np.zeros(_D + 1)], [np.r_[np.full(_D, 0.5), 1.0]]],
+    "replace_one": np.r_[[np.r_[np.full(_D, 0.5), -1.0]], [np.r_[np.full(_D, 0.5), 1.0]]],
+}
+_Z = calibrate_noise(1.0, 1e-5)
 
 
-def _lloyd_release(data, random_state):
-    budget = EstimatorBudget(np.inf, 1e-5)
-    return _clustering.lloyd_step(data, _CENTERS, calibrate_noise(1.0, 1e-5), random_state,
-                                  budget, "audit")
+def _seeded(random_state):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return noise_source(random_state)
 
 
-def _statistic(table):
-    return float((table * _DIRECTION).sum())  # the optimal test: along the change
+def _lloyd_release(relation):
+    def release(data, random_state):
+        return _clustering.lloyd_step(data, _CENTERS, _Z, relation=relation,
+                                      noise=_seeded(random_state),
+                                      commitment=Commitment(gaussian_event(_Z), "audit"))
+    return release
 
 
-def test_audit_of_a_lloyd_release_stays_below_its_epsilon():
-    bound = audit_epsilon(_lloyd_release, _DATA, _NEIGHBOUR, n_trials=6_000, delta=1e-5,
-                          statistic=_statistic, random_state=0)
+def _statistic(relation):
+    return lambda table: float((table * _DIRECTIONS[relation]).sum())
+
+
+@pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
+def test_audit_of_a_lloyd_release_stays_below_its_epsilon(relation):
+    bound = audit_epsilon(_lloyd_release(relation), _DATA, _NEIGHBOURS[relation],
+                          n_trials=6_000, delta=1e-5, statistic=_statistic(relation),
+                          random_state=0)
     assert bound < 1.0
 
 
-def test_lloyd_audit_catches_too_small_a_sensitivity(monkeypatch):
+@pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
+def test_lloyd_audit_catches_too_small_a_sensitivity(relation, monkeypatch):
     real = _clustering.table_sensitivity
-    monkeypatch.setattr(_clustering, "table_sensitivity", lambda d: real(d) / 8)
-    bound = audit_epsilon(_lloyd_release, _DATA, _NEIGHBOUR, n_trials=6_000, delta=1e-5,
-                          statistic=_statistic, random_state=0)
+    monkeypatch.setattr(_clustering, "table_sensitivity", lambda d, rel: real(d, rel) / 8)
+    bound = audit_epsilon(_lloyd_release(relation), _DATA, _NEIGHBOURS[relation],
+                          n_trials=6_000, delta=1e-5, statistic=_statistic(relation),
+                          random_state=0)
     assert bound > 1.0
 
 
-def _histogram_release(data, random_state):
-    return _clustering.marginal_histograms(data, calibrate_noise(1.0, 1e-5), random_state,
-                                           EstimatorBudget(np.inf, 1e-5))
+def test_lloyd_audit_catches_the_replace_one_sensitivity_under_add_or_remove(monkeypatch):
+    """Calibrating a replace-one neighbour with the add-or-remove sensitivity leaks."""
+    monkeypatch.setattr(_clustering, "table_sensitivity",
+                        lambda d, rel: np.sqrt(d / 4 + 1) / 3)  # a third: visible in 6,000
+    bound = audit_epsilon(_lloyd_release("replace_one"), _DATA, _NEIGHBOURS["replace_one"],
+                          n_trials=6_000, delta=1e-5, statistic=_statistic("replace_one"),
+                          random_state=0)
+    assert bound > 1.0
 
 
-def _histogram_statistic(hist):
-    return float(hist[:, -1].sum() - hist[:, 0].sum())  # the moved row: bin 0 -> last bin
+def _histogram_release(relation):
+    def release(data, random_state):
+        return _clustering.marginal_histograms(
+            data, _Z, relation=relation, noise=_seeded(random_state),
+            commitment=Commitment(gaussian_event(_Z), "audit"))
+    return release
 
 
-def test_audit_of_the_initial_histograms_stays_below_its_epsilon():
-    bound = audit_epsilon(_histogram_release, _DATA, _NEIGHBOUR, n_trials=6_000, delta=1e-5,
-                          statistic=_histogram_statistic, random_state=0)
+def _histogram_statistic(relation):
+    if relation == "add_or_remove":  # the removed row: one count less in each last bin
+        return lambda hist: float(hist[:, -1].sum())
+    return lambda hist: float(hist[:, -1].sum() - hist[:, 0].sum())  # bin 0 -> last bin
+
+
+@pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
+def test_audit_of_the_initial_histograms_stays_below_its_epsilon(relation):
+    bound = audit_epsilon(_histogram_release(relation), _DATA, _NEIGHBOURS[relation],
+                          n_trials=6_000, delta=1e-5, statistic=_histogram_statistic(relation),
+                          random_state=0)
     assert bound < 1.0
 
 
-def test_histogram_audit_catches_too_small_a_sensitivity(monkeypatch):
+@pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
+def test_histogram_audit_catches_too_small_a_sensitivity(relation, monkeypatch):
     real = _clustering.init_sensitivity
-    monkeypatch.setattr(_clustering, "init_sensitivity", lambda d: real(d) / 8)
-    bound = audit_epsilon(_histogram_release, _DATA, _NEIGHBOUR, n_trials=6_000, delta=1e-5,
-                          statistic=_histogram_statistic, random_state=0)
+    monkeypatch.setattr(_clustering, "init_sensitivity", lambda d, rel: real(d, rel) / 8)
+    bound = audit_epsilon(_histogram_release(relation), _DATA, _NEIGHBOURS[relation],
+                          n_trials=6_000, delta=1e-5, statistic=_histogram_statistic(relation),
+                          random_state=0)
     assert bound > 1.0
 
 
-def test_the_table_sensitivity_is_the_worst_replacement():
+@pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
+def test_the_sensitivities_are_attained(relation):
+    a = _clustering.lloyd_table(_DATA, _CENTERS)
+    b = _clustering.lloyd_table(_NEIGHBOURS[relation], _CENTERS)
+    assert np.linalg.norm(a - b) == pytest.approx(_clustering.table_sensitivity(_D, relation))
+    h = _clustering.histograms(_DATA) - _clustering.histograms(_NEIGHBOURS[relation])
+    assert np.linalg.norm(h) == pytest.approx(_clustering.init_sensitivity(_D, relation))
+
+
+def test_replace_one_within_a_cluster_needs_sqrt_d():
+    """For d > 4 the worst replacement stays in one cluster: opposite corners of
+    the cube, both nearest the same centre, move its sum by sqrt(d) >
+    sqrt(2 (d / 4 + 1)) (the replace-one bound used before)."""
+    d = 8
+    centers = np.array([[0.5] * d, [3.0] * d])
+    data = np.r_[np.full((5, d), 0.4), np.zeros((1, d))]
+    neighbour = np.r_[data[:-1], np.ones((1, d))]
+    change = np.linalg.norm(_clustering.lloyd_table(data, centers)
+                            - _clustering.lloyd_table(neighbour, centers))
+    assert change == pytest.approx(np.sqrt(d)) and change > np.sqrt(2 * (d / 4 + 1))
+    assert _clustering.table_sensitivity(d, "replace_one") == pytest.approx(change)
+
+
+def test_the_table_is_the_sum_of_the_rows():
     rng = np.random.RandomState(0)
-    budget = EstimatorBudget(np.inf, 1e-5)
-    a = _clustering.lloyd_step(_DATA, _CENTERS, 0.0, rng, budget, "exact")
-    b = _clustering.lloyd_step(_NEIGHBOUR, _CENTERS, 0.0, rng, budget, "exact")
-    assert np.linalg.norm(a - b) == pytest.approx(_clustering.table_sensitivity(_D))
+    X = rng.uniform(size=(500, 4))
+    centers = rng.uniform(size=(7, 4))
+    labels = _clustering.nearest(X, centers)
+    expected = np.zeros((7, 5))
+    np.add.at(expected, labels, np.hstack([X - 0.5, np.ones((500, 1))]))
+    np.testing.assert_allclose(_clustering.lloyd_table(X, centers), expected, atol=1e-10)
+
+
+def test_a_release_outside_the_plan_is_refused():
+    commitment = Commitment(gaussian_event(_Z), "one release")
+    noise = _seeded(0)
+    _clustering.lloyd_step(_DATA, _CENTERS, _Z, relation="add_or_remove", noise=noise,
+                           commitment=commitment)
+    with pytest.raises(RuntimeError, match="not in the spend"):
+        _clustering.lloyd_step(_DATA, _CENTERS, _Z, relation="add_or_remove", noise=noise,
+                               commitment=commitment)
+
+
+def test_the_secure_path_releases_through_the_exact_sampler():
+    commitment = Commitment(gaussian_event(_Z, steps=2), "two releases")
+    noise = noise_source(None)
+    a = _clustering.lloyd_step(_DATA, _CENTERS, _Z, relation="add_or_remove", noise=noise,
+                               commitment=commitment)
+    b = _clustering.lloyd_step(_DATA, _CENTERS, _Z, relation="add_or_remove", noise=noise,
+                               commitment=commitment)
+    assert a.shape == (2, _D + 1) and not np.array_equal(a, b)
+    assert commitment.exhausted
 
 
 # ---------------------------------------------------------------- graph and paths

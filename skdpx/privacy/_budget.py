@@ -1,6 +1,7 @@
 """How an estimator spends: its own cap inside a (possibly shared) ledger."""
 
 from collections import Counter
+from functools import lru_cache
 import math
 
 from diffprivlib.accountant import BudgetAccountant
@@ -64,6 +65,12 @@ class SpendReportMixin:
         return self.ledger_.delta_spent
 
 
+@lru_cache(maxsize=256)
+def _leaf_counts_of(event):
+    # DpEvents are frozen (hashable): a DP-SGD step draws the same event every time
+    return leaf_counts(event_to_json(event))
+
+
 class Commitment:
     """A spend that has been committed, and the releases it pays for.
 
@@ -85,7 +92,7 @@ class Commitment:
     def draw(self, event, times=1):
         """Take ``times`` copies of ``event`` from what is left of the plan."""
         need = Counter()
-        for leaf, count in leaf_counts(event_to_json(event)):
+        for leaf, count in _leaf_counts_of(event):
             need[leaf] += count * int(times)
         if self._free:
             return

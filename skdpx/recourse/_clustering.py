@@ -1,47 +1,71 @@
 """DP k-means by Lloyd's algorithm with noisy sums and noisy counts.
 
 Rows are in the unit cube of the public bounds and centred (``x - 1/2``), so
-one row's contribution ``(x - 1/2, 1)`` to a cluster's (sum, count) has L2
-norm at most ``sqrt(d / 4 + 1)``. Under replace-one neighbours a row leaves
-one cluster and joins another: the whole (n_clusters, d + 1) table moves by
-at most ``sqrt(2 (d / 4 + 1))`` in L2 norm, whatever the assignment. Each
-iteration releases that table once with Gaussian noise; the iterations and
-the initialisation compose in the ledger (privacy loss distributions).
+one row's contribution ``u = (x - 1/2, 1)`` to its cluster's (sum, count)
+row of the (n_clusters, d + 1) table has ``||u||^2 <= d / 4 + 1``. Each
+iteration releases that table once with Gaussian noise (through the privacy
+core's :func:`~skdpx.privacy.gaussian_release`); the iterations and the
+initialisation compose in the ledger (privacy loss distributions).
+
+L2 sensitivity of the table, whatever the centres (the assignment is a
+function of the public centres and the row alone):
+
+* add-or-remove: a row adds or removes ``u`` in one cluster's row:
+  ``sqrt(d / 4 + 1)``;
+* replace-one: a row ``x`` becomes ``x'``. In two different clusters the
+  table changes by ``-u`` in one row and ``+u'`` in another:
+  ``sqrt(||u||^2 + ||u'||^2) <= sqrt(2 (d / 4 + 1))``; in the same cluster
+  it changes by ``(x' - x, 0)``: up to ``sqrt(d)`` (opposite corners of the
+  cube, both nearest the same centre). Hence ``sqrt(max(d / 2 + 2, d))``,
+  which is ``sqrt(d)`` from d = 4 on (the bound ``sqrt(2 (d / 4 + 1))``
+  alone is too small for d > 4).
 
 The initial centres are drawn from noisy per-feature histograms (one
-Gaussian release: a row adds 1 to one bin of each of the d histograms, so
-the replace-one L2 sensitivity is ``sqrt(2 d)``). Uniform initial centres in
-the cube put most of them where there are no data (on Adult, 9 rows in 10
-have no capital gain), and they never recover under noise.
+Gaussian release): a row adds 1 to one bin of each of the d histograms, so
+the L2 sensitivity is ``sqrt(d)`` under add-or-remove and ``sqrt(2 d)``
+under replace-one (a row leaves one bin and joins another in each). Drawing
+the centres from the released histograms is post-processing (the
+auxiliary generator of the noise source). Uniform initial centres in the
+cube put most of them where there are no data (on Adult, 9 rows in 10 have
+no capital gain), and they never recover under noise.
 """
 
 import numpy as np
 
-from ..privacy import gaussian_event
+from ..privacy import RELATIONS, gaussian_release
 
 __all__ = [
-    "dp_lloyd", "init_sensitivity", "lloyd_step", "marginal_histograms", "table_sensitivity",
+    "dp_lloyd", "init_sensitivity", "lloyd_step", "lloyd_table", "marginal_histograms",
+    "table_sensitivity",
 ]
 
 #: bins of the per-feature histograms that seed the initial centres
 _BINS = 10
 
 
-def table_sensitivity(n_features):
-    """Replace-one L2 sensitivity of the table of centred sums and counts."""
-    return float(np.sqrt(2.0 * (n_features / 4.0 + 1.0)))
+def _check_relation(relation):
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
 
 
-def init_sensitivity(n_features):
-    """Replace-one L2 sensitivity of the d per-feature histograms."""
-    return float(np.sqrt(2.0 * n_features))
+def table_sensitivity(n_features, relation="add_or_remove"):
+    """L2 sensitivity of the table of centred sums and counts (see the module's docstring).
+
+    ``sqrt(d / 4 + 1)`` under add-or-remove, ``sqrt(max(d / 2 + 2, d))``
+    under replace-one.
+    """
+    _check_relation(relation)
+    d = float(n_features)
+    if relation == "add_or_remove":
+        return float(np.sqrt(d / 4.0 + 1.0))
+    return float(np.sqrt(max(d / 2.0 + 2.0, d)))
 
 
-def _noisy(value, noise_multiplier, sensitivity, rng, budget, label):
-    if noise_multiplier == 0:
-        return value
-    with budget.reserve(gaussian_event(noise_multiplier), label):
-        return value + rng.normal(0.0, noise_multiplier * sensitivity, size=value.shape)
+def init_sensitivity(n_features, relation="add_or_remove"):
+    """L2 sensitivity of the d per-feature histograms: ``sqrt(d)`` (add-or-remove),
+    ``sqrt(2 d)`` (replace-one)."""
+    _check_relation(relation)
+    return float(np.sqrt((1.0 if relation == "add_or_remove" else 2.0) * n_features))
 
 
 def nearest(X, centers, chunk=8192):
@@ -51,30 +75,55 @@ def nearest(X, centers, chunk=8192):
                            for i in range(0, len(X), chunk)] or [np.empty(0, dtype=int)])
 
 
-def marginal_histograms(X01, noise_multiplier, rng, budget):
-    """The d per-feature histograms of ``_BINS`` bins on [0, 1], one Gaussian release."""
+def histograms(X01):
+    """The exact d per-feature histograms of ``_BINS`` bins on [0, 1], shape (d, _BINS)."""
     d = X01.shape[1]
     bins = np.minimum((X01 * _BINS).astype(int), _BINS - 1)
-    hist = np.stack([np.bincount(bins[:, j], minlength=_BINS) for j in range(d)]).astype(float)
-    return _noisy(hist, noise_multiplier, init_sensitivity(d), rng, budget,
-                  f"initial centres: {d} per-feature histograms of {_BINS} bins")
+    return np.stack([np.bincount(bins[:, j], minlength=_BINS) for j in range(d)]).astype(float)
 
 
-def lloyd_step(X01, centers01, noise_multiplier, rng, budget, label):
+def marginal_histograms(X01, noise_multiplier, *, relation, noise, commitment):
+    """The d per-feature histograms of ``_BINS`` bins on [0, 1], one Gaussian release.
+
+    Noise std ``noise_multiplier * init_sensitivity(d, relation)``; the
+    release draws ``gaussian_event(noise_multiplier)`` from ``commitment``.
+    """
+    d = X01.shape[1]
+    return gaussian_release(histograms(X01), noise_multiplier=noise_multiplier,
+                            sensitivity=init_sensitivity(d, relation), noise=noise,
+                            commitment=commitment)
+
+
+def lloyd_table(X01, centers01):
+    """The exact (n_clusters, d + 1) table: per cluster, ``sum(x - 1/2)`` and the count.
+
+    Each row goes to its nearest centre. One ``np.bincount`` per column
+    (several times faster than ``np.add.at`` on a stacked copy of the rows).
+    """
+    d = X01.shape[1]
+    k = len(centers01)
+    labels = nearest(X01, centers01)
+    table = np.empty((k, d + 1))
+    for j in range(d):
+        table[:, j] = np.bincount(labels, weights=X01[:, j] - 0.5, minlength=k)
+    table[:, d] = np.bincount(labels, minlength=k)
+    return table
+
+
+def lloyd_step(X01, centers01, noise_multiplier, *, relation, noise, commitment):
     """One DP Lloyd release: the noisy table of centred sums and counts per cluster.
 
-    Each row goes to its nearest centre; the (n_clusters, d + 1) table of
-    ``sum(x - 1/2)`` and counts gets Gaussian noise of std
-    ``noise_multiplier * table_sensitivity(d)``, recorded in ``budget``.
+    The (n_clusters, d + 1) table of :func:`lloyd_table` gets Gaussian noise
+    of std ``noise_multiplier * table_sensitivity(d, relation)``; the release
+    draws ``gaussian_event(noise_multiplier)`` from ``commitment``.
     """
-    n, d = X01.shape
-    labels = nearest(X01, centers01)
-    table = np.zeros((len(centers01), d + 1))
-    np.add.at(table, labels, np.hstack([X01 - 0.5, np.ones((n, 1))]))
-    return _noisy(table, noise_multiplier, table_sensitivity(d), rng, budget, label)
+    d = X01.shape[1]
+    return gaussian_release(lloyd_table(X01, centers01), noise_multiplier=noise_multiplier,
+                            sensitivity=table_sensitivity(d, relation), noise=noise,
+                            commitment=commitment)
 
 
-def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, rng, budget):
+def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, commitment):
     """DP Lloyd's algorithm: ``n_iter + 1`` Gaussian releases at ``noise_multiplier``.
 
     Parameters
@@ -83,10 +132,14 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, rng, budget):
         The private rows, in [0, 1]^d (clipped to the public bounds and scaled).
     n_clusters, n_iter : int
     noise_multiplier : float
-        Noise std over the sensitivity, for every release (0: non-private).
-    rng : RandomState
-    budget : EstimatorBudget
-        Each release is recorded there before the noise is drawn.
+        Noise std over the sensitivity, for every release (0: non-private,
+        with a non-private commitment).
+    relation : {"add_or_remove", "replace_one"}
+        The neighbouring relation the sensitivities are taken under.
+    noise : NoiseSource
+    commitment : Commitment
+        Holds ``n_iter + 1`` copies of ``gaussian_event(noise_multiplier)``
+        (committed before this is called).
 
     Returns
     -------
@@ -96,20 +149,22 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, rng, budget):
     counts : ndarray of shape (n_clusters,)
         The last iteration's noisy counts.
     """
-    n, d = X01.shape
+    d = X01.shape[1]
     # the initial centres: samples of the product of the noisy marginals
-    hist = marginal_histograms(X01, noise_multiplier, rng, budget)
+    hist = marginal_histograms(X01, noise_multiplier, relation=relation, noise=noise,
+                               commitment=commitment)
+    aux = noise.auxiliary()  # sampling from released values: post-processing
     prob = np.clip(hist, 0.0, None)
     prob[prob.sum(axis=1) == 0] = 1.0
     prob /= prob.sum(axis=1, keepdims=True)
     cum = np.cumsum(prob, axis=1)
-    u = rng.uniform(size=(n_clusters, d))
+    u = aux.uniform(size=(n_clusters, d))
     picked = np.minimum((u[:, :, None] > cum[None, :, :]).sum(axis=2), _BINS - 1)
-    centers = (picked + rng.uniform(size=(n_clusters, d))) / _BINS - 0.5
+    centers = (picked + aux.uniform(size=(n_clusters, d))) / _BINS - 0.5
     counts = np.zeros(n_clusters)
-    for t in range(n_iter):
-        table = lloyd_step(X01, centers + 0.5, noise_multiplier, rng, budget,
-                           f"Lloyd iteration {t + 1}: sums and counts of {n_clusters} clusters")
+    for _ in range(n_iter):
+        table = lloyd_step(X01, centers + 0.5, noise_multiplier, relation=relation,
+                           noise=noise, commitment=commitment)
         counts = table[:, -1]
         grown = counts >= 1.0
         means = np.clip(table[:, :d] / np.maximum(counts, 1.0)[:, None], -0.5, 0.5)

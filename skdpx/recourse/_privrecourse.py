@@ -1,10 +1,11 @@
 """PrivRecourse: DP multi-step recourse over a graph of DP cluster centres (Pentyala et al. 2023)."""
 
+import math
 from numbers import Integral, Real
+from types import SimpleNamespace
 
-from dp_accounting import ComposedDpEvent, NonPrivateDpEvent
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -12,37 +13,39 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import RecoursePaths
-from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
-    EstimatorLedger,
-    SpendReportMixin,
+    DPSGD,
+    BoundsScaler,
+    ComposedDpEvent,
+    DPEstimator,
+    NonPrivateDpEvent,
+    SpendPlan,
     calibrate_noise,
     check_bounds,
     gaussian_event,
-    pure_event,
-    scale_to_bounds,
 )
-from ..privacy._models import dp_logistic_regression
 from ..utils._targets import validate_classes
+from . import _model
 from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
 
 __all__ = ["PrivRecourse"]
 
-def _scale(X, lower, upper):
-    return scale_to_bounds(X, lower, upper)
 
-
-class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
+class PrivRecourse(TransformerMixin, DPEstimator):
     """DP multi-step recourse paths over a graph of DP cluster centres.
 
     The method of Pentyala et al., "Privacy-Preserving Algorithmic Recourse"
     (ICAIF 2023 workshop), made sound and fast:
 
     1. the black box: ``estimator`` if given (its own privacy is then the
-       user's to guarantee), else diffprivlib's DP ``LogisticRegression``
-       trained on (X, y) with ``model_share`` of ``epsilon`` (pure DP);
+       user's to guarantee), else a logistic regression trained on (X, y)
+       by DP-SGD (the privacy core's engine: Poisson batches of expected
+       size ``max(256, n / 20)``, per-row clipping to norm 1, Gaussian noise;
+       5 epochs) on the rows scaled into the unit cube of the public bounds,
+       its noise calibrated so that the model alone is
+       (``model_share * epsilon``, ``delta``)-DP;
     2. DP clustering by Lloyd's algorithm with noisy sums and noisy counts
        (:mod:`skdpx.recourse._clustering`), calibrated so that the model and
        all the clustering's releases compose to exactly (``epsilon``,
@@ -62,9 +65,27 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
        multi-source Dijkstra on the reversed graph), so a query costs a
        nearest-node lookup and a table row, not a Dijkstra per query.
 
-    Steps 3-5 and every query are post-processing of the DP model and
-    centres: they cost no budget. Privacy unit: one training row
-    (replace-one).
+    The model and the clustering are planned together from public facts (the
+    number of rows and features, the parameters) and committed to the
+    ledger as one composed event before any row is read; nothing refunds it,
+    even if the fit is interrupted. Steps 3-5 and every query are
+    post-processing of the DP model and centres: they cost no budget.
+
+    Privacy unit: one training row, under the neighbouring relation of the
+    ledger (``accountant``). L2 sensitivities, for d features:
+
+    ===========================  =====================  ===========================
+    release                      add-or-remove          replace-one
+    ===========================  =====================  ===========================
+    Lloyd table (sums, counts)   ``sqrt(d / 4 + 1)``    ``sqrt(max(d / 2 + 2, d))``
+    initial histograms           ``sqrt(d)``            ``sqrt(2 d)``
+    DP-SGD step (clipped sum)    1                      not supported
+    ===========================  =====================  ===========================
+
+    DP-SGD's Poisson subsampling is accounted for add-or-remove only: with a
+    ledger kept under ``"replace_one"``, give a black box as ``estimator``
+    (the clustering alone is then calibrated for replace-one), else fit
+    raises a ``ValueError`` before anything is spent.
 
     Parameters
     ----------
@@ -75,7 +96,8 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
     epsilon : float, default=1.0
         Total budget: the model (when trained here) and the clustering.
     delta : float, default=1e-5
-        For the clustering's Gaussian releases (the model is pure DP).
+        Of the whole fit (the model's DP-SGD and the clustering's Gaussian
+        releases); must be > 0 unless ``epsilon=np.inf``.
     distance_threshold : float or None, default=None
         Longest edge, as an L2 distance in the unit cube of the public bounds
         (None: a fully connected graph, as in the paper's Table 2).
@@ -89,12 +111,16 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         move along a step and between a query and its start node (DP centres
         are averages: their immutable values are never exactly a query's).
     model_share : float in (0, 1), default=0.5
-        Share of ``epsilon`` for the DP model when ``estimator`` is None.
+        Share of ``epsilon`` for the DP model when ``estimator`` is None:
+        DP-SGD's noise is calibrated so that the model alone is
+        (``model_share * epsilon``, ``delta``)-DP, and the clustering's
+        noise so that both together are (``epsilon``, ``delta``)-DP.
     model_C : float > 0, default=1.0
-        Inverse regularisation of the DP logistic regression (diffprivlib's
-        ``C``). Tuning it on the private data would itself leak: choose it on
-        public or similar data (on Adult's five features, 10 does better
-        than 1 at epsilon 1, see the benchmark).
+        Inverse L2 regularisation of the DP logistic regression, as in
+        scikit-learn (objective: mean cross-entropy plus
+        ``||w||^2 / (2 C n)`` on the unit cube; its gradient reads no data).
+        With a few epochs of DP-SGD on thousands of rows it matters little.
+        Tuning it on the private data would itself leak.
     bounds : tuple (lower, upper) or None
         Public bounds of the features; None reads them from the data and
         raises a PrivacyLeakWarning.
@@ -107,14 +133,23 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         coordinates' noise is then at most ``1 / count_threshold`` of each
         feature's range (in standard deviations). Higher keeps fewer, more
         precise centres; it is post-processing, so it costs nothing.
-    accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
-    random_state : None, int or RandomState
+    accountant : PrivacyLedger, BudgetAccountant or None
+        Where the spend is recorded as well (shared budget); its relation is
+        the one the fit is calibrated under.
+    random_state : None, int or numpy random generator, default=None
+        None: the noise, the batches and the initial centres come from a
+        cryptographically secure source (see
+        :func:`skdpx.privacy.noise_source`), fresh for each fit, with the
+        clustering's releases through OpenDP's exact samplers. A seed makes
+        the fit reproducible, with a ``PrivacyLeakWarning``: for tests and
+        documentation, not for a release to publish.
 
     Attributes
     ----------
     estimator_ : classifier
-        The black box (a pipeline that scales by the bounds, then the DP
-        logistic regression, when trained here).
+        The black box (when trained here: a pipeline of the public bounds
+        scaler and the DP logistic regression on the unit cube; with
+        ``epsilon=np.inf``, scikit-learn's LogisticRegression).
     cluster_centers_ : ndarray of shape (n_nodes, n_features)
         The graph's nodes: DP centres in input units (n_nodes <= n_clusters).
     cluster_counts_ : ndarray of shape (n_nodes,)
@@ -128,15 +163,28 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
     path_cost_ : ndarray of shape (n_nodes,)
         Each node's shortest path cost to a candidate (inf: none reachable).
     noise_multiplier_ : float
-        Of each of the ``max_iter + 1`` Gaussian releases of the clustering.
+        Of each of the ``max_iter + 1`` Gaussian releases of the clustering
+        (the noise std over the relation's sensitivity).
+    count_noise_std_ : float
+        The standard deviation of the noise on each count:
+        ``noise_multiplier_`` times the table's sensitivity.
     model_epsilon_ : float
-        The DP model's pure epsilon (0 when ``estimator`` is given).
+        The epsilon the DP model alone is calibrated for, at ``delta`` (0
+        when ``estimator`` is given or ``epsilon=np.inf``).
+    model_noise_multiplier_, model_sample_rate_ : float
+        DP-SGD's noise multiplier (over the clipping norm 1) and Poisson
+        sampling rate (0 when no DP model is trained).
+    model_n_steps_ : int
+        DP-SGD steps taken. With ``noise_multiplier_`` and ``max_iter`` this
+        is all dp_accounting needs to recompute ``epsilon_spent_``.
     n_iter_ : int
         Lloyd iterations run (``max_iter``: stopping early on convergence
         would read the data without noise).
     classes_ : ndarray
     favorable_class_ : label
     epsilon_spent_, delta_spent_ : float
+    ledger_ : EstimatorLedger
+        The fit's spend (one composed event).
     n_features_in_ : int
     bounds_ : tuple of ndarray
 
@@ -144,8 +192,8 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from skdpx.recourse import PrivRecourse
-    >>> rng = np.random.RandomState(0)
-    >>> X = rng.uniform(0, 1, size=(20000, 2))
+    >>> grid = np.linspace(0, 1, 141)
+    >>> X = np.array(np.meshgrid(grid, grid)).reshape(2, -1).T  # 19,881 rows in [0, 1]^2
     >>> y = (X[:, 0] + X[:, 1] > 1.2).astype(int)
     >>> rec = PrivRecourse(n_clusters=30, epsilon=2.0, bounds=(0, 1),
     ...                    increasing_features=[0], random_state=0).fit(X, y)
@@ -234,9 +282,15 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
                                  f"[0, {self.n_features_in_}) or a feature name.")
         return sorted(set(out))
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Train (or take) the black box, release the DP centres, build the graph.
+
+        The whole spend (every DP-SGD step of the model, when trained here,
+        and the clustering's ``max_iter + 1`` Gaussian releases) is planned
+        from public facts and committed to the ledger as one composed event
+        before the data are read; nothing refunds it, even if the fit is
+        interrupted. A validation error (e.g. NaN in ``X``, an unknown
+        feature, one class) spends nothing.
 
         Parameters
         ----------
@@ -245,20 +299,22 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         y : array-like of shape (n_samples,), optional
             Needed when ``estimator`` is None (the DP model's labels);
             ignored otherwise. The set of class labels is then read from
-            ``y``, as scikit-learn and diffprivlib classifiers do; it is not
+            ``y``, as scikit-learn classifiers do; it is not
             noised (with a black box, its public ``classes_`` are used).
 
         Returns
         -------
         self
         """
-        # everything is checked before the first spend
+        return super().fit(X, y)
+
+    def _validate_fit(self, X, y):
+        """Everything checked before the spend is committed (validation only)."""
         X, y = validate_classes(self, X, y, "recourse needs")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
                              f"{self.classes_.tolist()}.")
-        self.favorable_class_ = favorable.item() if isinstance(favorable, np.generic) else favorable
         sets = {name: self._feature_indices(getattr(self, name), name)
                 for name in ("immutable_features", "increasing_features", "decreasing_features")}
         seen = {}
@@ -267,44 +323,85 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
                 if f in seen:
                     raise ValueError(f"feature {f} is in both {seen[f]} and {name}.")
                 seen[f] = name
-        self._immutable, self._increasing, self._decreasing = sets.values()
-        if not np.isinf(self.epsilon) and self.delta == 0:
+        if not math.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the clustering's Gaussian releases need delta > 0.")
         lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        self.bounds_ = (lower, upper)
-        X01 = scale_to_bounds(X, lower, upper)
-        rng = check_random_state(self.random_state)
+        favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
+        return SimpleNamespace(X=X, y=y, lower=lower, upper=upper, favorable=favorable,
+                               sets=sets)
 
-        self.budget_ = EstimatorLedger(self.epsilon, self.delta, self.accountant,
-                                       prefix=f"{type(self).__name__}: ")
-        self.model_epsilon_ = (float(self.epsilon * self.model_share)
-                               if self.estimator is None and not np.isinf(self.epsilon) else 0.0)
-        if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
-            self.noise_multiplier_ = 0.0
-            with self.budget_.reserve(NonPrivateDpEvent(), "non-private fit (epsilon=inf)"):
-                pass
+    def _plan_spend(self, data, relation):
+        """The model's DP-SGD steps and the clustering's releases, from public facts.
+
+        The DP-SGD engine is calibrated for (``model_share * epsilon``,
+        ``delta``) from n, the batch size and the epochs; the clustering's
+        noise multiplier so that its ``max_iter + 1`` Gaussian releases,
+        composed with the planned DP-SGD event (``prior``), meet
+        (``epsilon``, ``delta``).
+        """
+        n, d = data.X.shape
+        releases = self.max_iter + 1
+        train_model = self.estimator is None
+        if math.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
+            return SpendPlan(NonPrivateDpEvent(), "non-private fit (epsilon=inf)",
+                             relation=relation, noise_multiplier=0.0, engine=None,
+                             model_epsilon=0.0)
+        if train_model and relation != "add_or_remove":
+            raise ValueError(
+                f"PrivRecourse trains its black box with DP-SGD, whose Poisson subsampling is "
+                f"accounted for add-or-remove neighbours only; this ledger is kept under "
+                f"{relation!r}. Give a black box as `estimator` (the clustering is then "
+                f"calibrated for {relation!r}), or use a ledger with "
+                f"relation='add_or_remove'."
+            )
+        events, engine, model_epsilon, label = [], None, 0.0, ""
+        if train_model:
+            model_epsilon = float(self.epsilon * self.model_share)
+            engine = DPSGD.from_budget(
+                model_epsilon, self.delta, n_samples=n, batch_size=_model.batch_size(n),
+                epochs=_model.EPOCHS, max_grad_norm=_model.MAX_GRAD_NORM)
+            events.append(engine.planned_event())
+            label = (f"black box: DP-SGD logistic regression ({engine.max_steps} steps, "
+                     f"sampling rate {engine.sample_rate:.3g}) + ")
+        noise_multiplier = calibrate_noise(self.epsilon, self.delta, steps=releases,
+                                           prior=events[0] if events else None)
+        events.append(gaussian_event(noise_multiplier, steps=releases))
+        label += (f"DP k-means: {d} initial histograms and {self.max_iter} Lloyd tables of "
+                  f"{self.n_clusters} clusters ({releases} Gaussian releases)")
+        event = events[0] if len(events) == 1 else ComposedDpEvent(events)
+        return SpendPlan(event, label, relation=relation, noise_multiplier=noise_multiplier,
+                         engine=engine, model_epsilon=model_epsilon)
+
+    def _private_fit(self, data, plan, commitment, noise):
+        X, lower, upper = data.X, data.lower, data.upper
+        self.favorable_class_ = data.favorable
+        self._immutable, self._increasing, self._decreasing = data.sets.values()
+        self.bounds_ = (lower, upper)
+        scaler = BoundsScaler(lower, upper)
+        X01 = scaler.transform(X)
+        d = X.shape[1]
+        self.noise_multiplier_ = plan.noise_multiplier
+        self.model_epsilon_ = plan.model_epsilon
+        engine = plan.engine
+        self.model_noise_multiplier_ = engine.noise_multiplier if engine is not None else 0.0
+        self.model_sample_rate_ = engine.sample_rate if engine is not None else 0.0
+        self.model_n_steps_ = 0
+        if self.estimator is not None:
+            self.estimator_ = self.estimator
         else:
-            # the whole fit's spend is planned, and checked against both caps, before
-            # the first release: a shared ledger with too little left refuses it all
-            model = [pure_event(self.model_epsilon_)] if self.model_epsilon_ > 0 else []
-            self.noise_multiplier_ = calibrate_noise(
-                self.epsilon, self.delta, steps=self.max_iter + 1,
-                prior=ComposedDpEvent(model) if model else None)
-            self.budget_.check(ComposedDpEvent(
-                model + [gaussian_event(self.noise_multiplier_, steps=self.max_iter + 1)]))
-        self.estimator_ = self.estimator if self.estimator is not None else self._fit_model(
-            X01, y, rng)
+            self.estimator_ = self._fit_model(X01, data.y, scaler, engine, commitment, noise)
+            self.model_n_steps_ = engine.n_steps if engine is not None else 0
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
-        centers, counts = dp_lloyd(X01, self.n_clusters, self.max_iter, self.noise_multiplier_,
-                                   rng, self.budget_)
-        keep = counts >= max(1.0, self.count_threshold * self.noise_multiplier_
-                             * table_sensitivity(X.shape[1]))
+        centers, counts = dp_lloyd(X01, self.n_clusters, self.max_iter, plan.noise_multiplier,
+                                   relation=plan.relation, noise=noise, commitment=commitment)
+        self.count_noise_std_ = plan.noise_multiplier * table_sensitivity(d, plan.relation)
+        keep = counts >= max(1.0, self.count_threshold * self.count_noise_std_)
         nodes = centers[keep]
-        self.cluster_centers_ = self._to_input(nodes)
+        self.cluster_centers_ = scaler.inverse_transform(nodes)
         self.cluster_counts_ = counts[keep]
         self.node_class_ = (np.asarray(self.estimator_.predict(self.cluster_centers_))
                             if len(nodes) else np.empty(0, dtype=self.classes_.dtype))
-        self.candidates_ = np.flatnonzero(self.node_class_ == favorable)
+        self.candidates_ = np.flatnonzero(self.node_class_ == self.favorable_class_)
         self.graph_ = recourse_graph(
             nodes, distance_threshold=(np.inf if self.distance_threshold is None
                                        else self.distance_threshold), immutable=self._immutable,
@@ -313,25 +410,16 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         self._routes = RecourseGraph(nodes, self.graph_, self.candidates_,
                                      immutable=self._immutable, tolerance=self.tolerance)
         self.path_cost_ = self._routes.cost
-        return self
 
-    def _fit_model(self, X01, y, rng):
-        """The DP logistic regression on the scaled rows, behind a public scaler."""
-        lower, upper = self.bounds_
-        scaler = FunctionTransformer(_scale, kw_args={"lower": lower, "upper": upper})
-        if np.isinf(self.epsilon):
+    def _fit_model(self, X01, y, scaler, engine, commitment, noise):
+        """The DP logistic regression on the scaled rows, behind the public scaler."""
+        if engine is None:  # epsilon = inf: the non-private baseline
             model = LogisticRegression(C=self.model_C).fit(X01, y)
         else:
-            model = dp_logistic_regression(
-                X01, y, epsilon=self.epsilon * self.model_share,
-                data_norm=float(np.sqrt(X01.shape[1])), C=self.model_C, random_state=rng,
-                budget=self.budget_,
-                label="black box: DP logistic regression (diffprivlib)")
-        return make_pipeline(scaler.fit(X01[:0]), model)
-
-    def _to_input(self, X01):
-        lower, upper = self.bounds_
-        return lower + X01 * (upper - lower)
+            codes = np.searchsorted(self.classes_, y)
+            model = _model.train_dp_logistic(X01, codes, self.classes_,
+                                             engine.bind(noise, commitment), C=self.model_C)
+        return make_pipeline(FunctionTransformer(scaler.transform).fit(X01[:0]), model)
 
     # ------------------------------------------------------------ queries
 
@@ -343,7 +431,7 @@ class PrivRecourse(SpendReportMixin, TransformerMixin, BaseEstimator):
         Xc = np.clip(X, lower, upper)
         already = np.asarray(self.estimator_.predict(Xc)) == self.favorable_class_
         return (X, already,
-                *self._routes.route(scale_to_bounds(Xc, lower, upper), skip=already))
+                *self._routes.route(BoundsScaler(lower, upper).transform(Xc), skip=already))
 
     def _points(self, queries, node_lists):
         """Paths as arrays in input units: each query, then its nodes (one split)."""
