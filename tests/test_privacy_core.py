@@ -247,27 +247,28 @@ def test_interrupted_fit_keeps_the_whole_planned_spend(name, monkeypatch):
     the first draw and nothing refunds it.
     """
     X, y = _problem()
-    full = PrivacyLedger()
-    _run(name, _estimators(full)[name], X, y)
-    planned = full.epsilon_spent
-    assert planned > 0
+    calls = {"n": 0, "stop": None}
 
-    calls = {"n": 0}
-
-    def interrupt(original):
+    def counting(original):
         def draw(self, *args, **kwargs):
             calls["n"] += 1
-            if calls["n"] == 2:
+            if calls["n"] == calls["stop"]:
                 raise KeyboardInterrupt("interrupted mid-fit")
             return original(self, *args, **kwargs)
         return draw
 
     for method in ("standard_normal", "gaussian", "laplace", "gumbel", "uniform"):
-        monkeypatch.setattr(NoiseSource, method, interrupt(getattr(NoiseSource, method)))
+        monkeypatch.setattr(NoiseSource, method, counting(getattr(NoiseSource, method)))
+    full = PrivacyLedger()
+    _run(name, _estimators(full)[name], X, y)
+    planned, n_draws = full.epsilon_spent, calls["n"]
+    assert planned > 0 and n_draws >= 1
+    # the second draw when there are several (a release has escaped before it), else the only one
+    calls.update(n=0, stop=min(2, n_draws))
     ledger = PrivacyLedger()
     with pytest.raises(KeyboardInterrupt):
         _run(name, _estimators(ledger)[name], X, y)
-    assert calls["n"] == 2, "the fit never reached a second draw"
+    assert calls["n"] == calls["stop"]
     assert ledger.epsilon_spent == pytest.approx(planned, rel=1e-9)
     assert len(ledger) >= 1
 
