@@ -34,7 +34,14 @@ from skdpx.explain import DPLimeExplainer, gradient_sensitivity
 from skdpx.explain._dpgd import dpgd_explain
 from skdpx.explain._local_loss import local_loss, local_loss_terms
 from skdpx.metrics import explanation_loss, optimal_explanation
-from skdpx.privacy import calibrate_noise, gaussian_epsilon
+from skdpx.privacy import (
+    EstimatorLedger,
+    PrivacyLedger,
+    calibrate_noise,
+    gaussian_epsilon,
+    gaussian_event,
+    noise_source,
+)
 
 DELTA = 1e-6
 STRATEGIES = ("basic", "adaptive", "enhanced")
@@ -238,10 +245,14 @@ def budget(fitted, Z_all, X, labels, bounds, args):
           f"warm starts, then n noisy steps, {h} such answers composing to epsilon 1:")
     cells = []
     for n in (3, 5, 10):
-        phi = dpgd_explain(H, g, noise_multiplier=calibrate_noise(1.0, DELTA, steps=h * n),
-                           sensitivity=gradient_sensitivity(len(X)), radius=1.0, n_iter=n,
-                           smoothness=1.0,
-                           random_state=np.random.RandomState(0), phi0=opt_stream[:h][near])
+        z = calibrate_noise(1.0, DELTA, steps=h * n)
+        # a bound, not a release to publish: its n steps for each of the test
+        # queries are committed to a ledger of their own
+        ledger = EstimatorLedger(np.inf, DELTA, PrivacyLedger(delta=DELTA))
+        commitment = ledger.commit(gaussian_event(z, steps=n * len(test)), f"bound, n = {n}")
+        phi = dpgd_explain(H, g, noise_multiplier=z, sensitivity=gradient_sensitivity(len(X)),
+                           radius=1.0, n_iter=n, smoothness=1.0, noise=noise_source(0),
+                           commitment=commitment, phi0=opt_stream[:h][near])
         cells.append(f"n = {n}: {explanation_loss(phi, stream[test], X, labels).mean():.5f}")
     print("   " + "  ".join(cells), flush=True)
 

@@ -1,5 +1,8 @@
 """DPLimeExplainer: accounting per query, reuse, the non-interactive phase, the audit."""
 
+import pickle
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -8,17 +11,25 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpx import FeatureAttribution
-from skdpx.explain import DPLimeExplainer
+from skdpx.explain import DPLimeExplainer, gradient_sensitivity
+from skdpx.explain import _dpgd, _dplime
 from skdpx.explain._dplime import _MIN_HISTORY
 from skdpx.metrics import explanation_loss, optimal_explanation
 from skdpx.privacy import (
     BudgetError,
+    PrivacyLeakWarning,
     PrivacyLedger,
     audit_epsilon,
     calibrate_noise,
     gaussian_epsilon,
+    gaussian_event,
     gaussian_to_pure,
+    noise_source,
 )
+
+# most tests seed the noise on purpose (each seeded fit and answer warns);
+# test_a_seed_reproduces_the_answers_and_warns checks the warning
+pytestmark = pytest.mark.filterwarnings("ignore::diffprivlib.utils.PrivacyLeakWarning")
 
 
 @pytest.fixture(scope="module")
@@ -166,9 +177,8 @@ def test_audit_of_an_answer_stays_below_the_claim():
 def test_audit_catches_noise_calibrated_for_too_small_a_sensitivity(monkeypatch):
     # a bug: the sensitivity taken 4 times too small: the same audit must see
     # more than the claim
-    from skdpx.explain import _dplime
-
-    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0, radius=1.0: c / m / 4)
+    monkeypatch.setattr(_dplime, "gradient_sensitivity",
+                        lambda m, c=1.0, radius=1.0, relation="add_or_remove": c / m / 4)
     bound = audit_epsilon(_answer_release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=6_000,
                           delta=1e-5, random_state=0)
     assert bound > AUDIT_EPSILON
@@ -287,9 +297,13 @@ def _warm_start_release(data, random_state):
     X, y = data
     explainer = DPLimeExplainer(None, epsilon=1e3, delta=1e-5, epsilon_per_query=8.0,
                                 max_iter=1, strategy="adaptive", bounds=(0.0, 1.0),
-                                random_state=random_state).fit(X, y)
+                                accountant=PrivacyLedger(), random_state=random_state).fit(X, y)
+    # as an answer does: the choice is committed before the dataset is read
+    commitment = explainer.ledger_.commit(gaussian_event(explainer.noise_multiplier_),
+                                          "warm start")
     H, g = explainer._forms(EM_QUERY, np.zeros(1, dtype=int))
-    return explainer._warm_start(H[0], g[0], np.array([[1.0], [-1.0]]))
+    return explainer._warm_start(H[0], g[0], np.array([[1.0], [-1.0]]),
+                                 noise_source(random_state), commitment)
 
 
 def test_audit_of_the_warm_start_choice_stays_below_its_epsilon():
@@ -303,12 +317,11 @@ def test_audit_of_the_warm_start_choice_stays_below_its_epsilon():
 
 
 def test_warm_start_audit_catches_too_small_a_sensitivity(monkeypatch):
-    from skdpx.explain import _dplime
-
     claim = DPLimeExplainer(None, epsilon=1e3, delta=1e-5, epsilon_per_query=8.0, max_iter=1,
                             strategy="adaptive", bounds=(0.0, 1.0)).fit(*EM_DATA)
     claim = claim.warm_start_epsilon_
-    monkeypatch.setattr(_dplime, "gradient_sensitivity", lambda m, c=1.0, radius=1.0: c / m / 4)
+    monkeypatch.setattr(_dplime, "gradient_sensitivity",
+                        lambda m, c=1.0, radius=1.0, relation="add_or_remove": c / m / 4)
     bound = audit_epsilon(_warm_start_release, EM_DATA, EM_NEIGHBOUR, n_trials=6_000,
                           delta=0.0, random_state=0)
     assert bound > claim
@@ -321,3 +334,218 @@ def test_warm_start_audit_catches_too_small_a_sensitivity(monkeypatch):
 ])
 def test_sklearn_checks_adaptive_strategies(estimator, check):
     check(estimator)
+
+
+# --------------------------------------------------------------------------
+# The privacy core's rules: spends committed before the dataset is read and
+# never refunded, no generator kept, the ledger's relation
+# --------------------------------------------------------------------------
+
+def _interrupt_call(monkeypatch, n):
+    """Make the n-th noisy gradient (counted from 1) raise KeyboardInterrupt."""
+    calls = []
+    release = _dpgd.noisy_gradient
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        return release(*args, **kwargs)
+
+    monkeypatch.setattr(_dpgd, "noisy_gradient", interrupted)
+    return calls
+
+
+def test_an_interrupted_basic_answer_keeps_its_whole_committed_spend(problem, monkeypatch):
+    X, model = problem
+    full = PrivacyLedger(delta=1e-6)
+    whole = _explainer(model, epsilon=5.0, accountant=full).fit(X)
+    whole.explain(X[:4])
+    assert len(whole.history_["phase"]) == 4
+    interrupted = PrivacyLedger(delta=1e-6)
+    explainer = _explainer(model, epsilon=5.0, accountant=interrupted).fit(X)
+    calls = _interrupt_call(monkeypatch, 2)  # the second of 50 steps
+    with pytest.raises(KeyboardInterrupt):
+        explainer.explain(X[:4])
+    assert len(calls) == 2 and explainer.history_["phase"] == []  # nothing answered...
+    # ... and the whole planned spend (4 answers of 50 steps) is recorded, for good
+    expected = gaussian_epsilon(explainer.noise_multiplier_, 1e-6, steps=4 * 50)
+    assert interrupted.epsilon_spent == pytest.approx(expected, rel=1e-12)
+    assert interrupted.epsilon_spent == pytest.approx(full.epsilon_spent, rel=1e-12)
+    assert explainer.epsilon_spent_ == pytest.approx(full.epsilon_spent, rel=1e-12)
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "enhanced"])
+def test_an_interrupted_adaptive_answer_keeps_its_whole_committed_spend(problem, monkeypatch,
+                                                                       strategy):
+    # the first warm answer is interrupted at its second step, after the
+    # number of steps was fixed by the first noisy gradient and committed: the
+    # ledger holds what the uninterrupted answer spends (same seed, same noise
+    # up to the interruption, so the same number of steps)
+    X, model = problem
+    T = 10
+    params = dict(strategy=strategy, epsilon=1e3, epsilon_per_query=1.0, max_iter=T)
+    Z = X[:_MIN_HISTORY + 1]
+    full = PrivacyLedger(delta=1e-6)
+    whole = _explainer(model, accountant=full, **params).fit(X)
+    whole.explain(Z)
+    assert whole.history_["phase"] == ["interactive"] * (_MIN_HISTORY + 1)
+    n_steps = whole.history_["n_iter"][-1]
+    assert n_steps >= 2  # a warm answer runs at least 2 steps
+    interrupted = PrivacyLedger(delta=1e-6)
+    explainer = _explainer(model, accountant=interrupted, **params).fit(X)
+    calls = _interrupt_call(monkeypatch, _MIN_HISTORY * T + 2)  # the warm answer's 2nd step
+    with pytest.raises(KeyboardInterrupt):
+        explainer.explain(Z)
+    assert len(calls) == _MIN_HISTORY * T + 2
+    assert len(explainer.history_["phase"]) == _MIN_HISTORY  # the last one never answered
+    assert interrupted.epsilon_spent == pytest.approx(full.epsilon_spent, rel=1e-12)
+    assert [e for _, e in interrupted.events] == [e for _, e in full.events]
+    # its warm start and first step, then its other steps, each committed before use
+    z = explainer.noise_multiplier_
+    assert [e for _, e in interrupted.events[-2:]] == [gaussian_event(z, steps=2),
+                                                       gaussian_event(z, steps=n_steps - 1)]
+    expected = gaussian_epsilon(z, 1e-6, steps=_MIN_HISTORY * T + 1 + n_steps)
+    assert interrupted.epsilon_spent == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("strategy", ["basic", "adaptive"])
+def test_each_answer_is_committed_before_the_dataset_is_read(problem, monkeypatch, strategy):
+    # the local loss's quadratic form is the only read of the private rows:
+    # every time it is computed, a spend was committed just before
+    X, model = problem
+    explainer = _explainer(model, strategy=strategy, epsilon=1e3, max_iter=5).fit(X)
+    seen, forms = [], DPLimeExplainer._forms
+
+    def spy(self, Z, columns):
+        seen.append(len(self.ledger_.events))
+        return forms(self, Z, columns)
+
+    monkeypatch.setattr(DPLimeExplainer, "_forms", spy)
+    explainer.explain(X[:_MIN_HISTORY + 3])
+    explainer.explain(X[50:52])
+    assert len(seen) == (2 if strategy == "basic" else _MIN_HISTORY + 5)
+    assert seen[0] >= 1 and all(b > a for a, b in zip(seen, seen[1:]))
+
+
+def test_a_validation_error_spends_nothing(problem):
+    X, model = problem
+    ledger = PrivacyLedger(delta=1e-6)
+    bad = X[:100].copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _explainer(model, accountant=ledger).fit(bad)
+    with pytest.raises(ValueError, match="epsilon_per_query"):
+        _explainer(model, epsilon=0.2, epsilon_per_query=0.5, accountant=ledger).fit(X)
+    assert len(ledger) == 0
+    explainer = _explainer(model, accountant=ledger).fit(X)
+    bad_query = X[:2].copy()
+    bad_query[0, 0] = np.inf
+    with pytest.raises(ValueError):
+        explainer.explain(bad_query)
+    assert len(ledger) == 0 and explainer.epsilon_spent_ == 0
+
+
+@pytest.mark.parametrize("strategy", ["basic", "adaptive"])
+def test_no_generator_is_kept_and_unseeded_answers_differ(problem, strategy):
+    X, model = problem
+    params = dict(epsilon=1e3, epsilon_per_query=1.0, max_iter=5, strategy=strategy,
+                  bounds=(0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # no seed: no warning
+        a = DPLimeExplainer(model, **params).fit(X)
+        b = DPLimeExplainer(model, **params).fit(X)
+        assert a.get_params()["random_state"] is None
+        fitted = pickle.dumps(a)
+        first, second = a.transform(X[:3]), b.transform(X[:3])
+    assert not np.allclose(first, second)
+    for blob in (fitted, pickle.dumps(a), pickle.dumps(b)):
+        for state in (b"MT19937", b"AESCounter", b"PCG64", b"NoiseSource"):
+            assert state not in blob
+    assert not any(isinstance(v, (np.random.Generator, np.random.RandomState))
+                   for v in vars(a).values())
+    assert not hasattr(a, "_rng")
+
+
+@pytest.mark.parametrize("strategy", ["basic", "adaptive"])
+def test_a_seed_reproduces_the_answers_and_warns(problem, strategy):
+    X, model = problem
+    params = dict(epsilon=1e3, epsilon_per_query=1.0, max_iter=5, strategy=strategy,
+                  random_state=3)
+    runs = []
+    for _ in range(2):
+        with pytest.warns(PrivacyLeakWarning, match="reproducible"):
+            explainer = _explainer(model, **params).fit(X)
+        with pytest.warns(PrivacyLeakWarning, match="reproducible"):
+            one = explainer.transform(X[:_MIN_HISTORY + 2])
+        with pytest.warns(PrivacyLeakWarning, match="reproducible"):
+            two = explainer.transform(X[100:102])
+        runs.append((one, two, explainer.history_["n_iter"], explainer.epsilon_spent_))
+        assert b"PCG64" not in pickle.dumps(explainer)
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    assert runs[0][2:] == runs[1][2:]
+    # the stream is the number of answers before the call: the same query
+    # asked after another answer gets other noise
+    other = _explainer(model, **params).fit(X)
+    other.transform(X[200:201])
+    assert not np.allclose(other.transform(X[:1]), runs[0][0][:1])
+
+
+def test_sensitivity_is_calibrated_under_the_ledgers_relation(problem):
+    X, model = problem
+    m = len(X)
+    add_remove = _explainer(model, accountant=PrivacyLedger(delta=1e-6)).fit(X)
+    replace = _explainer(model, accountant=PrivacyLedger(delta=1e-6, relation="replace_one"))
+    replace.fit(X)
+    assert add_remove.sensitivity_ == gradient_sensitivity(m) == 1 / m
+    assert replace.sensitivity_ == gradient_sensitivity(m, relation="replace_one")
+    assert replace.sensitivity_ == pytest.approx(np.sqrt(3) / m)  # (1 + 2 r*) / m, radius 1
+    assert replace.ledger_.relation == "replace_one"
+    # the same per-query epsilon: the same multiplier, on a larger sensitivity
+    assert replace.noise_multiplier_ == add_remove.noise_multiplier_
+    replace.explain(X[:2])
+    add_remove.explain(X[:2])
+    assert replace.epsilon_spent_ == pytest.approx(add_remove.epsilon_spent_, rel=1e-12)
+    assert replace.ledger_.own.events == add_remove.ledger_.own.events
+
+
+def test_the_warm_start_choice_noise_is_larger_under_replace_one(monkeypatch, problem):
+    # the exponential mechanism is called with the relation's sensitivity
+    X, model = problem
+    seen = []
+    release = _dplime.exponential_release
+
+    def spy(utility, **kwargs):
+        seen.append(kwargs["sensitivity"])
+        return release(utility, **kwargs)
+
+    monkeypatch.setattr(_dplime, "exponential_release", spy)
+    ledger = PrivacyLedger(delta=1e-6, relation="replace_one")
+    explainer = _explainer(model, strategy="adaptive", epsilon=1e3, max_iter=3,
+                           accountant=ledger).fit(X)
+    explainer.explain(X[:_MIN_HISTORY + 1])
+    assert seen == [gradient_sensitivity(len(X), relation="replace_one")]
+
+
+def test_an_answer_whose_remaining_steps_are_refused_stops_at_its_paid_step(problem,
+                                                                          monkeypatch):
+    # another spender of a shared ledger can take the room between the worst-case
+    # check and the commit of the remaining steps: the answer is then its first
+    # (paid) step, and the explainer goes non-interactive
+    X, model = problem
+    explainer = _explainer(model, strategy="adaptive", epsilon=1e3, max_iter=10).fit(X)
+    commit = explainer.ledger_.commit
+
+    def refuse_more_steps(event, label, **kwargs):
+        if "more steps" in label:
+            raise BudgetError("taken by another estimator")
+        return commit(event, label, **kwargs)
+
+    monkeypatch.setattr(explainer.ledger_, "commit", refuse_more_steps)
+    result = explainer.explain(X[:3])
+    assert result.phase.tolist() == ["interactive", "noninteractive", "noninteractive"]
+    assert explainer.history_["n_iter"][0] == 1
+    z = explainer.noise_multiplier_
+    assert result.epsilon[0] == pytest.approx(gaussian_epsilon(z, 1e-6, steps=1))
+    assert explainer.epsilon_spent_ == pytest.approx(result.epsilon[0], rel=1e-9)

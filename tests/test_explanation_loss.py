@@ -133,7 +133,13 @@ def test_stable_weight_is_one_near_the_query_and_decreasing():
 # --------------------------------------------------------------------------
 # Algorithm 1's gradient descent, vectorised over queries
 # --------------------------------------------------------------------------
-from skdpx.explain._dpgd import dpgd_explain, project_to_ball  # noqa: E402
+from skdpx.explain._dpgd import dpgd_explain, dpgd_warm_start, project_to_ball  # noqa: E402
+from skdpx.privacy import Commitment, gaussian_event, noise_source  # noqa: E402
+
+
+def _seeded(seed):
+    with pytest.warns(Warning, match="reproducible"):
+        return noise_source(seed)
 
 
 def test_projection_onto_the_ball():
@@ -145,8 +151,8 @@ def test_noiseless_descent_reaches_the_optimum():
     X, y, Z = _problem()
     terms = local_loss_terms(Z, X, y)
     phi = dpgd_explain(terms[0], terms[1], noise_multiplier=0.0, sensitivity=2 / len(X),
-                       radius=1.0, n_iter=3000, random_state=np.random.RandomState(0),
-                       smoothness=1.0)
+                       radius=1.0, n_iter=3000, noise=_seeded(0), smoothness=1.0,
+                       commitment=Commitment(gaussian_event(0.0), "no noise"))
     loss = explanation_loss(phi, Z, X, y, radius=1.0)
     assert np.all(loss < 1e-3 * optimal_explanation(Z, X, y, radius=1.0)[1] + 1e-6)
 
@@ -157,13 +163,47 @@ def test_noise_has_the_calibrated_scale_and_queries_stop_at_their_own_count():
     q, d = 4000, 3
     H, g = np.zeros((q, d, d)), np.zeros((q, d))
     sens, z, radius, smoothness = 1e-3, 2.0, 100.0, 4.0
+    paid = Commitment(gaussian_event(z, steps=q), "one step each")
     one = dpgd_explain(H, g, noise_multiplier=z, sensitivity=sens, radius=radius, n_iter=1,
-                       random_state=np.random.RandomState(0), smoothness=smoothness)
+                       noise=_seeded(0), commitment=paid, smoothness=smoothness)
     assert np.std(one) == pytest.approx(z * sens / smoothness, rel=0.03)
+    assert paid.exhausted
     counts = np.arange(q) % 3  # 0, 1 or 2 iterations
+    # only the queries still running release a gradient: sum(counts) releases
+    paid = Commitment(gaussian_event(z, steps=int(counts.sum())), "their own counts")
     phi = dpgd_explain(H, g, noise_multiplier=z, sensitivity=sens, radius=radius, n_iter=counts,
-                       random_state=np.random.RandomState(1), smoothness=smoothness)
+                       noise=_seeded(1), commitment=paid, smoothness=smoothness)
     assert np.all(phi[counts == 0] == 0) and np.all(phi[counts > 0] != 0)
+    assert paid.exhausted
+
+
+def test_descent_refuses_releases_outside_the_commitment():
+    # one step short: the last release is refused before its noise is drawn
+    q, d = 5, 2
+    H, g = np.zeros((q, d, d)), np.zeros((q, d))
+    short = Commitment(gaussian_event(2.0, steps=2 * q - 1), "one step short")
+    with pytest.raises(RuntimeError, match="not in the spend committed"):
+        dpgd_explain(H, g, noise_multiplier=2.0, sensitivity=1.0, radius=1.0, n_iter=2,
+                     noise=_seeded(0), commitment=short, smoothness=1.0)
+
+
+def test_warm_start_descent_pays_its_first_step_then_what_the_plan_commits():
+    d = 3
+    H, g = np.eye(d) * 0.1, np.full(d, 0.05)
+    first = Commitment(gaussian_event(2.0), "first step")
+    rest = Commitment(gaussian_event(2.0, steps=4), "four more")
+    seen = []
+
+    def plan(beta):
+        seen.append(beta)
+        assert first.exhausted  # the first gradient was released before the plan
+        return 5, rest
+
+    phi, n_steps = dpgd_warm_start(H, g, np.zeros(d), noise_multiplier=2.0, sensitivity=0.01,
+                                   radius=1.0, smoothness=1.0, max_iter=10, plan=plan,
+                                   noise=_seeded(0), commitment=first)
+    assert n_steps == 5 and len(seen) == 1 and rest.exhausted
+    assert np.linalg.norm(phi) <= 1.0
 
 
 def test_the_public_smoothness_bound_holds():
@@ -206,3 +246,11 @@ def test_trust_region_on_indefinite_forms_matches_a_generic_solver():
         )
         assert np.linalg.norm(phi[q]) <= 1 + 1e-9
         assert f(phi[q]) <= best + 1e-7
+
+
+def test_unchecked_terms_are_the_same_numbers():
+    # the explainer skips the validation of its (validated) rows per query
+    X, y, Z = _problem()
+    checked, unchecked = local_loss_terms(Z, X, y), local_loss_terms(Z, X, y, check_input=False)
+    for a, b in zip(checked, unchecked):
+        np.testing.assert_array_equal(a, b)

@@ -4,13 +4,18 @@ Vectorised over queries: the local loss at query z is the quadratic
 ``phi' H phi - 2 g' phi + s`` (:func:`skdpx.metrics.local_loss_terms`), so its
 gradient ``2 (H phi - g)`` is exactly the sum over the rows of the per-row
 gradients, and one batched product per iteration serves every query. The
-per-row gradient has L2 sensitivity c / m (:mod:`._weights`); each iteration
-adds Gaussian noise of standard deviation ``noise_multiplier * c / m``, and
-``noise_multiplier`` comes from the privacy core's calibration for the number
-of iterations (T plain Gaussians compose exactly).
+gradient's L2 sensitivity is that of :func:`skdpx.explain.gradient_sensitivity`
+under the ledger's relation (c / m for add-or-remove, (c + 2 r*) / m for
+replace-one). Each noisy gradient is one Gaussian release of the privacy
+core (:func:`skdpx.privacy.noisy_gradient`), paid by the caller's committed
+spend: this module draws no noise itself. ``noise_multiplier`` comes from the
+privacy core's calibration for the number of iterations (T plain Gaussians
+compose exactly).
 """
 
 import numpy as np
+
+from ..privacy import noisy_gradient
 
 __all__ = ["dpgd_explain", "dpgd_warm_start", "project_to_ball"]
 
@@ -21,8 +26,8 @@ def project_to_ball(phi, radius):
     return phi * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
 
 
-def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothness,
-                 random_state, phi0=None):
+def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothness, noise,
+                 commitment, phi0=None):
     """DPGD-Explain for a batch of queries.
 
     Parameters
@@ -31,19 +36,24 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
     g : ndarray of shape (q, d)
         The quadratic form of each query's local loss.
     noise_multiplier : float
-        Noise standard deviation over ``sensitivity`` (0: no noise).
+        Noise standard deviation over ``sensitivity`` (0: no noise, allowed
+        by a non-private commitment only).
     sensitivity : float
-        L2 sensitivity of the gradient (c / m).
+        L2 sensitivity of the gradient under the ledger's relation.
     radius : float
         The explanations live in ||phi|| <= radius.
     n_iter : int or ndarray of shape (q,)
-        Iterations per query (each one an accounted Gaussian release).
+        Iterations per query (each one an accounted Gaussian release: only
+        the queries still running at an iteration release a gradient).
     smoothness : float
         A public bound on the Lipschitz constant of the gradient,
         ``2 lambda_max(H)``: for a weight in F(c), ``alpha(r) r^2 <
         c / (2 radius)``, so ``c / radius`` bounds it. The step size is its
         inverse (the classic 1 / L step of projected gradient descent).
-    random_state : numpy.random.RandomState
+    noise : skdpx.privacy.NoiseSource
+    commitment : skdpx.privacy.Commitment
+        The committed spend paying for the releases: ``sum(n_iter)`` copies
+        of ``gaussian_event(noise_multiplier)``.
     phi0 : ndarray of shape (q, d), optional
         Starting points (default 0).
 
@@ -57,42 +67,51 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
     q, d = g.shape
     n_iter = np.broadcast_to(np.asarray(n_iter, dtype=int), (q,))
     phi = np.zeros((q, d)) if phi0 is None else project_to_ball(np.array(phi0, float), radius)
-    sigma = noise_multiplier * sensitivity
     step = 1.0 / smoothness
-    for t in range(1, int(n_iter.max()) + 1):
-        active = n_iter >= t
-        grad = 2.0 * (np.einsum("qij,qj->qi", H, phi) - g)
-        if sigma > 0:
-            grad = grad + random_state.normal(0.0, sigma, size=grad.shape)
-        phi = np.where(active[:, None], project_to_ball(phi - step * grad, radius), phi)
+    for t in range(1, int(n_iter.max(initial=0)) + 1):
+        active = np.flatnonzero(n_iter >= t)
+        every = len(active) == q  # no copies of H while every query runs
+        Ha, ga, pa = (H, g, phi) if every else (H[active], g[active], phi[active])
+        grad = 2.0 * (np.einsum("qij,qj->qi", Ha, pa) - ga)
+        # one Gaussian release per query still running
+        grad = noisy_gradient(grad, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
+                              noise=noise, commitment=commitment, releases=len(active))
+        phi[active] = project_to_ball(pa - step * grad, radius)
     return phi
 
 
-def dpgd_warm_start(H, g, phi0, *, noise_std, radius, smoothness, max_iter, plan,
-                    random_state):
+def dpgd_warm_start(H, g, phi0, *, noise_multiplier, sensitivity, radius, smoothness, max_iter,
+                    plan, noise, commitment):
     """DPGD-Explain for one query from a warm start, with a public stopping rule.
 
     The steps are those of :func:`dpgd_explain`. The number of steps is
-    decided from released quantities only (the noisy gradients), so it is
-    post-processing: after the first step, ``plan(beta)`` gives the number
-    of steps, where ``beta`` estimates the true gradient norm at the warm
-    start from the first noisy gradient ``G`` (``E||G||^2 = beta^2 +
-    d noise_std^2``).
+    decided from released quantities only (the first noisy gradient), so it
+    is post-processing, and the steps it asks for are paid for only then
+    (a Gaussian privacy filter): ``commitment`` pays for the first noisy
+    gradient; after it, ``plan(beta)`` returns the number of steps and the
+    commitment that pays for the others (the caller commits them there,
+    before they are computed). ``beta`` estimates the true gradient norm at
+    the warm start from the first noisy gradient ``G`` (``E||G||^2 = beta^2
+    + d s^2``, ``s = noise_multiplier * sensitivity``).
 
     Parameters
     ----------
     H : ndarray of shape (d, d)
     g : ndarray of shape (d,)
     phi0 : ndarray of shape (d,)
-    noise_std : float
-        Standard deviation of the noise on each gradient coordinate.
+    noise_multiplier, sensitivity : float
+        As for :func:`dpgd_explain`.
     radius, smoothness : float
         As for :func:`dpgd_explain`.
     max_iter : int
         At most this many steps.
     plan : callable
-        ``plan(beta) -> int``, the number of steps (clipped to [1, max_iter]).
-    random_state : numpy.random.RandomState
+        ``plan(beta) -> (n_steps, rest)``: the number of steps (1 to
+        ``max_iter``) and the Commitment paying for steps 2 to ``n_steps``
+        (unused when ``n_steps`` is 1).
+    noise : skdpx.privacy.NoiseSource
+    commitment : skdpx.privacy.Commitment
+        Pays for the first noisy gradient.
 
     Returns
     -------
@@ -105,14 +124,18 @@ def dpgd_warm_start(H, g, phi0, *, noise_std, radius, smoothness, max_iter, plan
     d = len(g)
     phi = project_to_ball(np.array(phi0, dtype=float)[None], radius)[0]
     step = 1.0 / smoothness
-    noise_sq = d * noise_std**2
+    noise_sq = d * (noise_multiplier * sensitivity) ** 2
     n_steps = max_iter
     for t in range(1, max_iter + 1):
-        grad = 2.0 * (H @ phi - g) + random_state.normal(0.0, noise_std, size=d)
-        if t == 1:
-            beta = np.sqrt(max(float(grad @ grad) - noise_sq, 0.0))
-            n_steps = int(np.clip(plan(beta), 1, max_iter))
+        grad = noisy_gradient(2.0 * (H @ phi - g), noise_multiplier=noise_multiplier,
+                              sensitivity=sensitivity, noise=noise, commitment=commitment)
         phi = project_to_ball((phi - step * grad)[None], radius)[0]
+        if t == 1:
+            # from the released gradient only: post-processing
+            beta = np.sqrt(max(float(grad @ grad) - noise_sq, 0.0))
+            n_steps, commitment = plan(beta)
+            if not 1 <= n_steps <= max_iter:
+                raise ValueError(f"plan must return 1 to {max_iter} steps, got {n_steps!r}.")
         if t >= n_steps:
             break
     return phi, n_steps
