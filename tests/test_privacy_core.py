@@ -323,3 +323,13 @@ def test_dp_sgd_estimators_refuse_a_replace_one_ledger_before_spending():
     # a mechanism calibrated under replace-one works there
     ref = _estimators(ledger)["reference"].fit(X, y)
     assert ledger.relation == "replace_one" and ref.epsilon_spent_ > 0
+
+
+def test_dp_accounting_writes_nothing_to_the_log(caplog):
+    # its absl warnings printed the sampling rate (so the number of rows) of ordinary fits
+    from skdpx.privacy import compute_epsilon, gaussian_event
+
+    event = gaussian_event(1.0, steps=8, sample_rate=0.125)
+    with caplog.at_level("DEBUG"):
+        compute_epsilon(event, 1.2345e-5, accounting="rdp")
+    assert not [r for r in caplog.records if r.name == "absl"], caplog.text
