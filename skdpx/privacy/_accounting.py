@@ -416,42 +416,58 @@ def _gaussian_epsilon_exact(sigma, delta, tol=1e-12):
 
 def _pld_of(events):
     """The composed PLD of (leaf, count) pairs, or None if a leaf is unsupported."""
-    vdi = VALUE_DISCRETIZATION_INTERVAL
     total = None
     gaussian_precision = 0.0
     for event, count in events:
         if isinstance(event, dp_accounting.GaussianDpEvent):
             gaussian_precision += count / event.noise_multiplier**2
             continue
-        if isinstance(event, PureDpEvent):
-            params = _pld_common.DifferentialPrivacyParameters(event.epsilon, 0.0)
-            pld = _pld.from_privacy_parameters(params, value_discretization_interval=vdi)
-        elif isinstance(event, dp_accounting.LaplaceDpEvent):
-            pld = _pld.from_laplace_mechanism(event.noise_multiplier, value_discretization_interval=vdi)
-        elif isinstance(event, dp_accounting.PoissonSampledDpEvent) and isinstance(
-            event.event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
-        ):
-            q, inner = event.sampling_probability, event.event
-            if inner.noise_multiplier == 0:
-                return None
-            if isinstance(inner, dp_accounting.GaussianDpEvent):
-                pld = _pld.from_gaussian_mechanism(
-                    inner.noise_multiplier, sampling_prob=q, value_discretization_interval=vdi
-                )
-            else:
-                pld = _pld.from_laplace_mechanism(
-                    inner.noise_multiplier, sampling_prob=q, value_discretization_interval=vdi
-                )
-        else:
+        pld = _leaf_pld(event_to_json(event), count)
+        if pld is None:
             return None
-        pld = pld.self_compose(count) if count > 1 else pld
         total = pld if total is None else total.compose(pld)
     if gaussian_precision > 0:
         pld = _pld.from_gaussian_mechanism(
-            gaussian_precision**-0.5, value_discretization_interval=vdi
+            gaussian_precision**-0.5, value_discretization_interval=VALUE_DISCRETIZATION_INTERVAL
         )
         total = pld if total is None else total.compose(pld)
     return total
+
+
+@lru_cache(maxsize=256)
+def _leaf_pld(leaf_json, count):
+    """The PLD of ``count`` compositions of one non-Gaussian leaf (or None), memoised.
+
+    Calibrating a release against a prior (e.g. the clustering's noise
+    against the DP-SGD steps already planned) evaluates the same prior at
+    every step of the search: its PLD, the slow part, is built once.
+    dp_accounting's PLDs are never modified in place (compose returns a new
+    one), so sharing them is safe.
+    """
+    vdi = VALUE_DISCRETIZATION_INTERVAL
+    event = event_from_json(leaf_json)
+    if isinstance(event, PureDpEvent):
+        params = _pld_common.DifferentialPrivacyParameters(event.epsilon, 0.0)
+        pld = _pld.from_privacy_parameters(params, value_discretization_interval=vdi)
+    elif isinstance(event, dp_accounting.LaplaceDpEvent):
+        pld = _pld.from_laplace_mechanism(event.noise_multiplier, value_discretization_interval=vdi)
+    elif isinstance(event, dp_accounting.PoissonSampledDpEvent) and isinstance(
+        event.event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
+    ):
+        q, inner = event.sampling_probability, event.event
+        if inner.noise_multiplier == 0:
+            return None
+        if isinstance(inner, dp_accounting.GaussianDpEvent):
+            pld = _pld.from_gaussian_mechanism(
+                inner.noise_multiplier, sampling_prob=q, value_discretization_interval=vdi
+            )
+        else:
+            pld = _pld.from_laplace_mechanism(
+                inner.noise_multiplier, sampling_prob=q, value_discretization_interval=vdi
+            )
+    else:
+        return None
+    return pld.self_compose(count) if count > 1 else pld
 
 
 def _rdp_epsilon(events, delta):
