@@ -425,3 +425,12 @@ def test_scale_to_bounds():
     out = scale_to_bounds(X, lower, upper, feature_range=(-1.0, 3.0))
     np.testing.assert_allclose(out, [[-1, -1, 1], [3, 3, 1], [1, 1, 1], [3, -1, 1]])
     assert np.all(np.isfinite(out))
+
+
+def test_exponential_release_at_infinite_epsilon_is_the_argmax():
+    from skdpx.privacy import Commitment, NonPrivateDpEvent, exponential_release, noise_source
+
+    u = np.array([[0.0, -1.0, 3.0, 2.0], [5.0, 0.0, -2.0, 1.0]])
+    out = exponential_release(u, epsilon=np.inf, sensitivity=1.0, noise=noise_source(),
+                              commitment=Commitment(NonPrivateDpEvent(), "baseline"))
+    np.testing.assert_array_equal(out, [2, 0])

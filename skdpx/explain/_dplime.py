@@ -3,26 +3,27 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import TransformerMixin
 from sklearn.metrics import pairwise_distances_argmin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import FeatureAttribution
-from ..privacy._validation import check_random_state  # TODO(port): remove
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     EPSILON_CONSTRAINT,
+    BoundsScaler,
     BudgetError,
-    EstimatorLedger,
-    SpendReportMixin,
+    DPEstimator,
+    NoOpDpEvent,
+    SpendPlan,
     calibrate_noise,
     check_bounds,
+    exponential_release,
     gaussian_epsilon,
     gaussian_event,
     gaussian_to_pure,
-    exponential_mechanism,
-    scale_to_bounds,
+    noise_source,
 )
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import local_loss_terms
@@ -45,7 +46,7 @@ _CANDIDATE_SIZES = (3, 10, 30)
 _MIN_HISTORY = max(_CANDIDATE_SIZES)
 
 
-class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
+class DPLimeExplainer(TransformerMixin, DPEstimator):
     """LIME-style local linear explanations, DP for the explanation dataset.
 
     For a query ``z`` the explanation is the ``phi`` minimising the weighted
@@ -63,17 +64,31 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     releases compose exactly, which needs much less noise than the paper's
     closed form.
 
-    Privacy unit: one row of the explanation dataset, add-or-remove-one
-    neighbours, with the number of rows m public (as skdpx's DP-SGD treats
-    n). The weight ``alpha`` is capped by ``c / (2 r (radius r + 1))``
-    (Lemma 3.1, see :mod:`skdpx.explain._weights`), so one row moves the
-    gradient by at most ``sensitivity_ = 1 / m`` (c = 1). The same noise is
-    also DP for replace-one neighbours, whose sensitivity is
-    ``(1 + 2 r*) / m`` with ``r* (radius r* + 1) = 1/2`` (1.732 / m at
-    radius 1; :func:`skdpx.explain.gradient_sensitivity`): at the epsilon of
-    a noise multiplier 1.732 times smaller. The explainer owns a ledger
-    with cap (``epsilon``, ``delta``) for its dataset; the queries' spends
-    compose tightly in it (and in ``accountant``, if shared).
+    Privacy unit: one row of the explanation dataset, with the number of
+    rows m public (as skdpx's DP-SGD treats n), under the neighbouring
+    relation of the ledger (``accountant``; add-or-remove by default). The
+    weight ``alpha`` is capped by ``c / (2 r (radius r + 1))`` (Lemma 3.1,
+    see :mod:`skdpx.explain._weights`), so one row moves the gradient by at
+    most ``sensitivity_`` (c = 1; :func:`skdpx.explain.gradient_sensitivity`):
+
+    * add-or-remove one row: ``c / m = 1 / m``;
+    * replace one row: ``(c + 2 r*) / m`` with ``r* (radius r* + 1) = c / 2``
+      (``sqrt(3) / m``, 1.732 / m, at radius 1).
+
+    The noise is ``noise_multiplier_`` times that sensitivity, so an answer
+    costs ``epsilon_per_query`` under either relation. The explainer owns a
+    ledger with cap (``epsilon``, ``delta``) for its dataset; the queries'
+    spends compose tightly in it (and in ``accountant``, if shared).
+
+    ``fit`` releases nothing and spends nothing. Every call to
+    :meth:`explain` plans its releases from public facts (the number of new
+    queries, ``max_iter``, the noise multiplier) and commits them to the
+    ledger before the explanation dataset is read; a committed spend is never
+    refunded, even if the answer is interrupted (an exception, a
+    ``KeyboardInterrupt``). "basic" commits a whole batch at once; "adaptive"
+    and "enhanced" commit each answer's warm start and first step, then,
+    once the first noisy gradient has fixed the number of steps, the
+    remaining steps.
 
     A query identical to one answered interactively before (or within
     ``reuse_distance`` of it) gets the same answer for free ("reused", the
@@ -82,7 +97,11 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     it from the history of past queries and their DP explanations alone
     (the paper's Algorithm 4 phase, free): with the DP answer at the nearest
     past interactive query, which on Adult is ten times better than the
-    paper's proxy fit; ``"raise"`` raises ``BudgetError``.
+    paper's proxy fit; ``"raise"`` raises ``BudgetError``. If another user of
+    a shared ledger takes the room between the explainer's check and its
+    commit, no ``BudgetError`` escapes: the queries not yet paid for go
+    non-interactive (an adaptive answer whose remaining steps are refused is
+    its first, paid, step).
 
     The fitted explainer holds the private explanation dataset (it needs it
     to answer queries): publish its answers, never the object.
@@ -130,8 +149,16 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         Public bounds of the features; ``None`` reads them from the data and
         raises a ``PrivacyLeakWarning``.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
-        Where every spend is recorded as well.
-    random_state : None, int or RandomState
+        Where every spend is recorded as well; its neighbouring relation is
+        the one the sensitivity is calibrated under.
+    random_state : None, int, RandomState or Generator, default=None
+        None: the noise of every :meth:`explain` call comes from a fresh
+        cryptographically secure source (nothing is kept between calls).
+        A seed makes the answers reproducible (each call's noise is a
+        function of the seed and of the number of answers given before it),
+        and emits a ``PrivacyLeakWarning`` at fit and at every call: anyone
+        who knows the seed can remove the noise. Never publish seeded
+        answers.
 
     Attributes
     ----------
@@ -144,13 +171,16 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         one answer (with its warm start, for "adaptive" and "enhanced")
         costs at most ``epsilon_per_query``.
     sensitivity_ : float
-        L2 sensitivity of the local loss's gradient to adding or removing
-        one row, ``1 / m`` (see above).
+        L2 sensitivity of the local loss's gradient to one row under the
+        ledger's relation: ``1 / m`` (add-or-remove) or ``(1 + 2 r*) / m``
+        (replace-one), see above.
     warm_start_epsilon_ : float
         Epsilon of the exponential mechanism choosing a warm start (0 for
         "basic"): as private as one gradient step.
     n_iter_ : int
         The most gradient steps an interactive answer runs (``max_iter``).
+    ledger_ : EstimatorLedger
+        The explainer's spends (its own cap, and the shared ledger's).
     epsilon_spent_, delta_spent_ : float
     epsilon_remaining_ : float
     n_queries_ : int
@@ -168,7 +198,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     >>> y = (X[:, 0] - X[:, 1] > 0).astype(int)
     >>> model = LogisticRegression().fit(X, y)
     >>> explainer = DPLimeExplainer(model, epsilon=1.0, epsilon_per_query=0.5,
-    ...                             bounds=(0, 1), random_state=0).fit(X)
+    ...                             bounds=(0, 1)).fit(X)
     >>> result = explainer.explain(X[:6])
     >>> result.phase.tolist()  # doctest: +NORMALIZE_WHITESPACE
     ['interactive', 'interactive', 'interactive',
@@ -222,9 +252,17 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    # ------------------------------------------------------------------ fit
+
     def fit(self, X, y=None):
         """Take X as the private explanation dataset (nothing is released).
+
+        Nothing is spent here: the spends are committed by :meth:`explain`,
+        before it reads the dataset. ``fit`` calibrates the noise (from
+        public facts: m, ``max_iter``, ``epsilon_per_query``, the ledger's
+        relation) and makes the explainer's ledger. A validation error
+        (e.g. NaN in ``X``, ``epsilon_per_query`` above ``epsilon``) spends
+        nothing either.
 
         Parameters
         ----------
@@ -236,12 +274,14 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        return super().fit(X, y)
+
+    def _validate_fit(self, X, y):
+        """Everything checked before the ledger is made (validation only)."""
         if self.estimator is None:  # y is required (see __sklearn_tags__)
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-            labels = np.clip(np.asarray(y, dtype=float), -1.0, 1.0)[:, None]
         else:
             X = validate_data(self, X, dtype=np.float64)
-            labels = self._black_box_labels(X)
         if self.delta == 0:
             raise ValueError("the Gaussian mechanism needs delta > 0.")
         if self.epsilon_per_query > self.epsilon:
@@ -250,23 +290,45 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
                 f"({self.epsilon:g}): no query could ever be answered interactively."
             )
         lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        self.bounds_ = (lower, upper)
-        self._X = scale_to_bounds(X, lower, upper)
-        self._labels = labels
-        self.sensitivity_ = gradient_sensitivity(len(X), c=_C, radius=self.radius)
+        return X, y, lower, upper
+
+    def _plan_spend(self, data, relation):
+        """Nothing is released at fit: a no-op plan, and the queries' calibration.
+
+        The gradient's sensitivity under ``relation`` (add-or-remove:
+        ``c / m``; replace-one: ``(c + 2 r*) / m``), from m, ``radius`` and c
+        only; the noise multiplier so that one answer (``max_iter`` steps,
+        and a warm-start choice accounted as one more Gaussian step for
+        "adaptive" and "enhanced") costs ``epsilon_per_query``.
+        """
+        X = data[0]
+        sensitivity = gradient_sensitivity(len(X), c=_C, radius=self.radius, relation=relation)
         # adaptive: a warm-start choice costing one step, then at most max_iter steps
         steps = self.max_iter + (self.strategy != "basic")
-        self.noise_multiplier_ = calibrate_noise(self.epsilon_per_query, self.delta, steps=steps)
-        self.warm_start_epsilon_ = (
-            gaussian_to_pure(self.noise_multiplier_) if self.strategy != "basic" else 0.0
+        noise_multiplier = calibrate_noise(self.epsilon_per_query, self.delta, steps=steps)
+        warm_start_epsilon = (
+            gaussian_to_pure(noise_multiplier) if self.strategy != "basic" else 0.0
         )
-        self.budget_ = EstimatorLedger(self.epsilon, self.delta, self.accountant,
-                                       prefix=f"{type(self).__name__}: ")
-        self._rng = check_random_state(self.random_state)
+        return SpendPlan(NoOpDpEvent(), "explanation dataset (nothing released at fit)",
+                         sensitivity=sensitivity, noise_multiplier=noise_multiplier,
+                         warm_start_epsilon=warm_start_epsilon)
+
+    def _private_fit(self, data, plan, commitment, noise):
+        # nothing is released here (the plan is a no-op): the noise source is unused
+        X, y, lower, upper = data
+        if self.estimator is None:
+            labels = np.clip(np.asarray(y, dtype=float), -1.0, 1.0)[:, None]
+        else:
+            labels = self._black_box_labels(X)
+        self.bounds_ = (lower, upper)
+        self._X = BoundsScaler(lower, upper).transform(X)
+        self._labels = labels
+        self.sensitivity_ = plan.sensitivity
+        self.noise_multiplier_ = plan.noise_multiplier
+        self.warm_start_epsilon_ = plan.warm_start_epsilon
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
         self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
                          "n_iter": []}
-        return self
 
     def _black_box_labels(self, X):
         """(m, K) labels in [-1, 1]: 2 P(k | x) - 1, or predict clipped."""
@@ -289,10 +351,20 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
             return np.argmax(self.estimator.predict_proba(Z_raw), axis=1)
         return np.zeros(len(Z_raw), dtype=int)
 
+    def _scaler(self):
+        """The public map between input units and the unit cube of the bounds."""
+        lower, upper = self.bounds_
+        return BoundsScaler(lower, upper)
+
     # -------------------------------------------------------------- queries
 
     def explain(self, X):
         """Explain each row of X, spending from the budget as needed.
+
+        The releases of the new interactive answers are committed to the
+        ledger before the explanation dataset is read, and never refunded.
+        The noise comes from a source made for this call (secure when
+        ``random_state`` is None) and dropped at its end.
 
         Parameters
         ----------
@@ -308,11 +380,15 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         lower, upper = self.bounds_
-        Z = scale_to_bounds(X, lower, upper)
+        scaler = self._scaler()
+        Z = scaler.transform(X)
         columns = self._query_columns(np.clip(X, lower, upper))
-        phi, phase, cost = self._answer(Z, columns)
-        width = upper - lower
-        values = np.where(width > 0, phi / np.where(width > 0, width, 1.0), 0.0)
+        # one source per call, never kept: a seeded one is told apart by the
+        # number of answers given before
+        noise = noise_source(self.random_state, stream=(len(self.history_["queries"]),))
+        phi, phase, cost = self._answer(Z, columns, noise)
+        del noise
+        values = scaler.coef_to_input(phi)
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         return FeatureAttribution(
             values, epsilon=cost, phase=phase, feature_names=names,
@@ -324,7 +400,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         """The attributions of :meth:`explain` as an array (n_queries, n_features)."""
         return self.explain(X).values
 
-    def _answer(self, Z, columns):
+    def _answer(self, Z, columns, noise):
         n, d = Z.shape
         phi = np.zeros((n, d))
         phase = np.empty(n, dtype=object)
@@ -343,9 +419,9 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
 
         # 2. answer new queries interactively while the budget lasts
         if self.strategy == "basic":
-            self._answer_basic(Z, columns, phi, phase, cost, todo)
+            self._answer_basic(Z, columns, phi, phase, cost, todo, noise)
         else:
-            self._answer_adaptive(Z, columns, phi, phase, cost, todo)
+            self._answer_adaptive(Z, columns, phi, phase, cost, todo, noise)
 
         # 3. the rest: non-interactive (free), or refused
         rest = np.flatnonzero(todo)
@@ -370,8 +446,12 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
             return np.empty((0, d)), np.empty((0, d))
         return np.asarray(hist["queries"])[keep], np.asarray(hist["explanations"])[keep]
 
-    def _answer_basic(self, Z, columns, phi, phase, cost, todo):
-        """Algorithm 1 for the distinct new queries, as many as the budget pays for."""
+    def _answer_basic(self, Z, columns, phi, phase, cost, todo, noise):
+        """Algorithm 1 for the distinct new queries, as many as the budget pays for.
+
+        Their ``max_iter * k`` Gaussian releases are committed as one event
+        before the local loss (the only read of the dataset) is computed.
+        """
         new = np.flatnonzero(todo)
         _, first, inverse = np.unique(Z[new], axis=0, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
@@ -379,43 +459,59 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         rank = np.empty_like(arrival)
         rank[arrival] = np.arange(len(arrival))
         affordable = self._affordable(len(first))
-        paid = new[np.sort(first[arrival[:affordable]])]
+        commitment = None
         if affordable:
             event = gaussian_event(self.noise_multiplier_, steps=self.max_iter * affordable)
-            with self.budget_.reserve(event, f"{affordable} interactive queries"):
-                phi[paid] = self._dpgd(Z[paid], columns[paid])
+            try:
+                commitment = self.ledger_.commit(
+                    event, f"{affordable} interactive queries ({self.max_iter} steps each)")
+            except BudgetError:
+                # another user of a shared ledger took the room since the check:
+                # nothing was recorded; the batch goes non-interactive
+                affordable = 0
+        if affordable:
+            paid = new[np.sort(first[arrival[:affordable]])]
+            phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment)
             phase[paid], cost[paid], todo[paid] = "interactive", self.epsilon_per_query, False
             self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter)
+        else:
+            paid = new[:0]
         # repeats of a paid query within the batch share its answer for free
         repeat = (rank[inverse] < affordable) & ~np.isin(new, paid)
         source = new[first[inverse[repeat]]]
         phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
         self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0)
 
-    def _answer_adaptive(self, Z, columns, phi, phase, cost, todo):
+    def _answer_adaptive(self, Z, columns, phi, phase, cost, todo, noise):
         """Algorithms 2-3 (and the enhanced variant), one query at a time, in order.
 
         Each new query: reuse an interactive answer within ``reuse_distance``
         if there is one; else, if the budget can pay for the worst case
-        (warm start + ``max_iter`` steps), pick a warm start among averages
-        of past answers with the exponential mechanism on the gradient norm, and run
-        as many noisy steps as the rule of :meth:`_n_steps` allows. Until the
-        history holds ``_MIN_HISTORY`` interactive answers, answers start
-        from 0 and run ``max_iter`` steps: they are the roots of the chains
-        of warm starts, and a few well-converged roots make every later
-        answer better (see the doc page).
+        (``max_iter`` steps, and the warm-start choice when there is one),
+        commit the warm-start choice and the first step, read the dataset
+        (the query's local loss), pick a warm start among averages of past
+        answers with the exponential mechanism on the gradient norm, and run
+        as many noisy steps as the rule of :meth:`_n_steps` allows, the steps
+        after the first committed once the first noisy gradient has fixed
+        their number. Until the history holds ``_MIN_HISTORY`` interactive
+        answers, answers start from 0 and run ``max_iter`` steps: they are
+        the roots of the chains of warm starts, and a few well-converged
+        roots make every later answer better (see the doc page).
+
+        A commit refused because another user of a shared ledger took the
+        room since the check sends the following queries non-interactive
+        (an answer whose remaining steps are refused is its first step).
         """
         new = np.flatnonzero(todo)
         if not len(new):
             return
-        H, g = self._forms(Z[new], columns[new])
-        noise_std = self.noise_multiplier_ * self.sensitivity_
+        z = self.noise_multiplier_
+        noise_std = z * self.sensitivity_
         # the smallest gradient norm one noisy gradient tells from 0 (see _n_steps)
         resolution = (2.0 * Z.shape[1]) ** 0.25 * noise_std
-        worst = gaussian_event(self.noise_multiplier_, steps=self.max_iter + 1)
         past, answers = self._interactive()
         exhausted = False
-        for k, i in enumerate(new):
+        for i in new:
             if len(past):
                 dist = np.linalg.norm(past - Z[i], axis=1)
                 j = int(np.argmin(dist))
@@ -425,45 +521,70 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
                     continue
             if exhausted:
                 continue
+            n_em = int(len(past) >= _MIN_HISTORY)  # Algorithm 2: a DP warm start
             try:
-                self.budget_.check(worst)
+                self.ledger_.check(gaussian_event(z, steps=self.max_iter + n_em))
             except BudgetError:
                 exhausted = True  # later queries may still be reused
                 continue
-            n_em = 0
+            query = self.n_queries_
+            try:
+                # the warm-start choice and the first step, before the dataset is read
+                first = self.ledger_.commit(
+                    gaussian_event(z, steps=1 + n_em),
+                    f"query {query}: " + ("warm start and first step" if n_em else "first step"),
+                )
+            except BudgetError:  # taken by another user of a shared ledger
+                exhausted = True
+                continue
+            H, g = self._forms(Z[i:i + 1], columns[i:i + 1])
             phi0 = np.zeros(Z.shape[1])
-            if len(past) >= _MIN_HISTORY:  # Algorithm 2: a DP warm start from the history
+            if n_em:
                 near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
                 candidates = np.array([near[:size].mean(axis=0) for size in _CANDIDATE_SIZES])
-                phi0, n_em = candidates[self._warm_start(H[k], g[k], candidates)], 1
+                phi0 = candidates[self._warm_start(H[0], g[0], candidates, noise, first)]
+            refused = []
+
+            def plan(beta, query=query, warm=n_em > 0, refused=refused):
+                # from the first released gradient only: post-processing
+                n_steps = self._n_steps(beta, resolution, warm=warm)
+                if n_steps == 1:
+                    return 1, None
+                try:
+                    rest = self.ledger_.commit(gaussian_event(z, steps=n_steps - 1),
+                                               f"query {query}: {n_steps - 1} more steps")
+                except BudgetError:  # taken by another user: the answer is its paid step
+                    refused.append(n_steps)
+                    return 1, None
+                return n_steps, rest
+
             phi[i], n_steps = dpgd_warm_start(
-                H[k], g[k], phi0, noise_std=noise_std, radius=self.radius,
-                smoothness=_C / self.radius, max_iter=self.max_iter,
-                plan=lambda beta: self._n_steps(beta, resolution, warm=n_em > 0),
-                random_state=self._rng,
+                H[0], g[0], phi0, noise_multiplier=z, sensitivity=self.sensitivity_,
+                radius=self.radius, smoothness=_C / self.radius, max_iter=self.max_iter,
+                plan=plan, noise=noise, commitment=first,
             )
             # the steps were chosen from released values only: a Gaussian privacy filter
-            event = gaussian_event(self.noise_multiplier_, steps=n_steps + n_em)
-            with self.budget_.reserve(event, f"query {self.n_queries_}: {n_em} warm start, "
-                                             f"{n_steps} steps"):
-                pass  # computed above, published only once recorded
-            cost[i] = gaussian_epsilon(self.noise_multiplier_, self.delta, steps=n_steps + n_em)
+            cost[i] = gaussian_epsilon(z, self.delta, steps=n_steps + n_em)
             phase[i], todo[i] = "interactive", False
             self._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], n_steps)
             past, answers = np.vstack([past, Z[i]]), np.vstack([answers, phi[i]])
+            if refused:
+                exhausted = True
 
-    def _warm_start(self, H, g, candidates):
+    def _warm_start(self, H, g, candidates, noise, commitment):
         """The exponential mechanism on ``-||grad L(phi_j, z)||`` over the candidates.
 
-        Adding or removing a row moves the gradient by at most ``sensitivity_`` in
-        norm, so each utility moves by at most that much: the choice is
-        ``warm_start_epsilon_``-DP, accounted as one Gaussian step
-        (:func:`skdpx.privacy.gaussian_to_pure`).
+        One row moves the gradient by at most ``sensitivity_`` in norm (under
+        the ledger's relation), so each utility moves by at most that much:
+        the choice is ``warm_start_epsilon_``-DP, accounted as one Gaussian
+        step (:func:`skdpx.privacy.gaussian_to_pure`), drawn from
+        ``commitment``.
         """
         grads = 2.0 * (candidates @ H - g)  # H is symmetric
-        return int(exponential_mechanism(
-            -np.linalg.norm(grads, axis=1), epsilon=self.warm_start_epsilon_,
-            sensitivity=self.sensitivity_, random_state=self._rng,
+        utility = -np.linalg.norm(grads, axis=1)
+        return int(exponential_release(
+            utility, epsilon=self.warm_start_epsilon_, sensitivity=self.sensitivity_,
+            noise=noise, commitment=commitment, event=gaussian_event(self.noise_multiplier_),
         ))
 
     def _n_steps(self, beta, resolution, *, warm):
@@ -491,13 +612,18 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
         return int(max(2, np.ceil(T * b * np.log(T))))
 
     def _forms(self, Z, columns):
-        """The quadratic forms (H, g) of each query's local loss, grouped by explained class."""
+        """The quadratic forms (H, g) of each query's local loss, grouped by explained class.
+
+        The only read of the private rows: every caller has committed the
+        spend of the releases computed from them before.
+        """
         d = Z.shape[1]
         H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
         for col in np.unique(columns):
             rows = np.flatnonzero(columns == col)
+            # Z and the rows were validated (finite) and scaled already
             H[rows], g[rows], _ = local_loss_terms(Z[rows], self._X, self._labels[:, col],
-                                                   weight=self._weight)
+                                                   weight=self._weight, check_input=False)
         return H, g
 
     def _affordable(self, k):
@@ -507,7 +633,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
 
         def fits(j):
             try:
-                self.budget_.check(gaussian_event(self.noise_multiplier_, steps=self.max_iter * j))
+                self.ledger_.check(gaussian_event(self.noise_multiplier_, steps=self.max_iter * j))
             except BudgetError:
                 return False
             return True
@@ -520,13 +646,14 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         return lo
 
-    def _dpgd(self, Z, columns):
-        """Algorithm 1 for each query, vectorised over queries."""
+    def _dpgd(self, Z, columns, noise, commitment):
+        """Algorithm 1 for each query, vectorised over queries, paid by ``commitment``."""
         H, g = self._forms(Z, columns)
         return dpgd_explain(
             H, g, noise_multiplier=self.noise_multiplier_,
             sensitivity=self.sensitivity_, radius=self.radius,
-            n_iter=self.max_iter, smoothness=_C / self.radius, random_state=self._rng,
+            n_iter=self.max_iter, smoothness=_C / self.radius, noise=noise,
+            commitment=commitment,
         )
 
     def _noninteractive(self, Z):
@@ -556,7 +683,7 @@ class DPLimeExplainer(SpendReportMixin, TransformerMixin, BaseEstimator):
     @property
     def epsilon_remaining_(self):
         check_is_fitted(self)
-        return self.budget_.own.epsilon_remaining
+        return self.ledger_.own.epsilon_remaining
 
     @property
     def n_queries_(self):

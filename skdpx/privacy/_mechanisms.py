@@ -191,6 +191,9 @@ def exponential_release(utility, *, epsilon, sensitivity, noise, commitment, mon
         raise ValueError("utility must be a non-empty 1-D or 2-D array.")
     n_choices = 1 if u.ndim == 1 else u.shape[0]
     commitment.draw(pure_event(epsilon) if event is None else event, n_choices)
+    if math.isinf(epsilon):  # the non-private baseline: the best candidate
+        choice = np.argmax(u, axis=-1)
+        return int(choice) if u.ndim == 1 else choice
     scale = epsilon / (sensitivity if monotonic else 2 * sensitivity)
     choice = np.argmax(u * scale + noise.gumbel(u.shape), axis=-1)
     return int(choice) if u.ndim == 1 else choice
