@@ -18,11 +18,13 @@ from skdpx.counterfactual._mlp_autoencoder import MLPAutoencoder
 from skdpx.privacy import (
     Commitment,
     EstimatorLedger,
+    GDPAuditWarning,
     NonPrivateDpEvent,
     PrivacyLeakWarning,
     PrivacyLedger,
-    audit_epsilon,
+    audit_gdp,
     calibrate_noise,
+    gaussian_epsilon,
     gaussian_event,
     noise_source,
 )
@@ -183,43 +185,69 @@ _NEIGHBOURS = {
     "replace_one": ((_CODES, _LABELS), (_CODES, np.r_[_LABELS[:-1], 1])),
     "add_or_remove": ((_CODES, _LABELS), (_CODES[:-1], _LABELS[:-1])),
 }
-# the difference of the tables lies along these directions
+# the difference of the tables lies along these directions: the projection on
+# it is the likelihood-ratio (optimal) statistic of the isotropic Gaussian noise
 _STATISTICS = {
     "replace_one": lambda table: table[1].sum() - table[0].sum(),
     "add_or_remove": lambda table: table[0].sum(),
 }
+# The claim audited and the number of runs on each dataset. The prototype
+# table is one Gaussian mechanism, so audit_gdp applies (its epsilon is a
+# lower bound for Gaussian trade-off curves). The functional mechanism's
+# release is Laplace noise, not Gaussian: an audit of it would have to use
+# the assumption-free audit_epsilon, never audit_gdp.
+_AUDIT_EPSILON, _AUDIT_DELTA, _AUDIT_TRIALS = 1.0, 1e-5, 20_000
 
 
 def _table_release(relation):
-    z = calibrate_noise(1.0, 1e-5)
+    """Batched: ``n`` runs of the real ``_noisy_table``, reduced to the optimal statistic."""
+    z = calibrate_noise(_AUDIT_EPSILON, _AUDIT_DELTA)
 
-    def release(data, random_state):
+    def release(data, random_state, n):
         codes, labels = data
-        dpc = DPCounterfactualGenerator(epsilon=1.0, delta=1e-5)
+        dpc = DPCounterfactualGenerator(epsilon=_AUDIT_EPSILON, delta=_AUDIT_DELTA)
         dpc.classes_ = np.array([0, 1])
-        return dpc._noisy_table(codes, labels, noise_multiplier=z, relation=relation,
-                                noise=_quiet_noise(random_state),
-                                commitment=Commitment(gaussian_event(z), "audit"))
+        noise = _quiet_noise(random_state)  # one source for the batch, n committed releases
+        commitment = Commitment(gaussian_event(z, steps=n), "audit")
+        return np.array([
+            _STATISTICS[relation](dpc._noisy_table(codes, labels, noise_multiplier=z,
+                                                   relation=relation, noise=noise,
+                                                   commitment=commitment))
+            for _ in range(n)])
 
     return release
 
 
+def _audit_table(relation):
+    data, neighbour = _NEIGHBOURS[relation]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GDPAuditWarning)  # the trade-off must fit a Gaussian
+        return audit_gdp(_table_release(relation), data, neighbour, n_trials=_AUDIT_TRIALS,
+                         delta=_AUDIT_DELTA, batched=True, random_state=0)
+
+
 @pytest.mark.parametrize("relation", ["replace_one", "add_or_remove"])
 def test_audit_of_the_prototype_release_stays_below_its_epsilon(relation):
-    data, neighbour = _NEIGHBOURS[relation]
-    bound = audit_epsilon(_table_release(relation), data, neighbour, n_trials=6_000,
-                          delta=1e-5, statistic=_STATISTICS[relation], random_state=0)
-    assert bound < 1.0
+    # the true epsilon is 1; measured 0.72 (replace_one) and 0.78 (add_or_remove)
+    # at seed 0, 0.62 to 0.83 over seeds 0-9
+    result = _audit_table(relation)
+    assert result.gaussian_fit
+    assert 0.4 < result.epsilon < _AUDIT_EPSILON
 
 
 @pytest.mark.parametrize("relation", ["replace_one", "add_or_remove"])
-def test_prototype_audit_catches_too_small_a_sensitivity(monkeypatch, relation):
+def test_prototype_audit_catches_half_the_sensitivity(monkeypatch, relation):
+    # a bug: the sensitivity understated twofold, so half the noise for the same
+    # committed event; the true epsilon is gaussian_epsilon(z / 2) = 2.15.
+    # Measured 1.80 (replace_one) and 1.98 (add_or_remove) at seed 0, 1.72 to 1.98
+    # over seeds 0-9; the threshold bound of the same runs (epsilon_threshold,
+    # as audit_epsilon) is 0.83 and 0.75: it misses this bug.
     true = prototype_sensitivity
-    monkeypatch.setattr(dpc_module, "prototype_sensitivity", lambda k, rel: true(k, rel) / 8)
-    data, neighbour = _NEIGHBOURS[relation]
-    bound = audit_epsilon(_table_release(relation), data, neighbour, n_trials=6_000,
-                          delta=1e-5, statistic=_STATISTICS[relation], random_state=0)
-    assert bound > 1.0
+    monkeypatch.setattr(dpc_module, "prototype_sensitivity", lambda k, rel: true(k, rel) / 2)
+    result = _audit_table(relation)
+    z = calibrate_noise(_AUDIT_EPSILON, _AUDIT_DELTA)
+    assert result.gaussian_fit
+    assert _AUDIT_EPSILON < result.epsilon < gaussian_epsilon(z / 2, _AUDIT_DELTA)
 
 
 def test_dpsgd_autoencoder_is_accounted_and_useful(problem):
