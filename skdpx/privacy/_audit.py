@@ -150,18 +150,7 @@ def audit_epsilon(
     ...               random_state=0) > 1.0
     True
     """
-    if not callable(release):
-        raise ValueError("release must be callable.")
-    if statistic is not None and not callable(statistic):
-        raise ValueError("statistic must be callable or None.")
-    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral):
-        raise ValueError(f"n_trials must be an integer, got {n_trials!r}.")
-    if n_trials < 10:
-        raise ValueError(f"n_trials must be at least 10, got {n_trials}.")
-    if not _is_real(confidence) or not 0.0 < confidence < 1.0:
-        raise ValueError(
-            f"confidence must be a number in (0, 1), got {confidence!r}."
-        )
+    _check_audit_arguments(release, statistic, n_trials, confidence)
     if not _is_real(delta) or not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
     n_trials = int(n_trials)
@@ -194,6 +183,22 @@ def audit_epsilon(
     if p_lower - delta <= 0.0:
         return 0.0
     return max(0.0, float(np.log((p_lower - delta) / p_upper)))
+
+
+def _check_audit_arguments(release, statistic, n_trials, confidence):
+    """The checks that audit_epsilon and audit_gdp share."""
+    if not callable(release):
+        raise ValueError("release must be callable.")
+    if statistic is not None and not callable(statistic):
+        raise ValueError("statistic must be callable or None.")
+    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral):
+        raise ValueError(f"n_trials must be an integer, got {n_trials!r}.")
+    if n_trials < 10:
+        raise ValueError(f"n_trials must be at least 10, got {n_trials}.")
+    if not _is_real(confidence) or not 0.0 < confidence < 1.0:
+        raise ValueError(
+            f"confidence must be a number in (0, 1), got {confidence!r}."
+        )
 
 
 def _is_real(value):
@@ -529,18 +534,7 @@ def audit_gdp(
     ...           delta=1e-5, batched=True, random_state=0).epsilon > 1.0
     True
     """
-    if not callable(release):
-        raise ValueError("release must be callable.")
-    if statistic is not None and not callable(statistic):
-        raise ValueError("statistic must be callable or None.")
-    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral):
-        raise ValueError(f"n_trials must be an integer, got {n_trials!r}.")
-    if n_trials < 10:
-        raise ValueError(f"n_trials must be at least 10, got {n_trials}.")
-    if not _is_real(confidence) or not 0.0 < confidence < 1.0:
-        raise ValueError(
-            f"confidence must be a number in (0, 1), got {confidence!r}."
-        )
+    _check_audit_arguments(release, statistic, n_trials, confidence)
     if not _is_real(delta) or not 0.0 < delta < 1.0:
         raise ValueError(
             f"delta must be a number in (0, 1), got {delta!r}: at delta = 0 "

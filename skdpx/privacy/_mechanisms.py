@@ -94,12 +94,18 @@ def gaussian_release(value, *, noise_multiplier, sensitivity, noise, commitment)
         ``value`` plus the noise: from OpenDP's exact sampler when ``noise``
         is secure (floating-point safe), else from the seeded generator.
     """
+    return _single_release(value, gaussian_event, "gaussian", noise_multiplier, sensitivity,
+                           noise, commitment)
+
+
+def _single_release(value, make_event, sampler, noise_multiplier, sensitivity, noise, commitment):
+    """Draw the release's event from the commitment, then the noise from ``noise.<sampler>``."""
     _check_release(noise_multiplier, sensitivity, noise, commitment)
-    commitment.draw(gaussian_event(noise_multiplier))
+    commitment.draw(make_event(noise_multiplier))
     arr = _finite_array(value)
     if noise_multiplier == 0:
         return arr.copy()
-    return noise.gaussian(arr, noise_multiplier * sensitivity, sensitivity=sensitivity)
+    return getattr(noise, sampler)(arr, noise_multiplier * sensitivity, sensitivity=sensitivity)
 
 
 def noisy_gradient(grad, *, noise_multiplier, sensitivity, noise, commitment, sample_rate=1.0,
@@ -151,12 +157,8 @@ def poisson_sample(n_samples, sample_rate, *, noise):
 
 def laplace_release(value, *, noise_multiplier, sensitivity, noise, commitment):
     """One Laplace release (L1 ``sensitivity``), floating-point safe when secure."""
-    _check_release(noise_multiplier, sensitivity, noise, commitment)
-    commitment.draw(laplace_event(noise_multiplier))
-    arr = _finite_array(value)
-    if noise_multiplier == 0:
-        return arr.copy()
-    return noise.laplace(arr, noise_multiplier * sensitivity, sensitivity=sensitivity)
+    return _single_release(value, laplace_event, "laplace", noise_multiplier, sensitivity,
+                           noise, commitment)
 
 
 def exponential_release(utility, *, epsilon, sensitivity, noise, commitment, monotonic=False,
