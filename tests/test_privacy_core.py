@@ -333,3 +333,61 @@ def test_dp_accounting_writes_nothing_to_the_log(caplog):
     with caplog.at_level("DEBUG"):
         compute_epsilon(event, 1.2345e-5, accounting="rdp")
     assert not [r for r in caplog.records if r.name == "absl"], caplog.text
+
+
+# --------------------------------------------------------------------------
+# Found by an adversarial review of this change
+# --------------------------------------------------------------------------
+def test_auxiliary_draws_do_not_lead_to_the_noise_key():
+    # numpy's SeedSequence mixing runs backwards and PCG64's state follows from its
+    # outputs: an auxiliary generator derived from the noise key, whose draws are
+    # published (projection_), gave the key away. A secure source keys it apart.
+    source = noise_source()
+    aux = source.auxiliary()
+    aux_seq = aux.bit_generator.seed_seq
+    assert aux_seq.entropy != source._seed_seq.entropy
+    assert aux_seq.spawn_key == ()
+    child = source.spawn(1)[0]
+    assert child._seed_seq.entropy != source._seed_seq.entropy
+
+
+def test_seeded_streams_are_one_to_one():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        a = noise_source(7 + 2**128).standard_normal(4)
+        b = noise_source(7, stream=(1,)).standard_normal(4)
+        c = noise_source(7, stream=(0,)).standard_normal(4)
+        d = noise_source(7).spawn(1)[0].standard_normal(4)
+        e = noise_source(7).auxiliary().standard_normal(4)
+    assert not np.array_equal(a, b)
+    assert not np.array_equal(c, d) and not np.array_equal(c, e)
+
+
+def test_a_plan_mixing_private_and_non_private_releases_pays_only_for_its_own():
+    from skdpx.privacy import (Commitment, ComposedDpEvent, NonPrivateDpEvent, gaussian_event,
+                               gaussian_release)
+
+    plan = Commitment(ComposedDpEvent([NonPrivateDpEvent(), gaussian_event(5.0)]), "mixed")
+    noise = noise_source()
+    gaussian_release([0.0], noise_multiplier=5.0, sensitivity=1.0, noise=noise, commitment=plan)
+    with pytest.raises(RuntimeError, match="not in the spend committed"):
+        gaussian_release([0.0], noise_multiplier=0.01, sensitivity=1.0, noise=noise,
+                         commitment=plan)
+
+
+def test_an_exponential_choice_must_be_paid_by_an_event_that_covers_it():
+    from skdpx.privacy import (Commitment, exponential_release, gaussian_event, gaussian_to_pure,
+                               pure_event)
+
+    noise = noise_source()
+    z = 5.0
+    ok = gaussian_to_pure(z)
+    exponential_release([0.0, 1.0], epsilon=ok, sensitivity=1.0, noise=noise,
+                        commitment=Commitment(gaussian_event(z), "em"), event=gaussian_event(z))
+    with pytest.raises(ValueError, match="does not cover"):
+        exponential_release([0.0, 1.0], epsilon=50.0, sensitivity=1.0, noise=noise,
+                            commitment=Commitment(gaussian_event(z), "em"),
+                            event=gaussian_event(z))
+    with pytest.raises(ValueError, match="does not cover"):
+        exponential_release([0.0, 1.0], epsilon=2.0, sensitivity=1.0, noise=noise,
+                            commitment=Commitment(pure_event(1.0), "em"), event=pure_event(1.0))

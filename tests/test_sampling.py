@@ -201,9 +201,11 @@ def test_opendp_map_matches_the_continuous_mechanism(n, scale, sensitivity):
     ml = _sampling._checked_laplace(scale, sensitivity, n)
     rho, eps = mg.map(sensitivity), ml.map(sensitivity)
     rho_c, eps_c = (sensitivity / scale) ** 2 / 2, sensitivity / scale
-    # OpenDP charges for the grid rounding, but only a hair: between 1 and 1 + 1e-9 of continuous
-    assert rho_c <= rho <= rho_c * (1 + 1e-9)
-    assert eps_c <= eps <= eps_c * (1 + 1e-9)
+    # OpenDP charges for the grid rounding, but only a hair, and the 2**-28 extra
+    # noise pays for it: never above the continuous loss the ledger records, and
+    # within 1e-8 of it
+    assert rho_c * (1 - 1e-8) <= rho <= rho_c
+    assert eps_c * (1 - 1e-8) <= eps <= eps_c
 
 
 class _Spy:

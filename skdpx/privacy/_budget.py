@@ -86,8 +86,10 @@ class Commitment:
     def __init__(self, event, label):
         self.label = label
         self._left = Counter(dict(leaf_counts(event_to_json(event))))
-        # a non-private fit (epsilon = inf) pays for anything
-        self._free = any('"NonPrivateDpEvent"' in leaf for leaf in self._left)
+        # a non-private fit (epsilon = inf) pays for anything; a plan that mixes
+        # private and non-private releases pays for its planned releases only
+        self._free = bool(self._left) and all(
+            '"NonPrivateDpEvent"' in leaf for leaf in self._left)
 
     def draw(self, event, times=1):
         """Take ``times`` copies of ``event`` from what is left of the plan."""

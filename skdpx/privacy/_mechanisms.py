@@ -22,10 +22,10 @@ import math
 from numbers import Real
 
 from diffprivlib.mechanisms import Exponential, GaussianAnalytic, Laplace
-from dp_accounting import SelfComposedDpEvent
+from dp_accounting import GaussianDpEvent, NonPrivateDpEvent, SelfComposedDpEvent
 import numpy as np
 
-from ._accounting import gaussian_event, laplace_event, pure_event
+from ._accounting import PureDpEvent, gaussian_event, gaussian_to_pure, laplace_event, pure_event
 from ._budget import Commitment, EstimatorLedger
 from ._ledger import PrivacyLedger
 from ._random import NoiseSource, noise_source
@@ -192,13 +192,30 @@ def exponential_release(utility, *, epsilon, sensitivity, noise, commitment, mon
     if u.ndim not in (1, 2) or u.shape[-1] == 0:
         raise ValueError("utility must be a non-empty 1-D or 2-D array.")
     n_choices = 1 if u.ndim == 1 else u.shape[0]
-    commitment.draw(pure_event(epsilon) if event is None else event, n_choices)
+    if event is None:
+        event = pure_event(epsilon)
+    elif not _dominates(event, epsilon):
+        raise ValueError(
+            f"the event {event!r} does not cover an epsilon={epsilon!r} exponential mechanism: "
+            "account it as pure_event(epsilon), or as a Gaussian event whose gaussian_to_pure "
+            "is at least epsilon."
+        )
+    commitment.draw(event, n_choices)
     if math.isinf(epsilon):  # the non-private baseline: the best candidate
         choice = np.argmax(u, axis=-1)
         return int(choice) if u.ndim == 1 else choice
     scale = epsilon / (sensitivity if monotonic else 2 * sensitivity)
     choice = np.argmax(u * scale + noise.gumbel(u.shape), axis=-1)
     return int(choice) if u.ndim == 1 else choice
+
+
+def _dominates(event, epsilon):
+    """Whether ``event`` accounts for an ``epsilon``-DP choice soundly."""
+    if isinstance(event, PureDpEvent):
+        return epsilon <= event.epsilon
+    if isinstance(event, GaussianDpEvent):
+        return epsilon <= gaussian_to_pure(event.noise_multiplier)
+    return isinstance(event, NonPrivateDpEvent)
 
 
 # --------------------------------------------------------------------------

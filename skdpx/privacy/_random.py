@@ -19,7 +19,7 @@ An int, ``RandomState`` or ``Generator`` makes the noise reproducible, for
 tests and documentation, and emits a
 :class:`~diffprivlib.utils.PrivacyLeakWarning`: anyone who knows the seed can
 recompute the noise and remove it. An int seed is used whole (not cut to 32
-bits): different seeds give different streams.
+bits), and tagged with its length: different seeds give different streams.
 """
 
 from numbers import Integral
@@ -91,17 +91,29 @@ class NoiseSource:
 
     # --------------------------------------------------- derived sources
     def spawn(self, n):
-        """``n`` independent sources (one per worker: no two share a state)."""
-        return [NoiseSource(s, secure=self.secure) for s in self._seed_seq.spawn(int(n))]
+        """``n`` independent sources (one per worker: no two share a state).
+
+        A secure source's children are keyed with fresh OS entropy each; a
+        seeded source's are derived from its seed (reproducible).
+        """
+        if self.secure:
+            return [NoiseSource(np.random.SeedSequence(), secure=True) for _ in range(int(n))]
+        return [NoiseSource(s, secure=False) for s in self._seed_seq.spawn(int(n))]
 
     def auxiliary(self):
         """A numpy Generator for randomness that is not privacy noise.
 
         Initial weights, random projections, sampling from already released
-        DP values: anyone may know these draws without harm. Independent of
-        the noise stream; reproducible when the source is seeded.
+        DP values: anyone may know these draws without harm, and they are
+        often published (``projection_``). So for a secure source the
+        generator is keyed with its own fresh OS entropy, independent of the
+        noise key: numpy's SeedSequence mixing can be run backwards, and
+        PCG64's state can be recovered from its outputs, so a generator
+        derived from the noise key would give the key away. Reproducible
+        (derived from the seed) when the source is seeded.
         """
-        return np.random.Generator(np.random.PCG64(self._seed_seq.spawn(1)[0]))
+        seed_seq = np.random.SeedSequence() if self.secure else self._seed_seq.spawn(1)[0]
+        return np.random.Generator(np.random.PCG64(seed_seq))
 
     # --------------------------------------------------------- never kept
     def __reduce__(self):
@@ -125,16 +137,35 @@ def _outside_stacklevel():
     return level
 
 
+#: Domain tags: the kind of seed, and where the stream starts. With the number
+#: of the seed's 32-bit words, they make (seed, stream) -> entropy one-to-one
+#: (an int seed 7 + X 2**128 must not be seed 7's stream X).
+_INT, _RANDOM_STATE, _GENERATOR, _STREAM = 0x534B0001, 0x534B0002, 0x534B0003, 0x534B0004
+
+
+def _words(value):
+    """The 32-bit words of a non-negative int, low first (at least one)."""
+    words = []
+    while True:
+        words.append(value & 0xFFFFFFFF)
+        value >>= 32
+        if not value:
+            return words
+
+
 def _seed_sequence(random_state):
     if isinstance(random_state, np.random.RandomState):
         # advances the caller's RandomState, as scikit-learn's estimators do
-        return np.random.SeedSequence(random_state.randint(0, 2**32, size=8, dtype=np.uint64))
+        words = random_state.randint(0, 2**32, size=8, dtype=np.uint64).tolist()
+        return np.random.SeedSequence([_RANDOM_STATE, len(words), *words])
     if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(random_state.integers(0, 2**64, size=4, dtype=np.uint64))
+        words = random_state.integers(0, 2**32, size=8, dtype=np.uint64).tolist()
+        return np.random.SeedSequence([_GENERATOR, len(words), *words])
     if isinstance(random_state, (Integral, np.integer)) and not isinstance(random_state, bool):
         if random_state < 0:
             raise ValueError(f"an integer random_state must be >= 0, got {random_state}.")
-        return np.random.SeedSequence(int(random_state))
+        words = _words(int(random_state))
+        return np.random.SeedSequence([_INT, len(words), *words])
     raise ValueError(
         "random_state must be None, a non-negative int, a numpy RandomState or a numpy "
         f"Generator, got {type(random_state).__name__}."
@@ -184,6 +215,7 @@ def noise_source(random_state=None, *, stream=None):
         seed_seq = _seed_sequence(random_state)
         secure = False
     if stream is not None:
+        # tagged: a stream is never the spawn of another source
         seed_seq = np.random.SeedSequence(seed_seq.entropy,
-                                          spawn_key=tuple(int(s) for s in stream))
+                                          spawn_key=(_STREAM, *(int(s) for s in stream)))
     return NoiseSource(seed_seq, secure=secure)
