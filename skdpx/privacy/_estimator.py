@@ -48,13 +48,10 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
     ``epsilon_spent_`` and ``delta_spent_``.
     """
 
-    #: prefix of the labels in the shared ledger
-    def _ledger_prefix(self):
-        return f"{type(self).__name__}: "
-
     def _new_ledger(self):
+        # the shared ledger's labels name the estimator
         return EstimatorLedger(self.epsilon, self.delta, self.accountant,
-                               prefix=self._ledger_prefix())
+                               prefix=f"{type(self).__name__}: ")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
