@@ -806,3 +806,18 @@ def test_bad_input_never_spends(make_ledger, bad):
         est.fit(X, y)
     assert len(ledger) == 0
     assert ledger.epsilon_spent == 0.0
+
+
+def test_a_restored_file_ledger_checks_the_file_relation(tmp_path):
+    # a pickled file-backed ledger restored where the file was re-created under the
+    # other relation must not write to it
+    path = tmp_path / "ledger.sqlite"
+    ledger = PrivacyLedger(epsilon=1.0, delta=DELTA, path=path)
+    state = ledger.__reduce__()[1][0]
+    path.unlink()
+    PrivacyLedger(epsilon=1.0, delta=DELTA, path=path, relation="replace_one")
+    from skdpx.privacy._ledger import _LIVE, _restore_ledger
+
+    _LIVE.pop(state["uid"], None)
+    with pytest.raises(ValueError, match="holds releases calibrated for 'replace_one'"):
+        _restore_ledger(state)

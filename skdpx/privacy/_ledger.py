@@ -435,5 +435,8 @@ def _restore_ledger(state):
     ledger._lock = threading.RLock()
     # An in-memory copy in another process would spend where nobody looks.
     ledger._detached = ledger._path is None and state["pid"] != os.getpid()
+    if ledger._path is not None:
+        # the file is the ledger of record: it must still hold this cap and relation
+        ledger._open_file(explicit_cap=True)
     _LIVE[ledger._uid] = ledger
     return ledger
