@@ -163,17 +163,21 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
     # a fourth release of the same rows, with its own ledger here
     dpc = DPCounterfactualGenerator(black_box, epsilon=epsilon, delta=delta,
                                     bounds=enc_train.bounds, random_state=seed).fit(X)
-    denied = np.flatnonzero(black_box.predict(X_test) == 0)[0]
-    cf = dpc.explain(X_test[denied:denied + 1])
-    change = cf.counterfactuals[0] - X_test[denied]
-    print_(f"test applicant {denied}: the black box predicts {names[0]}; DP counterfactual "
-           f"({'valid' if cf.valid[0] else 'not found'}): predicted "
-           f"{names[int(cf.predicted_class[0])]}, distance {cf.distance[0]:.3f}")
-    if cf.valid[0]:
+    # the first of 20 denied applicants with a valid counterfactual (post-processing: free)
+    candidates = np.flatnonzero(black_box.predict(X_test) == 0)[:20]
+    cf = dpc.explain(X_test[candidates])
+    k = int(np.argmax(cf.valid))
+    denied = candidates[k]
+    change = cf.counterfactuals[k] - X_test[denied]
+    print_(f"{int(cf.valid.sum())} of {len(candidates)} denied test applicants get a valid DP "
+           f"counterfactual; test applicant {denied}: the black box predicts {names[0]}; DP "
+           f"counterfactual ({'valid' if cf.valid[k] else 'not found'}): predicted "
+           f"{names[int(cf.predicted_class[k])]}, distance {cf.distance[k]:.3f}")
+    if cf.valid[k]:
         print_("largest changes (features scaled to [0, 1]):")
         for j in np.argsort(-np.abs(change))[:5]:
             print_(f"  {enc_train.feature_names[j]:<36} {X_test[denied, j]:.2f} -> "
-                   f"{cf.counterfactuals[0, j]:.2f}")
+                   f"{cf.counterfactuals[k, j]:.2f}")
     print_("(this method has no actionability constraints: it may change attributes such as "
            "race; PrivRecourse, next, takes them)")
     print_(f"the generator's privacy cost (autoencoder + class prototypes): epsilon "
@@ -227,7 +231,7 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
         "lime_epsilon": float(dp.epsilon[0]),
         "lime_epsilon_spent": explainer.epsilon_spent_,
         "lime_top_agreement": agree,
-        "dpc_valid": bool(cf.valid[0]),
+        "dpc_valid": bool(cf.valid[k]),
         "dpc_epsilon_spent": dpc.epsilon_spent_,
         "recourse_success": bool(paths.success[pick]),
         "recourse_path": path,

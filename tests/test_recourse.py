@@ -559,7 +559,9 @@ def test_alternatives_are_ranked_paths_to_distinct_candidates(fitted, problem):
         costs = [a.cost[i] for a in alts if a.success[i]]
         assert costs == sorted(costs)
         ends = [tuple(a.counterfactuals[i]) for a in alts if a.success[i]]
-        if first.cost[i] > 0:
+        if not np.isfinite(first.cost[i]):  # no path under the constraints: no alternative
+            assert not any(ok)
+        elif first.cost[i] > 0:
             assert len(set(ends)) == len(ends) and ok[0]
             for a in alts:  # a path ends at the first favourable centre it reaches
                 if a.success[i]:
