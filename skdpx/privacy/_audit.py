@@ -157,15 +157,10 @@ def audit_epsilon(
     confidence = float(confidence)
     delta = float(delta)
 
-    rng = check_random_state(random_state)
-    x = _draw(release, data, n_trials, rng, statistic, batched)
-    y = _draw(release, neighbour, n_trials, rng, statistic, batched)
-
     # Split each sample: the first half chooses the test, the second half,
     # independent of that choice, bounds its error rates.
-    n_select = n_trials // 2
-    x_select, x_test = x[:n_select], x[n_select:]
-    y_select, y_test = y[:n_select], y[n_select:]
+    x_select, x_test, y_select, y_test = _draw_halves(
+        release, data, neighbour, n_trials, random_state, statistic, batched)
     # Each of the two one-sided bounds fails with probability alpha.
     alpha = (1.0 - confidence) / 2.0
 
@@ -177,12 +172,25 @@ def audit_epsilon(
         x_test, y_test = y_test, x_test
     k_x = _count(np.sort(x_test), threshold, above)
     k_y = _count(np.sort(y_test), threshold, above)
-    n_test = n_trials - n_select
+    n_test = len(x_test)
     p_lower = _cp_lower(k_x, n_test, alpha)
     p_upper = _cp_upper(k_y, n_test, alpha)
     if p_lower - delta <= 0.0:
         return 0.0
     return max(0.0, float(np.log((p_lower - delta) / p_upper)))
+
+
+def _draw_halves(release, data, neighbour, n_trials, random_state, statistic, batched):
+    """Run the release ``n_trials`` times on each dataset; split each sample in halves.
+
+    Returns ``(x_select, x_test, y_select, y_test)``: the first halves choose
+    the test, the second halves, independent of that choice, bound its errors.
+    """
+    rng = check_random_state(random_state)
+    x = _draw(release, data, n_trials, rng, statistic, batched)
+    y = _draw(release, neighbour, n_trials, rng, statistic, batched)
+    n_select = n_trials // 2
+    return x[:n_select], x[n_select:], y[:n_select], y[n_select:]
 
 
 def _check_audit_arguments(release, statistic, n_trials, confidence):
@@ -544,14 +552,9 @@ def audit_gdp(
     confidence = float(confidence)
     delta = float(delta)
 
-    rng = check_random_state(random_state)
-    x = _draw(release, data, n_trials, rng, statistic, batched)
-    y = _draw(release, neighbour, n_trials, rng, statistic, batched)
-
-    n_select = n_trials // 2
-    x_select, x_test = x[:n_select], x[n_select:]
-    y_select, y_test = y[:n_select], y[n_select:]
-    n_test = n_trials - n_select
+    x_select, x_test, y_select, y_test = _draw_halves(
+        release, data, neighbour, n_trials, random_state, statistic, batched)
+    n_test = len(x_test)
 
     # Simultaneous bounds (weighted Bonferroni): the upper bounds on FPR and
     # FNR at the chosen threshold fail with probability alpha / 4 each; the

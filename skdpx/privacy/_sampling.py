@@ -225,8 +225,14 @@ def _check_map(loss, bound, what):
         )
 
 
-def _release(arr, measurement):
-    noisy = measurement(arr.ravel().tolist())
+def _exact(values, name, scale, sensitivity, checked):
+    """Validate, check OpenDP's map (``checked``), then release ``values`` through it."""
+    scale = _check_scale(name, scale)
+    sensitivity = _check_sensitivity(sensitivity)
+    arr = _check_values(values)
+    if arr.size == 0:
+        return arr.copy()
+    noisy = checked(scale, sensitivity, arr.size)(arr.ravel().tolist())
     return np.asarray(noisy, dtype=np.float64).reshape(arr.shape)
 
 
@@ -264,12 +270,7 @@ def exact_gaussian(values, sigma, *, sensitivity):
         above ``sensitivity**2 / (2 sigma**2)``, the continuous
         Gaussian mechanism's (checked before any noise is drawn).
     """
-    sigma = _check_scale("sigma", sigma)
-    sensitivity = _check_sensitivity(sensitivity)
-    arr = _check_values(values)
-    if arr.size == 0:
-        return arr.copy()
-    return _release(arr, _checked_gaussian(sigma, sensitivity, arr.size))
+    return _exact(values, "sigma", sigma, sensitivity, _checked_gaussian)
 
 
 def exact_laplace(values, scale, *, sensitivity):
@@ -306,9 +307,4 @@ def exact_laplace(values, scale, *, sensitivity):
         above ``sensitivity / scale``, the continuous Laplace
         mechanism's (checked before any noise is drawn).
     """
-    scale = _check_scale("scale", scale)
-    sensitivity = _check_sensitivity(sensitivity)
-    arr = _check_values(values)
-    if arr.size == 0:
-        return arr.copy()
-    return _release(arr, _checked_laplace(scale, sensitivity, arr.size))
+    return _exact(values, "scale", scale, sensitivity, _checked_laplace)
