@@ -610,3 +610,11 @@ def test_grid_search_sweeps_epsilon_with_a_recourse_score(problem):
                           {"epsilon": [1.0, 4.0]}, scoring=success, cv=2).fit(X, y)
     assert set(search.cv_results_["param_epsilon"]) == {1.0, 4.0}
     assert 0.5 <= search.best_score_ <= 1.0
+
+
+def test_the_fitted_black_box_refuses_to_be_refit_outside_privrecourse(fitted, problem):
+    # training reads private rows and spends budget: only PrivRecourse's fit does it
+    X, y = problem
+    model = fitted.estimator_[-1]
+    with pytest.raises(RuntimeError, match="refit PrivRecourse"):
+        model.fit(X, y)

@@ -59,7 +59,8 @@ class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
     """
 
     def fit(self, X, y=None):
-        raise NotImplementedError(
+        """Refused: training spends budget, so only PrivRecourse trains this model."""
+        raise RuntimeError(
             "this model is trained by PrivRecourse with DP-SGD (which spends budget): "
             "refit PrivRecourse, or give PrivRecourse a black box as `estimator`."
         )
