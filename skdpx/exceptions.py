@@ -1,5 +1,5 @@
 """Exceptions and warnings of skdpx (diffprivlib's, so both libraries agree)."""
 
-from .privacy import BudgetError, LedgerDetachedError, PrivacyLeakWarning
+from .privacy import BudgetError, LedgerDetachedError, PrivacyLeakWarning, UncappedBudgetWarning
 
-__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning"]
+__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "UncappedBudgetWarning"]

@@ -20,7 +20,6 @@ from skdpx.privacy import (
     DPEstimator,
     SpendPlan,
     calibrate_noise,
-    check_bounds,
     clip_to_bounds,
     gaussian_event,
     gaussian_release,
@@ -53,24 +52,25 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         classes, codes = np.unique(y, return_inverse=True)
-        lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        return X, codes, classes, lower, upper
+        return X, codes, classes
 
-    def _plan_spend(self, data, relation):
-        _, _, _, lower, upper = data
-        radius = float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))
-        sensitivity = math.sqrt(radius**2 + 1.0) * (math.sqrt(2) if relation == "replace_one" else 1)
-        z = calibrate_noise(self.epsilon, self.delta)
+    def _plan_spend(self, data, relation, bounds):
+        z = calibrate_noise(self.epsilon, self.delta, prior=bounds.event)
         return SpendPlan(gaussian_event(z), "class sums and counts", noise_multiplier=z,
-                         sensitivity=sensitivity)
+                         relation=relation)
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, codes, classes, lower, upper = data
+        X, codes, classes = data
+        lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
+        # the sensitivity from the bounds (the event does not depend on it)
+        radius = float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))
+        sensitivity = math.sqrt(radius**2 + 1.0) * (
+            math.sqrt(2) if plan.relation == "replace_one" else 1)
         X = clip_to_bounds(X, lower, upper)
         onehot = np.eye(len(classes))[codes]
         stats = np.hstack([onehot.T @ X, onehot.sum(axis=0)[:, None]])
         stats = gaussian_release(stats, noise_multiplier=plan.noise_multiplier,
-                                 sensitivity=plan.sensitivity, noise=noise, commitment=commitment)
+                                 sensitivity=sensitivity, noise=noise, commitment=commitment)
         sums, counts = stats[:, :-1], np.maximum(stats[:, -1:], 1.0)
         self.classes_ = classes
         self.bounds_ = (lower, upper)

@@ -18,7 +18,7 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
-    check_bounds,
+    compose_events,
     gaussian_event,
     gaussian_release,
     laplace_event,
@@ -151,8 +151,19 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         (multi-class: the most probable of the others, the paper's
         unspecified scenario).
     bounds : tuple (lower, upper) or None
-        Public bounds of the features; None reads them from the data and
-        raises a PrivacyLeakWarning.
+        Public bounds of the features (scalars or arrays); data are clipped
+        to them.
+        ``None`` estimates them with a DP histogram charged inside this
+        estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
+        it, coarse on small data; never the raw minimum and maximum), with a
+        ``PrivacyLeakWarning`` that declared bounds are better. Bounds with
+        lower == upper for every feature are refused.
+    classes : array-like or None, default=None
+        The public label set. ``None`` reads it from ``y`` with a
+        ``PrivacyLeakWarning``: the labels present are then a release about
+        the rows (assumed public, not declared). A label of ``y`` outside
+        the declared set is refused before anything is spent.
+        With a black box (``estimator``), its ``classes_`` must match them.
     accountant : PrivacyLedger, BudgetAccountant or None
         Where the spend is recorded too; its ``relation`` is the
         neighbouring relation the fit is calibrated under.
@@ -202,6 +213,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
 
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
+        "classes": ["array-like", None],
         "estimator": [HasMethods(["predict_proba"]), None],
         "latent_dim": [Interval(Integral, 1, None, closed="left")],
         "ae_method": [StrOptions({"functional", "dpsgd"})],
@@ -232,6 +244,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         init_blend=0.0,
         desired_class="opposite",
         bounds=None,
+        classes=None,
         accountant=None,
         random_state=None,
     ):
@@ -249,6 +262,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         self.init_blend = init_blend
         self.desired_class = desired_class
         self.bounds = bounds
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
 
@@ -287,10 +301,9 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if not all(h >= 1 for h in hidden):
             raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
-        lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        return X, y, hidden, lower, upper
+        return X, y, hidden
 
-    def _plan_spend(self, data, relation):
+    def _plan_spend(self, data, relation, bounds):
         """The whole fit: the autoencoder's release, then the prototypes'.
 
         The autoencoder gets ``_AE_SHARE`` of epsilon (and half of delta
@@ -298,7 +311,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         planned autoencoder event as ``prior``, so that the two compose to
         exactly (``epsilon``, ``delta``).
         """
-        X, _, _, _, _ = data
+        X, _, _ = data
         n, d = X.shape
         n_classes = len(self.classes_)
         functional = self.ae_method == "functional"
@@ -309,7 +322,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
                 f"{relation!r}. Use ae_method='functional' (calibrated under either relation) "
                 "or an add-or-remove ledger."
             )
-        ae_epsilon = self.epsilon * _AE_SHARE
+        ae_epsilon = self.epsilon * (1 - bounds.share) * _AE_SHARE
         plan = {"relation": relation}
         if functional:
             plan["ae_noise_multiplier"] = 0.0 if np.isinf(self.epsilon) else 1.0 / ae_epsilon
@@ -324,13 +337,13 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
             return SpendPlan(NonPrivateDpEvent(), "non-private fit (epsilon=inf)",
                              prototype_noise_multiplier=0.0, **plan)
-        z = calibrate_noise(self.epsilon, self.delta, prior=ae_event)
+        z = calibrate_noise(self.epsilon, self.delta, prior=compose_events(bounds.event, ae_event))
         return SpendPlan(ComposedDpEvent([ae_event, gaussian_event(z)]),
                          f"{ae_label} + {proto_label}", prototype_noise_multiplier=z, **plan)
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, y, hidden, lower, upper = data
-        self.bounds_ = (lower, upper)
+        X, y, hidden = data
+        self.bounds_ = plan.bounds.release(X, noise=noise, commitment=commitment)
         X11 = self._scaler().transform(X)
         # the classes of the rows: they enter the releases only through the
         # prototypes' table (whose sensitivity covers any class of a row)

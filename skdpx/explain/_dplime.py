@@ -18,7 +18,6 @@ from ..privacy import (
     NoOpDpEvent,
     SpendPlan,
     calibrate_noise,
-    check_bounds,
     exponential_release,
     gaussian_epsilon,
     gaussian_event,
@@ -146,8 +145,13 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         reuse it; 0 reuses identical queries only.
     on_budget_exhausted : {"noninteractive", "raise"}, default="noninteractive"
     bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features; ``None`` reads them from the data and
-        raises a ``PrivacyLeakWarning``.
+        Public bounds of the features (scalars or arrays); data are clipped
+        to them.
+        ``None`` estimates them with a DP histogram charged inside this
+        estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
+        it, coarse on small data; never the raw minimum and maximum), with a
+        ``PrivacyLeakWarning`` that declared bounds are better. Bounds with
+        lower == upper for every feature are refused.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
         Where every spend is recorded as well; its neighbouring relation is
         the one the sensitivity is calibrated under.
@@ -289,10 +293,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 f"epsilon_per_query ({self.epsilon_per_query:g}) exceeds the total epsilon "
                 f"({self.epsilon:g}): no query could ever be answered interactively."
             )
-        lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        return X, y, lower, upper
+        return X, y
 
-    def _plan_spend(self, data, relation):
+    def _plan_spend(self, data, relation, bounds):
         """Nothing is released at fit: a no-op plan, and the queries' calibration.
 
         The gradient's sensitivity under ``relation`` (add-or-remove:
@@ -314,8 +317,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                          warm_start_epsilon=warm_start_epsilon)
 
     def _private_fit(self, data, plan, commitment, noise):
-        # nothing is released here (the plan is a no-op): the noise source is unused
-        X, y, lower, upper = data
+        # nothing is released here but the bounds when they are not declared
+        X, y = data
+        lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         if self.estimator is None:
             labels = np.clip(np.asarray(y, dtype=float), -1.0, 1.0)[:, None]
         else:

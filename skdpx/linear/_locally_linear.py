@@ -21,7 +21,8 @@ from ..privacy import (
     DPEstimator,
     SpendPlan,
     calibrate_noise,
-    check_bounds,
+    check_classes,
+    compose_events,
     dense_clipped_grad,
     dense_grad_sq_norms,
     gaussian_event,
@@ -158,8 +159,18 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         DP-SGD's noise is then calibrated for what remains, the two composed
         with the PLD accountant.
     bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features (scalars or arrays). ``None`` reads
-        them from the data and raises a ``PrivacyLeakWarning``.
+        Public bounds of the features (scalars or arrays); data are clipped
+        to them.
+        ``None`` estimates them with a DP histogram charged inside this
+        estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
+        it, coarse on small data; never the raw minimum and maximum), with a
+        ``PrivacyLeakWarning`` that declared bounds are better. Bounds with
+        lower == upper for every feature are refused.
+    classes : array-like or None, default=None
+        The public label set. ``None`` reads it from ``y`` with a
+        ``PrivacyLeakWarning``: the labels present are then a release about
+        the rows (assumed public, not declared). A label of ``y`` outside
+        the declared set is refused before anything is spent.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
         Where the spends are recorded as well (shared budget); its relation
         must be ``"add_or_remove"``.
@@ -238,6 +249,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
 
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
+        "classes": ["array-like", None],
         "n_maps": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="neither")],
         "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
@@ -269,6 +281,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         center=True,
         center_budget=0.05,
         bounds=None,
+        classes=None,
         accountant=None,
         random_state=None,
     ):
@@ -287,6 +300,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         self.center = center
         self.center_budget = center_budget
         self.bounds = bounds
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
 
@@ -316,16 +330,11 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     def _validate_fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"DPLocallyLinearClassifier needs samples of at least 2 classes in the data, "
-                f"but the data contain only one class: {classes[0]!r}."
-            )
-        lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
-        return X, codes, classes, BoundsScaler(lower, upper)
+        classes, codes = check_classes(
+            self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
+        return X, codes, classes
 
-    def _plan_spend(self, data, relation):
+    def _plan_spend(self, data, relation, bounds):
         """Both releases as one composed event, from public facts only.
 
         Sensitivities (the privacy unit is one training row):
@@ -349,7 +358,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
                 "is accounted for add-or-remove neighbours only; the ledger's relation is "
                 f"{relation!r}. Use a PrivacyLedger(relation='add_or_remove') as accountant."
             )
-        X, _, _, scaler = data
+        X, _, _ = data
         private = not math.isinf(self.epsilon)
         events, labels = [], []
         z_mean, mean_event = 0.0, None
@@ -362,12 +371,12 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         engine = DPSGD.from_budget(
             self.epsilon, self.delta, n_samples=X.shape[0], batch_size=self.batch_size,
             epochs=self.epochs, max_grad_norm=self.max_grad_norm,
-            prior=mean_event if private else None,
+            prior=compose_events(bounds.event, mean_event) if private else None,
         )
         events.append(engine.planned_event())
         labels.append("DP-SGD training")
         # add-or-remove (see above); d' from the public bounds
-        mean_sensitivity = 0.5 * math.sqrt(max(1, np.count_nonzero(~scaler.constant)))
+        mean_sensitivity = 0.5 * math.sqrt(max(1, bounds.n_varying))
         event = events[0] if len(events) == 1 else ComposedDpEvent(events)
         return SpendPlan(
             event, " + ".join(labels), engine=engine,
@@ -375,7 +384,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         )
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, codes, classes, scaler = data
+        X, codes, classes = data
+        scaler = BoundsScaler(*plan.bounds.release(X, noise=noise, commitment=commitment))
         n, d = X.shape
         k, m = len(classes), self.n_maps
         engine = plan.engine

@@ -20,6 +20,7 @@ from ._accounting import (
     PureDpEvent,
     calibrate_laplace,
     calibrate_noise,
+    compose_events,
     compute_epsilon,
     event_from_json,
     event_to_json,
@@ -33,11 +34,13 @@ from ._accounting import (
     gaussian_to_pure,
 )
 from ._audit import GDPAudit, GDPAuditWarning, audit_epsilon, audit_gdp
+from ._bounds import BOUNDS_SHARE, FitBounds, bounds_bins, histogram_bounds
 from ._budget import (
     BUDGET_PARAMETER_CONSTRAINTS,
     Commitment,
     EstimatorLedger,
     SpendReportMixin,
+    UncappedBudgetWarning,
     resolve_ledger,
 )
 from ._dpsgd import DPSGD, dense_clipped_grad, dense_grad_sq_norms
@@ -59,6 +62,7 @@ from ._validation import (
     EPSILON_CONSTRAINT,
     BoundsScaler,
     check_bounds,
+    check_classes,
     clip_to_bounds,
     scale_to_bounds,
 )
@@ -70,10 +74,12 @@ __all__ = [
     "ComposedDpEvent",
     "Commitment",
     "DELTA_CONSTRAINT",
+    "BOUNDS_SHARE",
     "DPEstimator",
     "DPSGD",
     "EPSILON_CONSTRAINT",
     "EstimatorLedger",
+    "FitBounds",
     "GDPAudit",
     "GDPAuditWarning",
     "LedgerDetachedError",
@@ -86,12 +92,16 @@ __all__ = [
     "RELATIONS",
     "SpendPlan",
     "SpendReportMixin",
+    "UncappedBudgetWarning",
     "audit_epsilon",
     "audit_gdp",
+    "bounds_bins",
     "calibrate_laplace",
     "calibrate_noise",
     "check_bounds",
+    "check_classes",
     "clip_to_bounds",
+    "compose_events",
     "compute_epsilon",
     "dense_clipped_grad",
     "dense_grad_sq_norms",
@@ -113,6 +123,7 @@ __all__ = [
     "poisson_sample",
     "pure_event",
     "pure_to_gaussian",
+    "histogram_bounds",
     "gaussian_to_pure",
     "resolve_ledger",
     "scale_to_bounds",

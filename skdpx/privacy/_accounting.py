@@ -43,6 +43,7 @@ __all__ = [
     "PureDpEvent",
     "calibrate_laplace",
     "calibrate_noise",
+    "compose_events",
     "compute_epsilon",
     "event_from_json",
     "event_to_json",
@@ -113,6 +114,14 @@ def laplace_event(noise_multiplier, *, steps=1):
         return dp_accounting.NonPrivateDpEvent()
     event = dp_accounting.LaplaceDpEvent(float(noise_multiplier))
     return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, int(steps))
+
+
+def compose_events(*events):
+    """The composition of the given events, skipping None and no-ops (None if nothing is left)."""
+    kept = [e for e in events if e is not None and not isinstance(e, dp_accounting.NoOpDpEvent)]
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else dp_accounting.ComposedDpEvent(kept)
 
 
 def pure_event(epsilon):

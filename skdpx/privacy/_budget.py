@@ -3,18 +3,21 @@
 from collections import Counter
 from functools import lru_cache
 import math
+import warnings
 
 from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.utils.validation import check_is_fitted
 
 from ._accounting import event_to_json, is_pure, leaf_counts
 from ._ledger import PrivacyLedger
+from ._random import _outside_stacklevel
 
 from ._validation import DELTA_CONSTRAINT, EPSILON_CONSTRAINT
 
 __all__ = [
     "BUDGET_PARAMETER_CONSTRAINTS", "Commitment", "EstimatorLedger", "SpendReportMixin",
-    "resolve_ledger",
+    "UncappedBudgetWarning", "resolve_ledger",
 ]
 
 #: The parameter constraints every skdpx estimator shares (scikit-learn's
@@ -28,21 +31,36 @@ BUDGET_PARAMETER_CONSTRAINTS = {
 }
 
 
+class UncappedBudgetWarning(PrivacyLeakWarning):
+    """A fit was given no ledger: nothing caps the total spent on its data."""
+
+
+_UNCAPPED = (
+    "accountant=None: this fit's spends are recorded in a fresh, uncapped ledger of its own, "
+    "so nothing caps the total spent on these data (each refit, and each estimator on the same "
+    "rows, spends its epsilon again). Give every estimator on the same private data one "
+    "skdpx.privacy.PrivacyLedger(epsilon=..., delta=...) as accountant (path=... to persist it)."
+)
+
+
 def resolve_ledger(accountant):
     """The PrivacyLedger that an estimator's ``accountant`` parameter names.
 
     Parameters
     ----------
     accountant : PrivacyLedger, diffprivlib.BudgetAccountant or None
-        A ledger is used as it is. A BudgetAccountant (``None``: diffprivlib's
-        default one, ``BudgetAccountant.load_default(None)``) gets a fresh,
-        uncapped ledger that mirrors every spend into it, so its own cap is
-        enforced by diffprivlib.
+        A ledger is used as it is. A BudgetAccountant gets a fresh, uncapped
+        ledger that mirrors every spend into it, so its own cap is enforced
+        by diffprivlib too. ``None``: a fresh, uncapped ledger for this fit
+        alone, and an :class:`UncappedBudgetWarning` (nothing caps the total
+        spent on these data). Spends are never copied into diffprivlib's
+        global default accountant: it composes naively and has no cap.
     """
     if isinstance(accountant, PrivacyLedger):
         return accountant
     if accountant is None:
-        accountant = BudgetAccountant.load_default(None)
+        warnings.warn(_UNCAPPED, UncappedBudgetWarning, stacklevel=_outside_stacklevel())
+        return PrivacyLedger()
     if isinstance(accountant, BudgetAccountant):
         return PrivacyLedger(accountant=accountant)
     raise TypeError(

@@ -12,9 +12,12 @@ and nothing refunds it. An error raised by ``_validate_fit`` or
 
 from types import SimpleNamespace
 
-from dp_accounting import NoOpDpEvent
+import numpy as np
+
+from dp_accounting import ComposedDpEvent, NoOpDpEvent
 from sklearn.base import BaseEstimator, _fit_context
 
+from ._bounds import FitBounds
 from ._budget import EstimatorLedger, SpendReportMixin
 from ._random import noise_source
 
@@ -36,17 +39,32 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
 
     * ``_validate_fit(X, y)`` -> ``data`` (anything): validation only; a
       ``ValueError`` here spends nothing;
-    * ``_plan_spend(data, relation)`` -> :class:`SpendPlan`: the whole spend
-      of the fit, calibrated under the ledger's neighbouring ``relation``
-      (raise ``ValueError`` for a relation the estimator cannot calibrate
-      for); it must not read the private values;
-    * ``_private_fit(data, plan, commitment, noise)``: the fit; every
-      release goes through the privacy core's release functions with
+    * ``_plan_spend(data, relation, bounds)`` -> :class:`SpendPlan`: the
+      whole spend of the fit but the bounds', calibrated under the ledger's
+      neighbouring ``relation`` (raise ``ValueError`` for a relation the
+      estimator cannot calibrate for) with ``bounds.event`` (the DP
+      bounds' cost, or None when they are declared) as prior, so that the
+      two meet (epsilon, delta) together; it must not read the private
+      values;
+    * ``_private_fit(data, plan, commitment, noise)``: the fit; its first
+      release is ``plan.bounds.release(X, noise=noise,
+      commitment=commitment)`` (the declared bounds, or the DP estimate);
+      every release goes through the privacy core's release functions with
       ``commitment`` and ``noise``.
+
+    ``bounds`` (a :class:`~skdpx.privacy.FitBounds`) is made from the
+    estimator's ``bounds`` parameter before anything is spent: declared
+    bounds are validated; ``None`` plans a DP estimate inside epsilon
+    (never the raw extremes) with a ``PrivacyLeakWarning``.
 
     Their fitted ``ledger_`` (an :class:`EstimatorLedger`) reports
     ``epsilon_spent_`` and ``delta_spent_``.
     """
+
+    #: Fewer rows than this are refused before anything is spent: a DP
+    #: release about so few rows is noise (a count's noise at epsilon = 1 is
+    #: already about one row).
+    _min_samples = 10
 
     def _new_ledger(self):
         # the shared ledger's labels name the estimator
@@ -67,14 +85,29 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         self
         """
         data = self._validate_fit(X, y)
+        # validated above: a sequence, an array, a DataFrame, or an array-like
+        n_samples = len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0]
+        if n_samples < self._min_samples:
+            raise ValueError(
+                f"{type(self).__name__} needs at least {self._min_samples} samples to release "
+                f"anything useful; got n_samples = {n_samples}. Nothing was spent."
+            )
         ledger = self._new_ledger()
-        plan = self._plan_spend(data, ledger.relation)
+        bounds = FitBounds(self.bounds, self.n_features_in_, epsilon=self.epsilon,
+                           delta=self.delta, relation=ledger.relation)
+        plan = self._plan_spend(data, ledger.relation, bounds)
+        plan.bounds = bounds
         noise = noise_source(self.random_state)
-        if isinstance(plan.event, NoOpDpEvent):
+        event, label = plan.event, plan.label
+        if bounds.event is not None:
+            event = (bounds.event if isinstance(event, NoOpDpEvent)
+                     else ComposedDpEvent([bounds.event, event]))
+            label = bounds.label + " + " + label
+        if isinstance(event, NoOpDpEvent):
             commitment = None
         else:
             # committed before any mechanism reads the private rows: final
-            commitment = ledger.commit(plan.event, plan.label)
+            commitment = ledger.commit(event, label)
         self._private_fit(data, plan, commitment, noise)
         self.ledger_ = ledger
         return self

@@ -8,10 +8,11 @@ import sqlite3
 import threading
 import time
 import uuid
+import warnings
 import weakref
 
 from diffprivlib.accountant import BudgetAccountant
-from diffprivlib.utils import BudgetError
+from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 import dp_accounting
 
 from ._accounting import epsilon_of_spends, event_from_json, event_to_json, is_pure
@@ -31,13 +32,26 @@ _LIVE = weakref.WeakValueDictionary()  # uid -> ledger, this process's live ledg
 
 
 class LedgerDetachedError(RuntimeError):
-    """A copy of an in-memory ledger was asked to spend in another process.
+    """A copy of an in-memory ledger was asked to spend.
 
-    Its spends would never reach the original ledger, so they would be
-    silently lost. Use a file-backed ledger (``path=...``) to share one budget
-    between processes, or :meth:`PrivacyLedger.resume` to make the copy the
-    ledger of record.
+    An in-memory ledger restored from a pickle (in a worker process, after a
+    restart, or once the original is gone) is a read-only record: its spends
+    would never reach the ledger of record, and an older copy would grant
+    again a budget already spent. Use a file-backed ledger
+    (``PrivacyLedger(path="budget.sqlite")``) to share one budget between
+    processes and restarts, or :meth:`PrivacyLedger.resume` (with a warning)
+    to make a copy the ledger of record.
     """
+
+
+_DETACHED_MESSAGE = (
+    "this PrivacyLedger is a read-only copy of an in-memory ledger (restored from a pickle, "
+    "e.g. in a worker process of GridSearchCV(n_jobs>1) or after a restart): its spends "
+    "would not reach the ledger of record, and an older copy would grant again a budget "
+    "already spent. To share one budget between processes and restarts, use a file-backed "
+    "ledger: PrivacyLedger(path='budget.sqlite'). Call resume() only if this copy is "
+    "knowingly the one ledger of record."
+)
 
 
 class PrivacyLedger:
@@ -235,11 +249,7 @@ class PrivacyLedger:
         # A copy in another process (unpickled there, or inherited by fork)
         # would spend where the original never sees it.
         if self._detached or (self._path is None and self._pid != os.getpid()):
-            raise LedgerDetachedError(
-                "this PrivacyLedger was unpickled in another process; its spends would not "
-                "reach the original ledger. Use PrivacyLedger(path=...) to share a budget "
-                "between processes, or call resume() if this copy is the ledger of record."
-            )
+            raise LedgerDetachedError(_DETACHED_MESSAGE)
         with self._lock:
             if self._path is None:
                 self._check_entries(self._entries + [entry], entry)
@@ -258,8 +268,27 @@ class PrivacyLedger:
                 self.accountant.spend(*self._own_cost(entry))
         return entry["id"]
 
+    @property
+    def read_only(self):
+        """Whether this is a read-only copy (restored from a pickle; see :meth:`resume`)."""
+        return self._detached or (self._path is None and self._pid != os.getpid())
+
     def resume(self):
-        """Make this unpickled copy the ledger of record in this process."""
+        """Make this read-only copy the ledger of record, with a warning.
+
+        The copy holds the spends recorded when it was pickled, not those
+        recorded since by the original or by other copies: resuming an
+        older copy, or two copies, grants again a budget already spent.
+        Do it only for the one copy that is knowingly the record (e.g. the
+        original is gone for good); a file-backed ledger
+        (``path=...``) is the way to persist a budget.
+        """
+        if self.read_only and self._path is None:
+            warnings.warn(
+                f"resuming a copy of an in-memory PrivacyLedger with {len(self._entries)} "
+                "spends: any spend recorded since it was pickled, by the original or by another "
+                "copy, is not in it and will be granted again. Persist budgets with "
+                "PrivacyLedger(path=...).", PrivacyLeakWarning, stacklevel=2)
         self._detached = False
         self._pid = os.getpid()
         return self
@@ -433,8 +462,10 @@ def _restore_ledger(state):
     ledger._uid = state["uid"]
     ledger._pid = state["pid"]
     ledger._lock = threading.RLock()
-    # An in-memory copy in another process would spend where nobody looks.
-    ledger._detached = ledger._path is None and state["pid"] != os.getpid()
+    # An in-memory copy restored from a pickle (the original is not live in
+    # this process) is a read-only record: it would spend where nobody looks,
+    # and an older copy would grant again what was spent since.
+    ledger._detached = ledger._path is None
     if ledger._path is not None:
         # the file is the ledger of record: it must still hold this cap and relation
         ledger._open_file(explicit_cap=True)

@@ -7,11 +7,14 @@ from diffprivlib.utils import PrivacyLeakWarning
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ._random import _outside_stacklevel
+
 __all__ = [
     "BoundsScaler",
     "DELTA_CONSTRAINT",
     "EPSILON_CONSTRAINT",
     "check_bounds",
+    "check_classes",
     "clip_to_bounds",
     "scale_to_bounds",
 ]
@@ -51,37 +54,27 @@ def check_random_state(seed):
     )
 
 
-def check_bounds(bounds, n_features, *, X=None, dtype=float):
-    """Validate ``bounds`` = (lower, upper) and broadcast them to ``n_features``.
+def check_bounds(bounds, n_features, *, dtype=float):
+    """Validate declared ``bounds`` = (lower, upper) and broadcast them to ``n_features``.
+
+    Bounds are never read from the data here: an estimator given
+    ``bounds=None`` estimates them with a DP mechanism inside its budget
+    (:class:`~skdpx.privacy.FitBounds`).
 
     Parameters
     ----------
-    bounds : tuple (lower, upper) or None
+    bounds : tuple (lower, upper)
         Scalars or arrays of length ``n_features``; each lower <= upper, all
-        finite. ``None`` reads the bounds from ``X`` and raises a
-        :class:`~diffprivlib.utils.PrivacyLeakWarning`: bounds taken from
-        private data are themselves a release that is not differentially
-        private.
+        finite.
     n_features : int
-    X : array-like of shape (n_samples, n_features), optional
-        Only used when ``bounds`` is None.
 
     Returns
     -------
     lower, upper : ndarray of shape (n_features,)
     """
     if bounds is None:
-        if X is None:
-            raise ValueError("bounds is None and there is no data to read them from.")
-        warnings.warn(
-            "Bounds have not been specified and will be calculated on the data provided. "
-            "This will result in additional privacy leakage. To ensure differential privacy "
-            "and no additional privacy leakage, specify bounds for each dimension.",
-            PrivacyLeakWarning,
-            stacklevel=2,
-        )
-        X = np.asarray(X, dtype=dtype)
-        return np.min(X, axis=0).astype(dtype), np.max(X, axis=0).astype(dtype)
+        raise ValueError("bounds are None: declare them, or let the estimator estimate them "
+                         "with DP (skdpx.privacy.FitBounds).")
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise ValueError(
             f"bounds must be a tuple (lower, upper) of scalars or arrays, got {bounds!r}."
@@ -106,6 +99,57 @@ def check_bounds(bounds, n_features, *, X=None, dtype=float):
     if np.any(lower > upper):
         raise ValueError("each lower bound must be <= its upper bound.")
     return lower, upper
+
+
+def check_classes(classes, y, *, needs="the fit needs"):
+    """The public label set and the rows' codes in it.
+
+    Parameters
+    ----------
+    classes : array-like or None
+        The declared, public label set (sorted here). ``None`` reads it from
+        ``y`` with a :class:`~diffprivlib.utils.PrivacyLeakWarning`: the set
+        of labels present is then a release about the rows (a label held by
+        one row reveals that row), assumed public but not declared.
+    y : ndarray of shape (n_samples,)
+        Validated labels.
+    needs : str
+        Starts the error raised for fewer than two classes.
+
+    Returns
+    -------
+    classes : ndarray
+    codes : ndarray of int
+        The index of each row's label in ``classes``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two classes, or a label of ``y`` not in the declared
+        ``classes`` (before anything is spent).
+    """
+    if classes is None:
+        present, codes = np.unique(y, return_inverse=True)
+        if len(present) < 2:
+            raise ValueError(f"{needs} at least two classes; got 1 class: {present[0]!r}.")
+        warnings.warn(
+            "classes=None: the label set is read from y and released as classes_ (a label "
+            "held by few rows reveals them). Declare the public label set with classes=[...].",
+            PrivacyLeakWarning, stacklevel=_outside_stacklevel())
+        return present, codes.ravel()
+    declared = np.unique(np.asarray(classes))
+    if declared.ndim != 1 or len(declared) < 2:
+        raise ValueError(f"{needs} at least two classes; classes={classes!r} declares "
+                         f"{len(declared)}.")
+    try:
+        codes = np.searchsorted(declared, y)
+        known = (codes < len(declared)) & (declared[np.minimum(codes, len(declared) - 1)] == y)
+    except TypeError as exc:  # labels of another type than the declared ones
+        raise ValueError(f"the labels in y are not comparable with classes={classes!r}.") from exc
+    if not np.all(known):
+        raise ValueError(f"y holds labels that are not in the declared classes={classes!r} "
+                         f"(e.g. {np.asarray(y)[~known][0]!r}). Nothing was spent.")
+    return declared, codes
 
 
 def clip_to_bounds(X, lower, upper):

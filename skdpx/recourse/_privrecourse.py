@@ -22,7 +22,7 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
-    check_bounds,
+    compose_events,
     gaussian_event,
 )
 from ..utils._targets import validate_classes
@@ -122,8 +122,13 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         With a few epochs of DP-SGD on thousands of rows it matters little.
         Tuning it on the private data would itself leak.
     bounds : tuple (lower, upper) or None
-        Public bounds of the features; None reads them from the data and
-        raises a PrivacyLeakWarning.
+        Public bounds of the features (scalars or arrays); data are clipped
+        to them.
+        ``None`` estimates them with a DP histogram charged inside this
+        estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
+        it, coarse on small data; never the raw minimum and maximum), with a
+        ``PrivacyLeakWarning`` that declared bounds are better. Bounds with
+        lower == upper for every feature are refused.
     max_iter : int, default=2
         Lloyd iterations (each one a noisy release; the noisy-marginal
         initialisation is one more).
@@ -133,6 +138,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         coordinates' noise is then at most ``1 / count_threshold`` of each
         feature's range (in standard deviations). Higher keeps fewer, more
         precise centres; it is post-processing, so it costs nothing.
+    classes : array-like or None, default=None
+        The public label set. ``None`` reads it from ``y`` with a
+        ``PrivacyLeakWarning``: the labels present are then a release about
+        the rows (assumed public, not declared). A label of ``y`` outside
+        the declared set is refused before anything is spent.
+        With a black box (``estimator``), its ``classes_`` must match them.
     accountant : PrivacyLedger, BudgetAccountant or None
         Where the spend is recorded as well (shared budget); its relation is
         the one the fit is calibrated under.
@@ -208,6 +219,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
+        "classes": ["array-like", None],
         "estimator": [HasMethods(["predict"]), None],
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "distance_threshold": [Interval(Real, 0, None, closed="neither"), None],
@@ -240,6 +252,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         bounds=None,
         max_iter=2,
         count_threshold=5.0,
+        classes=None,
         accountant=None,
         random_state=None,
     ):
@@ -256,6 +269,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self.model_share = model_share
         self.model_C = model_C
         self.bounds = bounds
+        self.classes = classes
         self.max_iter = max_iter
         self.count_threshold = count_threshold
         self.accountant = accountant
@@ -325,12 +339,10 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                 seen[f] = name
         if not math.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the clustering's Gaussian releases need delta > 0.")
-        lower, upper = check_bounds(self.bounds, X.shape[1], X=X)
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
-        return SimpleNamespace(X=X, y=y, lower=lower, upper=upper, favorable=favorable,
-                               sets=sets)
+        return SimpleNamespace(X=X, y=y, favorable=favorable, sets=sets)
 
-    def _plan_spend(self, data, relation):
+    def _plan_spend(self, data, relation, bounds):
         """The model's DP-SGD steps and the clustering's releases, from public facts.
 
         The DP-SGD engine is calibrated for (``model_share * epsilon``,
@@ -356,7 +368,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             )
         events, engine, model_epsilon, label = [], None, 0.0, ""
         if train_model:
-            model_epsilon = float(self.epsilon * self.model_share)
+            model_epsilon = float(self.epsilon * (1 - bounds.share) * self.model_share)
             engine = DPSGD.from_budget(
                 model_epsilon, self.delta, n_samples=n, batch_size=_model.batch_size(n),
                 epochs=_model.EPOCHS, max_grad_norm=_model.MAX_GRAD_NORM)
@@ -364,7 +376,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             label = (f"black box: DP-SGD logistic regression ({engine.max_steps} steps, "
                      f"sampling rate {engine.sample_rate:.3g}) + ")
         noise_multiplier = calibrate_noise(self.epsilon, self.delta, steps=releases,
-                                           prior=events[0] if events else None)
+                                           prior=compose_events(bounds.event, *events))
         events.append(gaussian_event(noise_multiplier, steps=releases))
         label += (f"DP k-means: {d} initial histograms and {self.max_iter} Lloyd tables of "
                   f"{self.n_clusters} clusters ({releases} Gaussian releases)")
@@ -373,7 +385,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                          engine=engine, model_epsilon=model_epsilon)
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, lower, upper = data.X, data.lower, data.upper
+        X = data.X
+        lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         self.favorable_class_ = data.favorable
         self._immutable, self._increasing, self._decreasing = data.sets.values()
         self.bounds_ = (lower, upper)

@@ -4,12 +4,16 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ..privacy import check_classes
+
 
 def validate_classes(estimator, X, y, needs):
     """Validate X (and y when ``estimator.estimator`` is None) and set ``classes_``.
 
-    The classes are those of ``y`` (read from the data, as scikit-learn and
-    diffprivlib classifiers do) or the black box's public ``classes_``.
+    The classes are the estimator's declared ``classes`` (public), else
+    those of ``y`` (read from the data with a PrivacyLeakWarning, see
+    :func:`skdpx.privacy.check_classes`), or the black box's public
+    ``classes_``.
     ``needs`` starts the error raised for fewer than two classes, e.g.
     "recourse needs".
 
@@ -19,15 +23,20 @@ def validate_classes(estimator, X, y, needs):
     y : ndarray or None
         Validated ``y`` when there is no black box, else None.
     """
+    declared = getattr(estimator, "classes", None)
     if estimator.estimator is None:
         X, y = validate_data(estimator, X, y, dtype=np.float64)
         check_classification_targets(y)
-        estimator.classes_ = np.unique(y)
+        estimator.classes_, _ = check_classes(declared, y, needs=needs)
     else:
         X, y = validate_data(estimator, X, dtype=np.float64), None
         if not hasattr(estimator.estimator, "classes_"):
             raise ValueError("estimator must be a fitted classifier with classes_.")
         estimator.classes_ = np.asarray(estimator.estimator.classes_)
+        if declared is not None and not np.array_equal(np.unique(np.asarray(declared)),
+                                                       np.unique(estimator.classes_)):
+            raise ValueError(f"classes={declared!r} differ from the black box's classes_ "
+                             f"{estimator.classes_.tolist()!r}.")
     if len(estimator.classes_) < 2:
         raise ValueError(f"{needs} at least two classes; got {len(estimator.classes_)} class.")
     return X, y
