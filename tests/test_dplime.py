@@ -104,6 +104,22 @@ def test_budget_exhaustion_goes_noninteractive_or_raises(problem):
     assert strict.epsilon_spent_ <= 1.0
 
 
+def _history_copy(explainer):
+    return {key: [None if v is None else np.array(v, copy=True) for v in values]
+            for key, values in explainer.history_.items()}
+
+
+def _assert_same_history(explainer, before):
+    after = explainer.history_
+    assert after.keys() == before.keys()
+    for key in before:
+        assert len(after[key]) == len(before[key]), key
+        for a, b in zip(after[key], before[key]):
+            assert (a is None) == (b is None), key
+            if b is not None:
+                np.testing.assert_array_equal(a, b)
+
+
 def test_bad_queries_raise_and_leave_history_alone(problem):
     X, model = problem
     explainer = _explainer(model).fit(X)
@@ -111,10 +127,24 @@ def test_bad_queries_raise_and_leave_history_alone(problem):
     n, spent = explainer.n_queries_, explainer.epsilon_spent_
     bad = X[:3].copy()
     bad[1, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        explainer.explain(bad)
-    with pytest.raises(ValueError, match="features"):
-        explainer.explain(X[:3, :2])
+    inf = X[:3].copy()
+    inf[0, 0] = np.inf
+    for target in (explainer, explainer.release()):
+        before = _history_copy(target)
+        for method in (target.explain, target.transform):
+            with pytest.raises(ValueError, match="NaN"):
+                method(bad)
+            with pytest.raises(ValueError, match="infinity"):
+                method(inf)
+            with pytest.raises(ValueError, match="features"):
+                method(X[:3, :2])
+            with pytest.raises(ValueError, match="2D"):
+                method(X[0])
+            with pytest.raises(ValueError, match="0 sample"):
+                method(X[:0])
+            with pytest.raises(ValueError):
+                method(np.array([["a", "b", "c", "d"]]))
+        _assert_same_history(target, before)
     assert explainer.n_queries_ == n and explainer.epsilon_spent_ == spent
 
 
@@ -552,10 +582,11 @@ def test_no_generator_is_kept_and_unseeded_answers_differ(problem, strategy):
         a = DPLimeExplainer(model, **params).fit(X)
         b = DPLimeExplainer(model, **params).fit(X)
         assert a.get_params()["random_state"] is None
-        fitted = pickle.dumps(a)
+        with pytest.warns(PrivacyLeakWarning, match="release"):  # the curator's rows
+            fitted = pickle.dumps(a)
         first, second = a.transform(X[:3]), b.transform(X[:3])
     assert not np.allclose(first, second)
-    for blob in (fitted, pickle.dumps(a), pickle.dumps(b)):
+    for blob in (fitted, pickle.dumps(a), pickle.dumps(b), pickle.dumps(a.release())):
         for state in (b"MT19937", b"AESCounter", b"PCG64", b"NoiseSource"):
             assert state not in blob
     assert not any(isinstance(v, (np.random.Generator, np.random.RandomState))
@@ -645,3 +676,154 @@ def test_an_answer_whose_remaining_steps_are_refused_stops_at_its_paid_step(prob
     z = explainer.noise_multiplier_
     assert result.epsilon[0] == pytest.approx(gaussian_epsilon(z, 1e-6, steps=1))
     assert explainer.epsilon_spent_ == pytest.approx(result.epsilon[0], rel=1e-9)
+
+
+# --------------------------------------------------------------------------
+# The curator and its release: the fitted explainer holds the private rows;
+# release() holds DP outputs only; fit_transform's rows stay out of history_
+# --------------------------------------------------------------------------
+
+def _float_hits(blob, values):
+    """How many 8-byte windows of ``blob``, at any offset, are one of ``values`` (float64)."""
+    values = np.unique(np.asarray(values, dtype=np.float64))
+    hits = 0
+    for offset in range(8):
+        n = (len(blob) - offset) // 8
+        words = np.frombuffer(blob, dtype=np.float64, count=n, offset=offset)
+        hits += int(np.isin(words, values).sum())
+    return hits
+
+
+def _public_points(n, seed=1):
+    return np.random.RandomState(seed).uniform(0, 1, size=(n, 4))
+
+
+def test_release_pickles_no_private_row_and_answers_from_its_history(problem):
+    X, model = problem
+    rows = X[:500]
+    ledger = PrivacyLedger(delta=1e-6)
+    # room for 4 answers at 0.5; 3 are paid, so the curator still has budget
+    curator = _explainer(model, epsilon=2.0, accountant=ledger, reuse_distance=0.0).fit(rows)
+    asked = _public_points(3)
+    first = curator.explain(asked)
+    assert first.phase.tolist() == ["interactive"] * 3
+    private = np.r_[rows.ravel(), curator._labels.ravel()]
+    with pytest.warns(PrivacyLeakWarning, match="release"):
+        curator_blob = pickle.dumps(curator)
+    assert _float_hits(curator_blob, rows.ravel()) >= rows.size  # the scan sees rows
+
+    released = curator.release()
+    assert not hasattr(released, "_X") and not hasattr(released, "_labels")
+    assert released.get_params()["estimator"] is None
+    assert released.get_params()["random_state"] is None  # the seed would denoise the answers
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # a released copy does not warn
+        blob = pickle.dumps(released)
+    assert _float_hits(blob, private) == 0
+    loaded = pickle.loads(blob)
+    assert _float_hits(pickle.dumps(vars(loaded)), private) == 0
+
+    spent, n_events = ledger.epsilon_spent, len(ledger)
+    assert curator.epsilon_remaining_ > 0.5 and loaded.epsilon_remaining_ == 0.0
+    again = loaded.explain(asked[[2, 0]])
+    assert again.phase.tolist() == ["reused"] * 2
+    np.testing.assert_array_equal(again.values, first.values[[2, 0]])
+    new = _public_points(4, seed=2)
+    fresh = loaded.explain(new)
+    assert fresh.phase.tolist() == ["noninteractive"] * 4 and np.all(fresh.epsilon == 0)
+    # the nearest past interactive answer, as the curator's non-interactive phase gives
+    nearest = np.argmin(((new[:, None] - asked[None]) ** 2).sum(-1), axis=1)
+    np.testing.assert_array_equal(fresh.values, first.values[nearest])
+    assert ledger.epsilon_spent == spent and len(ledger) == n_events
+    assert loaded.epsilon_spent_ == curator.epsilon_spent_
+    assert loaded.n_queries_ == 3 + 2 + 4 and curator.n_queries_ == 3
+
+    # on_budget_exhausted="raise": a new query has no interactive answer to get
+    loaded.set_params(on_budget_exhausted="raise")
+    n = loaded.n_queries_
+    with pytest.raises(BudgetError, match="released explainer"):
+        loaded.explain(_public_points(2, seed=3))
+    assert loaded.n_queries_ == n
+    assert loaded.explain(asked[:1]).phase.tolist() == ["reused"]
+    assert ledger.epsilon_spent == spent and len(ledger) == n_events
+
+
+def test_pickling_the_curator_warns_and_an_unfitted_explainer_does_not(problem):
+    X, model = problem
+    explainer = _explainer(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        pickle.dumps(explainer)
+    explainer.fit(X[:200])
+    with pytest.warns(PrivacyLeakWarning, match="private explanation rows"):
+        loaded = pickle.loads(pickle.dumps(explainer))
+    np.testing.assert_array_equal(loaded._X, explainer._X)  # the warning changes nothing
+
+
+def test_fit_transform_keeps_no_private_row_in_history(problem):
+    X, model = problem
+    rows = X[:300]
+    bounds = (-1.0, 2.0)  # the history's queries are scaled: look for both units
+    private = np.r_[rows.ravel(), ((rows - bounds[0]) / (bounds[1] - bounds[0])).ravel()]
+    pipe = make_pipeline(FunctionTransformer(),
+                         _explainer(model, epsilon=2.0, max_iter=20, bounds=bounds))
+    with pytest.warns(PrivacyLeakWarning, match="fit_transform"):
+        out = pipe.fit_transform(rows)
+    explainer = pipe[-1]
+    assert out.shape == rows.shape
+    hist = explainer.history_
+    assert len(hist["queries"]) == len(rows) and hist["private"] == [True] * len(rows)
+    assert all(q is None for q in hist["queries"])
+    assert "interactive" in hist["phase"]
+    assert _float_hits(pickle.dumps(hist), private) == 0
+    assert _float_hits(pickle.dumps(explainer.release()), private) == 0
+    # an answer whose query was withheld is never reused, nor used by the
+    # non-interactive phase (the budget is spent: 4 answers at 0.5)
+    assert hist["phase"][0] == "interactive"
+    again = explainer.explain(rows[:1])
+    assert again.phase.tolist() == ["noninteractive"] and np.all(again.values == 0)
+    assert explainer.history_["private"][-1] is False
+
+    # asked to keep them: the curator's history holds the rows (and reuses
+    # their answers); its release still does not
+    keeping = _explainer(model, epsilon=2.0, max_iter=20, bounds=bounds, store_fit_queries=True)
+    with pytest.warns(PrivacyLeakWarning, match="fit_transform"):
+        keeping.fit_transform(rows[:5])
+    assert _float_hits(pickle.dumps(keeping.history_), private) > 0
+    released = keeping.release()
+    assert _float_hits(pickle.dumps(released), private) == 0
+    assert released.explain(rows[:1]).phase.tolist() == ["noninteractive"]
+    assert keeping.explain(rows[:1]).phase.tolist() == ["reused"]
+
+
+def test_an_interrupted_fit_transform_keeps_no_private_row(problem, monkeypatch):
+    X, model = problem
+    # adaptive answers one query at a time: two are recorded before the third is cut
+    explainer = _explainer(model, epsilon=2.0, max_iter=10, strategy="adaptive")
+    _interrupt_call(monkeypatch, 25)  # the third answer's fifth step
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(KeyboardInterrupt):
+        explainer.fit_transform(X[:6])
+    hist = explainer.history_
+    assert hist["phase"] == ["interactive"] * 2 and hist["private"] == [True] * 2
+    assert hist["queries"] == [None, None]
+
+
+@pytest.mark.parametrize("strategy", ["basic", "adaptive"])
+def test_a_refit_on_a_shared_ledger_gets_no_fresh_budget(problem, strategy):
+    X, model = problem
+    ledger = PrivacyLedger(epsilon=1.0, delta=1e-6)
+    explainer = _explainer(model, epsilon=1.0, strategy=strategy, accountant=ledger).fit(X)
+    first = explainer.explain(_public_points(6))
+    assert "interactive" in first.phase and first.phase[-1] == "noninteractive"
+    spent, n_events = ledger.epsilon_spent, len(ledger)
+    explainer.fit(X)  # a new own ledger, the same shared one
+    assert explainer.ledger_.own.epsilon_remaining == 1.0
+    assert explainer.epsilon_remaining_ == pytest.approx(ledger.epsilon_remaining)
+    assert explainer.epsilon_remaining_ < 0.5
+    again = explainer.explain(_public_points(4, seed=2))
+    assert set(again.phase) == {"noninteractive"} and explainer.epsilon_spent_ == 0
+    assert ledger.epsilon_spent == spent and len(ledger) == n_events
+    strict = explainer.set_params(on_budget_exhausted="raise").fit(X)
+    with pytest.raises(BudgetError):
+        strict.explain(_public_points(1, seed=3))
+    assert ledger.epsilon_spent == spent and len(ledger) == n_events

@@ -1,6 +1,8 @@
 """DP local linear explanations of a black box (Patel, Shokri & Zick 2020)."""
 
+from copy import deepcopy
 from numbers import Integral, Real
+import warnings
 
 import numpy as np
 from sklearn.base import TransformerMixin
@@ -16,6 +18,7 @@ from ..privacy import (
     BudgetError,
     DPEstimator,
     NoOpDpEvent,
+    PrivacyLeakWarning,
     SpendPlan,
     calibrate_noise,
     exponential_release,
@@ -43,6 +46,14 @@ _CANDIDATE_SIZES = (3, 10, 30)
 #: ones run ``max_iter`` steps from 0 and are the roots later warm starts
 #: build on
 _MIN_HISTORY = max(_CANDIDATE_SIZES)
+#: the fitted attributes a released explainer keeps (:meth:`DPLimeExplainer.release`):
+#: DP outputs (the history), their record (the ledger), the public calibration
+#: and the public schema. Anything else, the private rows and their labels
+#: above all, stays with the curator.
+_RELEASED_ATTRIBUTES = (
+    "history_", "ledger_", "bounds_", "sensitivity_", "noise_multiplier_",
+    "warm_start_epsilon_", "n_iter_", "n_features_in_", "feature_names_in_",
+)
 
 
 class DPLimeExplainer(TransformerMixin, DPEstimator):
@@ -102,8 +113,18 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     non-interactive (an adaptive answer whose remaining steps are refused is
     its first, paid, step).
 
-    The fitted explainer holds the private explanation dataset (it needs it
-    to answer queries): publish its answers, never the object.
+    The fitted explainer is a curator: it holds the private explanation
+    dataset (it needs it to answer queries), and pickling it warns. Publish
+    its answers, or :meth:`release`: a copy holding only DP outputs (the
+    history), which pickles with no private row and answers from its history
+    alone, for free.
+
+    The queries are public points (the paper's model): ``explain`` and
+    ``transform`` keep them in ``history_``. ``fit_transform`` (what a
+    Pipeline calls) explains the rows of the explanation dataset themselves,
+    which the guarantee does not cover (the queries are then private), and
+    warns; ``history_`` keeps its answers but not those rows, unless
+    ``store_fit_queries``.
 
     Parameters
     ----------
@@ -144,6 +165,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         Queries within this distance (scaled units) of an interactive answer
         reuse it; 0 reuses identical queries only.
     on_budget_exhausted : {"noninteractive", "raise"}, default="noninteractive"
+        What a query the budget cannot pay for gets (in a released
+        explainer, every query not reused): a free non-interactive answer,
+        or ``BudgetError``.
+    store_fit_queries : bool, default=False
+        Whether ``history_`` keeps the rows that ``fit_transform`` explains
+        (rows of the explanation dataset) as their queries; then later
+        queries may reuse their answers. Kept or not, :meth:`release` drops
+        them.
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (scalars or arrays); data are clipped
         to them.
@@ -168,8 +197,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     ----------
     history_ : dict of lists
         ``queries`` (scaled), ``explanations`` (scaled units), ``phase``,
-        ``epsilon`` (the answer's own cost) and ``n_iter`` (gradient steps
-        run) of every answer so far.
+        ``epsilon`` (the answer's own cost), ``n_iter`` (gradient steps
+        run) and ``private`` (whether the query was a row of the explanation
+        dataset, from ``fit_transform``) of every answer so far. The query
+        of a private entry is ``None`` (not kept; its answer is never
+        reused) unless ``store_fit_queries``.
     noise_multiplier_ : float
         Noise standard deviation over ``sensitivity_``, calibrated so that
         one answer (with its warm start, for "adaptive" and "enhanced")
@@ -187,6 +219,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         The explainer's spends (its own cap, and the shared ledger's).
     epsilon_spent_, delta_spent_ : float
     epsilon_remaining_ : float
+        What the explainer may still spend: the smaller of its own cap's
+        remainder and the shared ledger's (0 for a released explainer).
     n_queries_ : int
         Answers given so far.
     n_features_in_ : int
@@ -223,6 +257,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
         "reuse_distance": [Interval(Real, 0, None, closed="left")],
         "on_budget_exhausted": [StrOptions({"noninteractive", "raise"})],
+        "store_fit_queries": ["boolean"],
     }
 
     def __init__(
@@ -238,6 +273,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         kernel_width=None,
         reuse_distance=0.0,
         on_budget_exhausted="noninteractive",
+        store_fit_queries=False,
         bounds=None,
         accountant=None,
         random_state=None,
@@ -252,6 +288,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.kernel_width = kernel_width
         self.reuse_distance = reuse_distance
         self.on_budget_exhausted = on_budget_exhausted
+        self.store_fit_queries = store_fit_queries
         self.bounds = bounds
         self.accountant = accountant
         self.random_state = random_state
@@ -332,7 +369,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.warm_start_epsilon_ = plan.warm_start_epsilon
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
         self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
-                         "n_iter": []}
+                         "n_iter": [], "private": []}
 
     def _black_box_labels(self, X):
         """(m, K) labels in [-1, 1]: 2 P(k | x) - 1, or predict clipped."""
@@ -381,17 +418,34 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             ``epsilon`` what each answer cost, ``phase`` "interactive",
             "reused" or "noninteractive".
         """
+        return self._explain(X, private=False)
+
+    def _explain(self, X, *, private):
+        """Answer the rows of X; ``private``: they are rows of the explanation dataset.
+
+        Invalid input raises before anything is recorded. The query points
+        of a private call are dropped from ``history_`` when the call ends,
+        however it ends (unless ``store_fit_queries``).
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         lower, upper = self.bounds_
         scaler = self._scaler()
         Z = scaler.transform(X)
-        columns = self._query_columns(np.clip(X, lower, upper))
+        if self._is_curator():
+            columns = self._query_columns(np.clip(X, lower, upper))
+        else:  # released: never answers interactively, never asks the black box
+            columns = np.zeros(len(Z), dtype=int)
         # one source per call, never kept: a seeded one is told apart by the
         # number of answers given before
         noise = noise_source(self.random_state, stream=(len(self.history_["queries"]),))
-        phi, phase, cost = self._answer(Z, columns, noise)
-        del noise
+        start = len(self.history_["phase"])
+        try:
+            phi, phase, cost = self._answer(Z, columns, noise)
+        finally:
+            del noise
+            if private:
+                self._withhold(start)
         values = scaler.coef_to_input(phi)
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         return FeatureAttribution(
@@ -403,6 +457,92 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     def transform(self, X):
         """The attributions of :meth:`explain` as an array (n_queries, n_features)."""
         return self.explain(X).values
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on X, then explain the rows of X themselves (what a Pipeline calls).
+
+        The guarantee takes the queries as public points; here they are the
+        protected rows, and each answer is computed at one of them: a
+        ``PrivacyLeakWarning`` says so. Explain public points with
+        :meth:`transform` instead. ``history_`` records the answers with
+        ``private=True`` and no query point (unless ``store_fit_queries``),
+        so later queries never reuse them and :meth:`release` holds no row.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features)
+        y : array-like of shape (m,), optional
+        **fit_params : dict
+            Passed to :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of shape (m, n_features)
+        """
+        warnings.warn(
+            "fit_transform explains the rows of the explanation dataset themselves: the DP "
+            "guarantee takes the queries as public points, and these are the protected rows. "
+            "Fit on the explanation dataset and transform public points instead.",
+            # 3: past scikit-learn's set_output wrapper, at the caller
+            PrivacyLeakWarning, stacklevel=3,
+        )
+        return self.fit(X, y, **fit_params)._explain(X, private=True).values
+
+    def _withhold(self, start):
+        """Mark the answers from ``start`` on as private, and drop their query points."""
+        hist = self.history_
+        stop = len(hist["phase"])
+        hist["private"][start:stop] = [True] * (stop - start)
+        if not self.store_fit_queries:
+            hist["queries"][start:stop] = [None] * (stop - start)
+
+    # ------------------------------------------------------------- curator
+
+    def _is_curator(self):
+        """Whether the explainer holds the private rows (fitted, not released)."""
+        return hasattr(self, "_X")
+
+    def release(self):
+        """A copy holding only DP outputs: it answers from its history, for free.
+
+        The copy keeps the history of answers (with no query point that
+        was a row of the explanation dataset), the ledger that recorded
+        their spends, the public calibration and schema. It holds no private
+        row, no label of one, no black box (``estimator=None``: it never
+        calls it) and no seed (``random_state=None``): it pickles with
+        none of them. It spends nothing: a query within ``reuse_distance``
+        of a past interactive one gets that answer ("reused"), any other
+        the non-interactive answer, or ``BudgetError`` if
+        ``on_budget_exhausted="raise"``. Its ``epsilon_remaining_`` is 0.
+        Fitting it again makes it a curator of the new data.
+
+        Returns
+        -------
+        DPLimeExplainer
+        """
+        check_is_fitted(self)
+        params = self.get_params(deep=False)
+        params.update(estimator=None, random_state=None)
+        released = type(self)(**params)
+        for name in _RELEASED_ATTRIBUTES:
+            if hasattr(self, name):
+                # the ledger is an identity: deepcopy returns the same one
+                setattr(released, name, deepcopy(getattr(self, name)))
+        hist = released.history_
+        hist["queries"] = [None if private else q
+                           for q, private in zip(hist["queries"], hist["private"])]
+        return released
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if "_X" in state:
+            warnings.warn(
+                f"this pickle (or deep copy) of a fitted {type(self).__name__} holds the private "
+                "explanation rows and their labels: keep it private. Pickle release() instead: "
+                "it holds only the DP answers.",
+                PrivacyLeakWarning, stacklevel=2,
+            )
+        return state
 
     def _answer(self, Z, columns, noise):
         n, d = Z.shape
@@ -421,15 +561,23 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             phase[hit], todo[hit] = "reused", False
             self._record(Z[hit], phi[hit], "reused", 0.0, 0)
 
-        # 2. answer new queries interactively while the budget lasts
-        if self.strategy == "basic":
-            self._answer_basic(Z, columns, phi, phase, cost, todo, noise)
-        else:
-            self._answer_adaptive(Z, columns, phi, phase, cost, todo, noise)
+        # 2. answer new queries interactively while the budget lasts (a
+        # released explainer has no rows to answer from)
+        if self._is_curator():
+            if self.strategy == "basic":
+                self._answer_basic(Z, columns, phi, phase, cost, todo, noise)
+            else:
+                self._answer_adaptive(Z, columns, phi, phase, cost, todo, noise)
 
         # 3. the rest: non-interactive (free), or refused
         rest = np.flatnonzero(todo)
         if len(rest):
+            if self.on_budget_exhausted == "raise" and not self._is_curator():
+                raise BudgetError(
+                    f"{len(rest)} queries are new, and a released explainer holds no private row "
+                    "to answer them interactively: set on_budget_exhausted='noninteractive' for "
+                    "free answers from its history."
+                )
             if self.on_budget_exhausted == "raise":
                 raise BudgetError(
                     f"the explanation dataset's budget (epsilon={self.epsilon:g}) cannot pay for "
@@ -442,13 +590,18 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return phi, phase, cost
 
     def _interactive(self):
-        """The past interactive queries and their answers (the ones reuse may serve)."""
+        """The past interactive queries and their answers (the ones reuse may serve).
+
+        An answer whose query point was not kept (a private row) is left out.
+        """
         hist = self.history_
-        keep = [i for i, p in enumerate(hist["phase"]) if p == "interactive"]
+        keep = [i for i, (p, q) in enumerate(zip(hist["phase"], hist["queries"]))
+                if p == "interactive" and q is not None]
         d = self.n_features_in_
         if not keep:
             return np.empty((0, d)), np.empty((0, d))
-        return np.asarray(hist["queries"])[keep], np.asarray(hist["explanations"])[keep]
+        queries = np.array([hist["queries"][i] for i in keep])
+        return queries, np.array([hist["explanations"][i] for i in keep])
 
     def _answer_basic(self, Z, columns, phi, phase, cost, todo, noise):
         """Algorithm 1 for the distinct new queries, as many as the budget pays for.
@@ -681,13 +834,17 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         hist["phase"].extend([phase] * len(Z))
         hist["epsilon"].extend([float(epsilon)] * len(Z))
         hist["n_iter"].extend([int(n_iter)] * len(Z))
+        hist["private"].extend([False] * len(Z))  # fit_transform marks its own (_withhold)
 
     # ------------------------------------------------------------ reporting
 
     @property
     def epsilon_remaining_(self):
         check_is_fitted(self)
-        return self.ledger_.own.epsilon_remaining
+        if not self._is_curator():
+            return 0.0  # released: it never spends
+        # a shared ledger spent by earlier fits (or other estimators) caps it too
+        return min(self.ledger_.own.epsilon_remaining, self.ledger_.shared.epsilon_remaining)
 
     @property
     def n_queries_(self):
