@@ -108,8 +108,9 @@ def test_bounds_find_the_bulk_of_a_large_feature():
     fb = FitBounds(None, 2, epsilon=1.0, delta=1e-5, relation="add_or_remove")
     lower, upper = fb.release(X, noise=noise_source(),
                               commitment=Commitment(fb.event, "bounds"))
-    assert lower[0] == 16 and upper[0] == 64
-    assert upper[1] == 1.0
+    # the bulk's bins pass (counts in the thousands, threshold about 100); an
+    # empty bin passes with probability 1%, which could only widen them
+    assert lower[0] <= 16 and upper[0] >= 64 and upper[1] >= 1.0
 
 
 def test_bounds_plan_spends_its_share():

@@ -16,6 +16,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import warnings
 import weakref
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from sklearn.model_selection import GridSearchCV
 from skdpx.privacy import (
     EstimatorLedger,
     LedgerDetachedError,
+    PrivacyLeakWarning,
     PrivacyLedger,
     calibrate_noise,
     compute_epsilon,
@@ -39,6 +41,7 @@ from skdpx.privacy import (
     laplace_event,
     pure_event,
     resolve_ledger,
+    UncappedBudgetWarning,
 )
 
 from ._estimators import small_problem
@@ -388,6 +391,32 @@ def test_budget_accountant_as_estimator_accountant():
         resolve_ledger("ledger")
 
 
+def test_no_accountant_warns_and_never_touches_diffprivlib_global_accountant():
+    X, y = small_problem()
+    default = BudgetAccountant.load_default(None)
+    before = list(default.spent_budget)
+    # a user who caps diffprivlib's default accountant for its own models
+    capped = BudgetAccountant(epsilon=0.1).set_default()
+    try:
+        est = DPNearestCentroid(epsilon=1.0, bounds=(-10, 10))
+        for _ in range(3):
+            with pytest.warns(UncappedBudgetWarning, match="nothing caps the total"):
+                est.fit(X, y)  # at main 1dcd84e: BudgetError from the capped global
+        assert capped.spent_budget == []
+        assert est.ledger_.shared.epsilon == np.inf  # a fresh, uncapped ledger per fit
+    finally:
+        default.set_default()
+    assert list(BudgetAccountant.load_default(None).spent_budget) == before
+
+
+def test_a_shared_ledger_gives_no_uncapped_warning():
+    X, y = small_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncappedBudgetWarning)
+        DPNearestCentroid(bounds=(-10, 10), accountant=PrivacyLedger(epsilon=5.0, delta=DELTA),
+                          ).fit(X, y)
+
+
 # ---------------------------------------------------- identity: clone, copy
 def test_clone_and_copy_keep_the_same_ledger():
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
@@ -511,24 +540,45 @@ def test_pickle_in_process_returns_the_live_ledger(make_ledger):
     assert len(ledger) == 2
 
 
-def test_pickle_after_the_original_is_gone_keeps_the_spends():
+def test_pickle_after_the_original_is_gone_is_a_read_only_record():
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
     ledger.spend(gaussian_event(Z), "a")
     ledger.spend(laplace_event(2.0), "b")
-    data = pickle.dumps(ledger)
-    spent, events = ledger.epsilon_spent, ledger.events
+    data, spent_when_pickled = pickle.dumps(ledger), ledger.epsilon_spent
+    ledger.spend(gaussian_event(Z), "after the pickle")  # the older pickle lacks it
     ref = weakref.ref(ledger)
     del ledger
     gc.collect()
     assert ref() is None
     loaded = pickle.loads(data)
-    assert loaded.epsilon_spent == spent
-    assert loaded.events == events
+    assert loaded.read_only
+    assert loaded.epsilon_spent == spent_when_pickled
     assert (loaded.epsilon, loaded.delta) == (10.0, DELTA)
-    # same process: this copy is the ledger of record and keeps the cap
+    # at main 1dcd84e this copy spent again from its older total: it now refuses,
+    # and says how to persist a budget
+    with pytest.raises(LedgerDetachedError, match=r"PrivacyLedger\(path="):
+        loaded.spend(gaussian_event(Z), "c")
+    assert len(loaded) == 2
+    assert pickle.loads(data) is loaded
+    # resuming is explicit, and warns
+    with pytest.warns(PrivacyLeakWarning, match="granted again"):
+        assert loaded.resume() is loaded
+    assert not loaded.read_only
     loaded.spend(gaussian_event(Z), "c")
     assert len(loaded) == 3
-    assert pickle.loads(data) is loaded
+
+
+def test_a_fitted_estimator_restored_elsewhere_cannot_spend_its_ledger_again():
+    X, y = small_problem()
+    est = DPNearestCentroid(accountant=PrivacyLedger(epsilon=2.0, delta=DELTA),
+                            bounds=(-10, 10), epsilon=1.0).fit(X, y)
+    data = pickle.dumps(est)
+    del est
+    gc.collect()
+    restored = pickle.loads(data)
+    assert restored.ledger_.shared.read_only and restored.ledger_.own.read_only
+    with pytest.raises(LedgerDetachedError):
+        restored.ledger_.shared.spend(gaussian_event(Z), "again")
 
 
 def test_fitted_estimator_pickle_keeps_epsilon_spent():
@@ -558,7 +608,11 @@ try:
 except LedgerDetachedError:
     out["first"] = "detached"
 out["n_after_refusal"] = len(ledger)
-assert ledger.resume() is ledger
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    assert ledger.resume() is ledger
+out["resume_warned"] = any("granted again" in str(w.message) for w in caught)
 ledger.spend(gaussian_event(6.0), "after resume")
 out["n_after_resume"] = len(ledger)
 out["labels_after_resume"] = [label for label, _ in ledger.events]
@@ -583,6 +637,7 @@ def test_pickle_in_another_process(tmp_path):
     assert out["est_shared_is_ledger"]
     assert out["first"] == "detached"
     assert out["n_after_refusal"] == 2
+    assert out["resume_warned"]
     assert out["n_after_resume"] == 3
     assert out["labels_after_resume"] == ["a", LABEL, "after resume"]
     assert len(ledger) == 2  # the original is untouched

@@ -14,7 +14,7 @@ bin per feature, so the ``d`` histograms move by at most ``sqrt(d)`` in L2
 when one row is added or removed, and by ``sqrt(2 d)`` when one row is
 replaced. The bounds are then read from the noisy counts alone
 (post-processing): the outer edges of the outermost bins whose noisy count
-passes a threshold that an empty bin passes with probability 10% over all
+passes a threshold that an empty bin passes with probability 1% over all
 bins, or of the fullest bin when none passes. A Gaussian release of ``d``
 histograms composes like one release (its noise grows as ``sqrt(d)``),
 where ``2 d`` separate quantile choices would add up ``2 d`` epsilons.
@@ -43,7 +43,7 @@ __all__ = ["BOUNDS_SHARE", "FitBounds", "bounds_bins", "histogram_bounds", "octa
 #: The share of an estimator's epsilon spent on its bounds when none are declared.
 BOUNDS_SHARE = 0.25
 #: The chance that some empty bin passes the threshold (a spuriously wide bound).
-_FALSE_POSITIVE = 0.1
+_FALSE_POSITIVE = 0.01
 
 _WARNING = (
     "bounds=None: the bounds are estimated from the private data with a DP histogram that "
