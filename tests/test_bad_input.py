@@ -1,5 +1,7 @@
 """Bad input gets a plain error and never spends budget (every estimator joins)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
@@ -27,6 +29,9 @@ def _bad_fit_inputs():
         "1-D X": (X[:, 0], y, ValueError, "2D array"),
         "strings": (X_str, y, ValueError, "string"),
         "too few rows for y": (X[:-1], y, ValueError, "inconsistent"),
+        # issue 18: fewer rows than a useful release needs (main 1dcd84e spent on 2 rows)
+        "2 rows": (X[:2], y[:2], ValueError, "at least 10 samples"),
+        "9 rows": (X[:9], y[:9], ValueError, "n_samples = 9"),
     }
 
 
@@ -107,3 +112,49 @@ def test_budget_spent_is_recorded_and_within_cap(cls):
     assert len(ledger) >= 1
     assert 0 < est.epsilon_spent_ <= 1.0
     assert est.delta_spent_ <= 1e-5
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("bounds, message", [
+    ((0, 0), "lower == upper for every feature"),     # main 1dcd84e spent on these
+    ((3.0, 3.0), "lower == upper for every feature"),
+    ((1, 0), "lower bound must be <="),
+    (([0, 0], [1, 1]), "entries but the data have"),
+    ((0, np.inf), "finite"),
+], ids=str)
+def test_bad_bounds_are_refused_before_spending(cls, bounds, message):
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    est = make_estimator(cls, accountant=ledger, bounds=bounds)
+    with pytest.raises(ValueError, match=message):
+        fit(est, X, y)
+    assert len(ledger) == 0
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if "classes" in c().get_params()],
+                         ids=lambda c: c.__name__)
+def test_labels_outside_the_declared_classes_are_refused_before_spending(cls):
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    est = make_estimator(cls, accountant=ledger, classes=[0, 2])
+    with pytest.raises(ValueError, match="not in the declared classes"):
+        fit(est, X, y)
+    with pytest.raises(ValueError, match="at least two classes"):
+        fit(make_estimator(cls, accountant=ledger, classes=[1]), X, y)
+    assert len(ledger) == 0
+    # declared classes that cover y: no warning about reading them from y
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="classes=None")
+        est = fit(make_estimator(cls, accountant=ledger, classes=[1, 0]), X, y)
+    np.testing.assert_array_equal(est.classes_, [0, 1])
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian_mechanism", "laplace_mechanism"])
+def test_empty_releases_are_refused_before_spending(mechanism):
+    import skdpx.privacy as core
+
+    ledger = PrivacyLedger()
+    kwargs = {"delta": 1e-5} if mechanism == "gaussian_mechanism" else {}
+    with pytest.raises(ValueError, match="empty"):
+        getattr(core, mechanism)([], epsilon=1.0, sensitivity=1.0, ledger=ledger, **kwargs)
+    assert len(ledger) == 0

@@ -557,3 +557,12 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
                 "map_weights": weights.tolist(),
             },
         )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a fixed budget on a few hundred rows: scikit-learn's training-accuracy
+        # check (0.83 on its 300-row, 3-class blobs) is not a fair bar. With the
+        # defaults (epsilon 1), seeds 0-4 gave 0.827-0.917 there (0.91 at
+        # epsilon=inf), 0.935-0.970 on its 2-class subset.
+        tags.classifier_tags.poor_score = True
+        return tags

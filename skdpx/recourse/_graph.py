@@ -216,6 +216,8 @@ class RecourseGraph:
     def walk(self, starts):
         """Node paths of the start nodes: (lengths (n,), node indices concatenated)."""
         starts = np.asarray(starts, dtype=int)
+        if len(self.paths) == 0:  # a graph with no node has no path
+            return np.zeros(len(starts), dtype=int), np.empty(0, dtype=int)
         rows = self.paths[np.maximum(starts, 0)]
         rows[starts < 0] = -1
         ok = rows >= 0

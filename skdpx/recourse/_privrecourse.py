@@ -1,6 +1,7 @@
 """PrivRecourse: DP multi-step recourse over a graph of DP cluster centres (Pentyala et al. 2023)."""
 
 import math
+import warnings
 from numbers import Integral, Real
 from types import SimpleNamespace
 
@@ -9,7 +10,7 @@ from sklearn.base import TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import RecoursePaths
@@ -31,6 +32,9 @@ from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
 
 __all__ = ["PrivRecourse"]
+
+#: n_clusters="auto": at most this many clusters (the former fixed default)
+AUTO_MAX_CLUSTERS = 100
 
 
 class PrivRecourse(TransformerMixin, DPEstimator):
@@ -91,8 +95,16 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     ----------
     estimator : fitted classifier with predict and classes_, or None
         The black box. None: a DP logistic regression is trained in fit.
-    n_clusters : int, default=100
+    n_clusters : int or "auto", default="auto"
         Clusters of the DP k-means (graph nodes before the count filter).
+        "auto": as many as the rows would fill, if spread evenly, to the
+        count a centre needs to become a node (``count_threshold`` times the
+        count's noise std, which the plan knows before any row is read):
+        ``n_samples // max(1, count_threshold * count_noise_std_)``, between
+        1 and 100. It is chosen from public facts only (the number of rows,
+        the features, the parameters). On 1,000 rows of 5 features at
+        epsilon 1 this is 17 (a fixed 100 left most clusters with about 10
+        rows, under their noise, and often no node at all).
     epsilon : float, default=1.0
         Total budget: the model (when trained here) and the clustering.
     delta : float, default=1e-5
@@ -137,7 +149,10 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         many standard deviations of the count's noise (and at least 1): its
         coordinates' noise is then at most ``1 / count_threshold`` of each
         feature's range (in standard deviations). Higher keeps fewer, more
-        precise centres; it is post-processing, so it costs nothing.
+        precise centres; it is post-processing, so it costs nothing. When
+        the training set has fewer rows than one node needs, fit warns
+        (before spending) that it will most likely keep no node; every
+        query then gets ``success=False`` (a NaN row from ``transform``).
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
@@ -162,7 +177,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         scaler and the DP logistic regression on the unit cube; with
         ``epsilon=np.inf``, scikit-learn's LogisticRegression).
     cluster_centers_ : ndarray of shape (n_nodes, n_features)
-        The graph's nodes: DP centres in input units (n_nodes <= n_clusters).
+        The graph's nodes: DP centres in input units (n_nodes <=
+        n_clusters_; possibly none, and then no query gets recourse).
     cluster_counts_ : ndarray of shape (n_nodes,)
         Their noisy counts.
     node_class_ : ndarray of shape (n_nodes,)
@@ -173,6 +189,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         Edge weights.
     path_cost_ : ndarray of shape (n_nodes,)
         Each node's shortest path cost to a candidate (inf: none reachable).
+    n_clusters_ : int
+        The clusters of the DP k-means (``n_clusters``, resolved).
     noise_multiplier_ : float
         Of each of the ``max_iter + 1`` Gaussian releases of the clustering
         (the noise std over the relation's sensitivity).
@@ -221,7 +239,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],
         "estimator": [HasMethods(["predict"]), None],
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "distance_threshold": [Interval(Real, 0, None, closed="neither"), None],
         "immutable_features": ["array-like", None],
         "increasing_features": ["array-like", None],
@@ -238,7 +256,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self,
         estimator=None,
         *,
-        n_clusters=100,
+        n_clusters="auto",
         epsilon=1.0,
         delta=1e-5,
         distance_threshold=None,
@@ -357,7 +375,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if math.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
             return SpendPlan(NonPrivateDpEvent(), "non-private fit (epsilon=inf)",
                              relation=relation, noise_multiplier=0.0, engine=None,
-                             model_epsilon=0.0)
+                             model_epsilon=0.0, count_noise_std=0.0,
+                             n_clusters=self._n_clusters(n, 0.0))
         if train_model and relation != "add_or_remove":
             raise ValueError(
                 f"PrivRecourse trains its black box with DP-SGD, whose Poisson subsampling is "
@@ -377,12 +396,34 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                      f"sampling rate {engine.sample_rate:.3g}) + ")
         noise_multiplier = calibrate_noise(self.epsilon, self.delta, steps=releases,
                                            prior=compose_events(bounds.event, *events))
+        count_noise_std = noise_multiplier * table_sensitivity(d, relation)
+        n_clusters = self._n_clusters(n, count_noise_std)
+        need = max(1.0, self.count_threshold * count_noise_std)
+        if n < need:  # said before the spend is committed
+            warnings.warn(
+                f"PrivRecourse: {n} rows cannot fill a graph node at epsilon={self.epsilon}: a "
+                f"centre becomes a node at a noisy count of {need:.0f} (count_threshold="
+                f"{self.count_threshold} times the count's noise std {count_noise_std:.1f}), "
+                f"so the fit will most likely keep no node and every query get success=False "
+                f"(a NaN row from transform). Use more rows, a larger epsilon or a lower "
+                f"count_threshold.", UserWarning, stacklevel=5)
         events.append(gaussian_event(noise_multiplier, steps=releases))
         label += (f"DP k-means: {d} initial histograms and {self.max_iter} Lloyd tables of "
-                  f"{self.n_clusters} clusters ({releases} Gaussian releases)")
+                  f"{n_clusters} clusters ({releases} Gaussian releases)")
         event = events[0] if len(events) == 1 else ComposedDpEvent(events)
         return SpendPlan(event, label, relation=relation, noise_multiplier=noise_multiplier,
-                         engine=engine, model_epsilon=model_epsilon)
+                         engine=engine, model_epsilon=model_epsilon,
+                         count_noise_std=count_noise_std, n_clusters=n_clusters)
+
+    def _n_clusters(self, n_samples, count_noise_std):
+        """The number of clusters, from public facts: ``n_clusters``, or for "auto"
+        as many as the rows would fill to the count a node needs
+        (``max(1, count_threshold * count_noise_std)``) if spread evenly,
+        between 1 and ``AUTO_MAX_CLUSTERS``."""
+        if self.n_clusters != "auto":
+            return int(self.n_clusters)
+        need = max(1.0, self.count_threshold * count_noise_std)
+        return int(np.clip(n_samples // need, 1, AUTO_MAX_CLUSTERS))
 
     def _private_fit(self, data, plan, commitment, noise):
         X = data.X
@@ -392,7 +433,6 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self.bounds_ = (lower, upper)
         scaler = BoundsScaler(lower, upper)
         X01 = scaler.transform(X)
-        d = X.shape[1]
         self.noise_multiplier_ = plan.noise_multiplier
         self.model_epsilon_ = plan.model_epsilon
         engine = plan.engine
@@ -405,9 +445,10 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             self.estimator_ = self._fit_model(X01, data.y, scaler, engine, commitment, noise)
             self.model_n_steps_ = engine.n_steps if engine is not None else 0
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
-        centers, counts = dp_lloyd(X01, self.n_clusters, self.max_iter, plan.noise_multiplier,
+        self.n_clusters_ = plan.n_clusters
+        centers, counts = dp_lloyd(X01, plan.n_clusters, self.max_iter, plan.noise_multiplier,
                                    relation=plan.relation, noise=noise, commitment=commitment)
-        self.count_noise_std_ = plan.noise_multiplier * table_sensitivity(d, plan.relation)
+        self.count_noise_std_ = plan.count_noise_std
         keep = counts >= max(1.0, self.count_threshold * self.count_noise_std_)
         nodes = centers[keep]
         self.cluster_centers_ = scaler.inverse_transform(nodes)
@@ -489,8 +530,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """
         X, already, starts, reach, lengths, flat = self._route(X)
         node_lists = np.split(flat, np.cumsum(lengths)[:-1])
-        cost = np.where(already, 0.0, np.where(reach, self.path_cost_[np.maximum(starts, 0)],
-                                               np.inf))
+        cost = np.where(already, 0.0, np.inf)
+        cost[reach] = self.path_cost_[starts[reach]]  # (a graph may have no node at all)
         return self._result(X, self._points(X, node_lists), cost, already | reach,
                             {"favorable_class": self.favorable_class_})
 
