@@ -18,6 +18,7 @@ from skdpx.counterfactual._mlp_autoencoder import MLPAutoencoder
 from skdpx.privacy import (
     Commitment,
     EstimatorLedger,
+    FitBounds,
     GDPAuditWarning,
     NonPrivateDpEvent,
     PrivacyLeakWarning,
@@ -334,7 +335,8 @@ def test_functional_fit_is_calibrated_under_the_ledgers_relation(problem, relati
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, relation=relation)
     dpc = _dpc(model, latent_dim=K, accountant=ledger)
     data = dpc._validate_fit(X, None)
-    plan = dpc._plan_spend(data, relation)
+    bounds = FitBounds(dpc.bounds, d, epsilon=dpc.epsilon, delta=dpc.delta, relation=relation)
+    plan = dpc._plan_spend(data, relation, bounds)
     assert plan.ae_sensitivity == functional_sensitivity(d, relation)
     assert plan.ae_noise_multiplier == pytest.approx(1 / 0.9)
     assert plan.relation == relation
