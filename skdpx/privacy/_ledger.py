@@ -236,9 +236,13 @@ class PrivacyLedger:
         # would spend where the original never sees it.
         if self._detached or (self._path is None and self._pid != os.getpid()):
             raise LedgerDetachedError(
-                "this PrivacyLedger was unpickled in another process; its spends would not "
-                "reach the original ledger. Use PrivacyLedger(path=...) to share a budget "
-                "between processes, or call resume() if this copy is the ledger of record."
+                "this in-memory PrivacyLedger was copied into another process (a joblib worker "
+                "of GridSearchCV(n_jobs=2), say), where its spends would never reach the "
+                "ledger of record, so nothing was spent and the fit stops here. To share one "
+                "budget between processes, keep it in a sqlite file: "
+                "PrivacyLedger(path='budget.sqlite', epsilon=..., delta=...), which every "
+                "process that opens the file spends from. Or fit in this process (n_jobs=1, "
+                "or joblib's threading backend)."
             )
         with self._lock:
             if self._path is None:
