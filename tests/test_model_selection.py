@@ -113,7 +113,9 @@ def test_exact_price_is_what_the_search_records():
     assert len(refit) == 1
     # the refit's candidate was chosen during the search: priced at the worst,
     # and the ledger's total is the price of the candidate it chose
-    options = {event_to_json(o.event): total for total, o in price._totals}
+    options = {event_to_json(o.event): total for o, total in price.refit_totals}
+    # one per epsilon (n_maps changes no spend)
+    assert len(options) == 2 and max(options.values()) == price.epsilon
     assert ledger.epsilon_spent == pytest.approx(options[refit[0]], rel=1e-9)
     assert ledger.epsilon_spent <= price.epsilon + 1e-12
     assert ledger.delta_spent == pytest.approx(price.delta)
@@ -175,6 +177,7 @@ def test_caps_compose_as_the_worst_epsilon_delta_mechanisms():
     assert price.epsilon_at(1e-4) == pytest.approx(reference, rel=1e-9)
     assert price.epsilon_at(1e-4) < 0.8 * price.epsilon_basic
     assert price.epsilon <= price.epsilon_basic
+    assert price.epsilon_at(price.delta) == pytest.approx(price.epsilon)
     # a cap's delta is not free: below the deltas' sum there is no guarantee
     assert price.epsilon_at(1e-5) == np.inf
 

@@ -139,6 +139,10 @@ class SearchPrice:
     unaccounted_steps : list of str
         Steps that learn from the private rows outside any ledger (a
         ``StandardScaler``'s means, say): they are not in the price.
+    refit_totals : list of (FitPrice, float)
+        Each refit the search could make (one per distinct spend) with the
+        search's total epsilon, at ``delta``, if it makes that one. Empty
+        with ``refit=False``.
     relation : str
         The neighbouring relation the fits are calibrated under.
     """
@@ -159,8 +163,11 @@ class SearchPrice:
             (f.epsilon for f in self._refit_options), default=0.0)
         self.epsilon_basic = basic if self.delta < 1 else math.inf
         # the worst refit: the one that takes the composed total highest
-        self._totals = [(self._composed(option), option) for option in (self._refit_options or [None])]
-        self.epsilon, worst = max(self._totals, key=lambda t: t[0])
+        self.refit_totals = [(option, self._composed(option))
+                             for option in (self._refit_options or [None])]
+        worst, self.epsilon = max(self.refit_totals, key=lambda t: t[1])
+        if worst is None:
+            self.refit_totals = []
         self.fits = self._fold_fits + ([worst] if worst is not None else [])
         self.n_fits = len(self.fits)
         self.exact = all(f.exact for f in self.fits)
@@ -187,8 +194,10 @@ class SearchPrice:
         """The search's total epsilon at another ``delta`` (worst refit)."""
         if not 0 <= delta <= 1:
             raise ValueError(f"delta must be in [0, 1], got {delta!r}.")
-        return max(compute_epsilon(ComposedDpEvent(self._events(o) or [NoOpDpEvent()]), delta)
-                   for o in (self._refit_options or [None]))
+        eps = max(compute_epsilon(ComposedDpEvent(self._events(o) or [NoOpDpEvent()]), delta)
+                  for o in (self._refit_options or [None]))
+        # basic composition holds at every delta from the deltas' sum up
+        return min(eps, self.epsilon_basic) if delta >= self.delta else eps
 
     def check(self, ledger=None):
         """Raise BudgetError if ``ledger`` cannot pay for the whole search.
