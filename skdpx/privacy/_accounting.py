@@ -88,9 +88,10 @@ class ApproxDpEvent(_dp_event.DpEvent):
     mechanisms (Kairouz, Oh & Viswanath 2015; dp_accounting's
     ``from_privacy_parameters``: loss ``+inf`` with probability ``delta``,
     ``+-epsilon`` otherwise), so composing these is the optimal composition
-    theorem for such mechanisms: never above the sum of the epsilons at the
-    sum of the deltas, and well below it for many small epsilons. It is a
-    price, never a release: no mechanism draws it.
+    theorem for such mechanisms: about the sum of the epsilons at the sum of
+    the deltas, and well below it at a larger delta when there are many
+    small epsilons. A delta below the sum of the deltas has no finite
+    epsilon. It is a price, never a release: no mechanism draws it.
     """
 
     epsilon: float
