@@ -28,6 +28,7 @@ from ..privacy import (
     gaussian_event,
     gaussian_release,
 )
+from ..privacy import warn_exact_scores
 from ..utils._optim import make_optimizer
 
 __all__ = ["DPLocallyLinearClassifier"]
@@ -566,3 +567,24 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         # epsilon=inf), 0.935-0.970 on its 2-class subset.
         tags.classifier_tags.poor_score = True
         return tags
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on ``(X, y)``, as scikit-learn's classifiers compute it.
+
+        It is exact (a count of correct predictions), not a DP release: on
+        private rows, such as a search's validation folds, it is a release
+        that no ledger accounts for, and it raises a ``PrivacyLeakWarning``
+        that says so. Score on public held-out rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+        """
+        warn_exact_scores(f"{type(self).__name__}.score's accuracies")
+        return super().score(X, y, sample_weight=sample_weight)

@@ -17,7 +17,9 @@ from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 from dp_accounting import ComposedDpEvent, NonPrivateDpEvent, NoOpDpEvent
 
 from ._accounting import (
+    ApproxDpEvent,
     PureDpEvent,
+    approx_event,
     calibrate_laplace,
     calibrate_noise,
     compose_events,
@@ -57,6 +59,7 @@ from ._mechanisms import (
     poisson_sample,
 )
 from ._random import NoiseSource, noise_source
+from ._scores import warn_exact_scores
 from ._validation import (
     DELTA_CONSTRAINT,
     EPSILON_CONSTRAINT,
@@ -68,6 +71,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "ApproxDpEvent",
     "BUDGET_PARAMETER_CONSTRAINTS",
     "BoundsScaler",
     "BudgetError",
@@ -93,6 +97,7 @@ __all__ = [
     "SpendPlan",
     "SpendReportMixin",
     "UncappedBudgetWarning",
+    "approx_event",
     "audit_epsilon",
     "audit_gdp",
     "bounds_bins",
@@ -127,4 +132,5 @@ __all__ = [
     "gaussian_to_pure",
     "resolve_ledger",
     "scale_to_bounds",
+    "warn_exact_scores",
 ]

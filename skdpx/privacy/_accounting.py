@@ -40,10 +40,12 @@ import scipy.optimize
 import scipy.special
 
 __all__ = [
+    "ApproxDpEvent",
     "PureDpEvent",
     "calibrate_laplace",
     "calibrate_noise",
     "compose_events",
+    "approx_event",
     "compute_epsilon",
     "event_from_json",
     "event_to_json",
@@ -75,6 +77,26 @@ class PureDpEvent(_dp_event.DpEvent):
     """
 
     epsilon: float
+
+
+@attr.define(frozen=True)
+class ApproxDpEvent(_dp_event.DpEvent):
+    """A mechanism that is (``epsilon``, ``delta``)-DP with ``delta > 0``, nothing more known.
+
+    What an estimator's own cap guarantees about one of its fits before the
+    fit is planned (``skdpx.model_selection.price_search``). Its privacy
+    loss distribution is the worst case of all (``epsilon``, ``delta``)-DP
+    mechanisms (Kairouz, Oh & Viswanath 2015; dp_accounting's
+    ``from_privacy_parameters``: loss ``+inf`` with probability ``delta``,
+    ``+-epsilon`` otherwise), so composing these is the optimal composition
+    theorem for such mechanisms: about the sum of the epsilons at the sum of
+    the deltas, and well below it at a larger delta when there are many
+    small epsilons. A delta below the sum of the deltas has no finite
+    epsilon. It is a price, never a release: no mechanism draws it.
+    """
+
+    epsilon: float
+    delta: float
 
 
 # --------------------------------------------------------------------------
@@ -131,6 +153,21 @@ def pure_event(epsilon):
     if math.isinf(epsilon):
         return dp_accounting.NonPrivateDpEvent()
     return PureDpEvent(float(epsilon))
+
+
+def approx_event(epsilon, delta):
+    """The DpEvent of a mechanism known only to be (``epsilon``, ``delta``)-DP.
+
+    ``delta = 0`` gives :func:`pure_event`, ``epsilon = inf`` a non-private
+    event; otherwise an :class:`ApproxDpEvent`.
+    """
+    if not isinstance(delta, Real) or not 0 <= delta < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+    if delta == 0 or (isinstance(epsilon, Real) and math.isinf(epsilon)):
+        return pure_event(epsilon)
+    if not isinstance(epsilon, Real) or not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    return ApproxDpEvent(float(epsilon), float(delta))
 
 
 def pure_to_gaussian(epsilon):
@@ -212,6 +249,7 @@ def _event_classes():
         if isinstance(obj, type) and issubclass(obj, _dp_event.DpEvent)
     }
     classes["PureDpEvent"] = PureDpEvent
+    classes["ApproxDpEvent"] = ApproxDpEvent
     return classes
 
 
@@ -455,8 +493,9 @@ def _leaf_pld(leaf_json, count):
     """
     vdi = VALUE_DISCRETIZATION_INTERVAL
     event = event_from_json(leaf_json)
-    if isinstance(event, PureDpEvent):
-        params = _pld_common.DifferentialPrivacyParameters(event.epsilon, 0.0)
+    if isinstance(event, (PureDpEvent, ApproxDpEvent)):
+        params = _pld_common.DifferentialPrivacyParameters(
+            event.epsilon, getattr(event, "delta", 0.0))
         pld = _pld.from_privacy_parameters(params, value_discretization_interval=vdi)
     elif isinstance(event, dp_accounting.LaplaceDpEvent):
         pld = _pld.from_laplace_mechanism(event.noise_multiplier, value_discretization_interval=vdi)
@@ -480,6 +519,8 @@ def _leaf_pld(leaf_json, count):
 
 
 def _rdp_epsilon(events, delta):
+    if any(isinstance(event, ApproxDpEvent) for event, _ in events):
+        return math.inf  # an (epsilon, delta) cap has no Renyi bound: nothing smaller is sound
     accountant = RdpAccountant()
     for event, count in events:
         if isinstance(event, PureDpEvent):

@@ -66,6 +66,25 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
     #: already about one row).
     _min_samples = 10
 
+    def _plan_fit(self, data, relation):
+        """The whole plan of a fit on validated ``data``, its bounds' release included.
+
+        Returns the estimator's :class:`SpendPlan` with ``bounds`` (the
+        :class:`~skdpx.privacy.FitBounds`) set, and ``event`` / ``label``
+        those of the whole fit (the DP bounds' release first, when the
+        bounds are not declared). Reads no private value: a search can price
+        a fit with it (``skdpx.model_selection.price_search``).
+        """
+        bounds = FitBounds(self.bounds, self.n_features_in_, epsilon=self.epsilon,
+                           delta=self.delta, relation=relation)
+        plan = self._plan_spend(data, relation, bounds)
+        plan.bounds = bounds
+        if bounds.event is not None:
+            plan.label = bounds.label + " + " + plan.label
+            plan.event = (bounds.event if isinstance(plan.event, NoOpDpEvent)
+                          else ComposedDpEvent([bounds.event, plan.event]))
+        return plan
+
     def _new_ledger(self):
         # the shared ledger's labels name the estimator
         return EstimatorLedger(self.epsilon, self.delta, self.accountant,
@@ -93,21 +112,13 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
                 f"anything useful; got n_samples = {n_samples}. Nothing was spent."
             )
         ledger = self._new_ledger()
-        bounds = FitBounds(self.bounds, self.n_features_in_, epsilon=self.epsilon,
-                           delta=self.delta, relation=ledger.relation)
-        plan = self._plan_spend(data, ledger.relation, bounds)
-        plan.bounds = bounds
+        plan = self._plan_fit(data, ledger.relation)
         noise = noise_source(self.random_state)
-        event, label = plan.event, plan.label
-        if bounds.event is not None:
-            event = (bounds.event if isinstance(event, NoOpDpEvent)
-                     else ComposedDpEvent([bounds.event, event]))
-            label = bounds.label + " + " + label
-        if isinstance(event, NoOpDpEvent):
+        if isinstance(plan.event, NoOpDpEvent):
             commitment = None
         else:
             # committed before any mechanism reads the private rows: final
-            commitment = ledger.commit(event, label)
+            commitment = ledger.commit(plan.event, plan.label)
         self._private_fit(data, plan, commitment, noise)
         self.ledger_ = ledger
         return self

@@ -45,12 +45,14 @@ class LedgerDetachedError(RuntimeError):
 
 
 _DETACHED_MESSAGE = (
-    "this PrivacyLedger is a read-only copy of an in-memory ledger (restored from a pickle, "
-    "e.g. in a worker process of GridSearchCV(n_jobs>1) or after a restart): its spends "
-    "would not reach the ledger of record, and an older copy would grant again a budget "
-    "already spent. To share one budget between processes and restarts, use a file-backed "
-    "ledger: PrivacyLedger(path='budget.sqlite'). Call resume() only if this copy is "
-    "knowingly the one ledger of record."
+    "this PrivacyLedger is a read-only copy of an in-memory ledger (restored from a pickle: "
+    "in a joblib worker of GridSearchCV(n_jobs=2), say, or after a restart), where its "
+    "spends would never reach the ledger of record and an older copy would grant again a "
+    "budget already spent; so nothing was spent and the fit stops here. To share one budget "
+    "between processes and restarts, keep it in a sqlite file: "
+    "PrivacyLedger(path='budget.sqlite', epsilon=..., delta=...), which every process that "
+    "opens the file spends from. Or fit in this process (n_jobs=1, or joblib's threading "
+    "backend). Call resume() only if this copy is knowingly the one ledger of record."
 )
 
 
