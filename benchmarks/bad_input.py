@@ -72,6 +72,7 @@ FIT_CASES = {
     "delta=1": lambda: (X, Y, {"delta": 1.0}),
     "labels outside classes": lambda: (X, Y + 5, {"classes": [0, 1]}),
     "classes with 1 label": lambda: (X, Y, {"classes": [1]}),
+    "bounds=None, epsilon_per_query 0.9": lambda: (X, Y, {"epsilon_per_query": 0.9}),
 }
 
 QUERY_CASES = {

@@ -158,3 +158,17 @@ def test_empty_releases_are_refused_before_spending(mechanism):
     with pytest.raises(ValueError, match="empty"):
         getattr(core, mechanism)([], epsilon=1.0, sensitivity=1.0, ledger=ledger, **kwargs)
     assert len(ledger) == 0
+
+
+def test_dplime_whose_queries_the_dp_bounds_would_starve_is_refused_before_spending():
+    from skdpx.explain import DPLimeExplainer
+
+    X, y = small_problem()
+    ledger = PrivacyLedger()
+    est = DPLimeExplainer(None, epsilon=1.0, epsilon_per_query=0.9, accountant=ledger)
+    with pytest.raises(ValueError, match="leaves less than epsilon_per_query"):
+        est.fit(X, y * 2.0 - 1)
+    assert len(ledger) == 0
+    # declared bounds leave it all to the queries
+    DPLimeExplainer(None, epsilon=1.0, epsilon_per_query=0.9, bounds=(-5, 10),
+                    accountant=ledger).fit(X, y * 2.0 - 1)

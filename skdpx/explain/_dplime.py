@@ -342,6 +342,13 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "adaptive" and "enhanced") costs ``epsilon_per_query``.
         """
         X = data[0]
+        if bounds.share and self.epsilon_per_query > self.epsilon * (1 - bounds.share):
+            raise ValueError(
+                f"bounds=None spends {bounds.share:.0%} of epsilon on DP bounds, which leaves "
+                f"less than epsilon_per_query ({self.epsilon_per_query:g}) for the queries: "
+                "none could be answered interactively. Declare bounds, or lower "
+                "epsilon_per_query. Nothing was spent."
+            )
         sensitivity = gradient_sensitivity(len(X), c=_C, radius=self.radius, relation=relation)
         # adaptive: a warm-start choice costing one step, then at most max_iter steps
         steps = self.max_iter + (self.strategy != "basic")
