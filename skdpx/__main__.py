@@ -153,8 +153,9 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
     p_high = black_box.predict_proba(query)[0, 1]
     print_(f"black box: HistGradientBoostingClassifier trained on {len(X_model):,} training rows "
            f"(test accuracy {black_box.score(X_test, y_test):.4f}); explanation data: the other "
-           f"{len(X_private):,}, disjoint from them (a black box trained on the explanation rows "
-           "would void their guarantee)")
+           f"{len(X_private):,}, disjoint from them (the explainer protects the explanation "
+           "rows, not the black box's; a black box trained on the explanation rows would void "
+           "their guarantee)")
     print_(f"first test applicant: P({names[1]}) = {p_high:.4f}")
     print_(f"DP local explanation ({dp.phase[0]}, cost epsilon {dp.epsilon[0]:.4f} at delta "
            f"{delta:g}), top 5 features against the non-private optimum of the same loss:")
