@@ -59,6 +59,11 @@ _RELEASED_ATTRIBUTES = (
 class DPLimeExplainer(TransformerMixin, DPEstimator):
     """LIME-style local linear explanations, DP for the explanation dataset.
 
+    The guarantee covers the explanation data when the black box does not
+    depend on them (trained on other rows, or DP on the same ledger); it
+    does not protect the black box's training data (the paper's
+    amplification result, its Theorem 5.1, is not implemented).
+
     For a query ``z`` the explanation is the ``phi`` minimising the weighted
     local loss over the private explanation dataset X (m rows, scaled into
     [0, 1] by the public ``bounds``) and the black box's outputs f(X) in
