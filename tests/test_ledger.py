@@ -2,7 +2,7 @@
 
 What is promised: tight composition of the recorded events; refusal before
 anything is recorded; no refunds once recorded; one neighbouring relation per
-ledger; mirroring into a diffprivlib accountant; one
+ledger; mirroring into a diffprivlib accountant (or any duck-typed alike); one
 ledger per protected dataset whatever clone/copy/pickle/GridSearchCV do;
 no lost spends across threads, processes and restarts.
 """
@@ -24,11 +24,10 @@ import dp_accounting
 import joblib
 import numpy as np
 import pytest
-from diffprivlib.accountant import BudgetAccountant
-from diffprivlib.utils import BudgetError
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
+from skdpx.exceptions import BudgetError
 from skdpx.privacy import (
     EstimatorLedger,
     LedgerDetachedError,
@@ -44,6 +43,7 @@ from skdpx.privacy import (
     UncappedBudgetWarning,
 )
 
+from ._accountants import import_diffprivlib, make_accountant
 from ._estimators import small_problem
 from ._reference import DPNearestCentroid
 
@@ -350,8 +350,14 @@ def test_relation_survives_pickle_in_process():
 
 
 # ------------------------------------------------------ diffprivlib accountant
-def test_budget_accountant_receives_each_spend():
-    acc = BudgetAccountant(epsilon=5.0, delta=1e-3)
+#: diffprivlib's BudgetAccountant (skipped where diffprivlib does not import),
+#: and an object that only has its methods: the ledger duck-types it
+ACCOUNTANTS = pytest.mark.parametrize("kind", ["diffprivlib", "duck"])
+
+
+@ACCOUNTANTS
+def test_budget_accountant_receives_each_spend(kind):
+    acc = make_accountant(kind, epsilon=5.0, delta=1e-3)
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, accountant=acc)
     ledger.spend(gaussian_event(Z), "a")
     ledger.spend(laplace_event(2.0), "b")
@@ -362,21 +368,26 @@ def test_budget_accountant_receives_each_spend():
     assert acc.spent_budget[1] == pytest.approx((0.5, 0.0))
 
 
-def test_budget_accountant_cap_is_enforced():
-    acc = BudgetAccountant(epsilon=1.0, delta=1e-3)
+@ACCOUNTANTS
+def test_budget_accountant_cap_is_enforced(kind):
+    acc = make_accountant(kind, epsilon=1.0, delta=1e-3)
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, accountant=acc)
     ledger.spend(gaussian_event(Z), "a")  # ~0.6 in the accountant
-    with pytest.raises(BudgetError):
-        ledger.spend(gaussian_event(Z), "b")  # the ledger allows it, diffprivlib not
+    # the ledger allows it, the accountant not: its refusal (diffprivlib's
+    # BudgetError, or any ValueError) is raised as skdpx's BudgetError
+    with pytest.raises(BudgetError, match="mirrored accountant") as info:
+        ledger.spend(gaussian_event(Z), "b")
+    assert isinstance(info.value.__cause__, ValueError)
     assert len(ledger) == 1
     assert len(acc.spent_budget) == 1
     with pytest.raises(BudgetError):
         ledger.check(gaussian_event(Z))
 
 
-def test_budget_accountant_as_estimator_accountant():
+@ACCOUNTANTS
+def test_budget_accountant_as_estimator_accountant(kind):
     X, y = small_problem()
-    acc = BudgetAccountant(epsilon=1.0)
+    acc = make_accountant(kind, epsilon=1.0)
     est = DPNearestCentroid(epsilon=0.4, accountant=acc, bounds=(-10, 10), random_state=0)
     est.fit(X, y)
     est.fit(X, y)
@@ -391,7 +402,27 @@ def test_budget_accountant_as_estimator_accountant():
         resolve_ledger("ledger")
 
 
+def test_an_object_without_the_accountant_methods_is_refused_before_spending():
+    class OnlySpends:
+        def spend(self, epsilon, delta):
+            raise AssertionError("never reached")
+
+    for bad in (OnlySpends(), "acc", PrivacyLedger().events):
+        with pytest.raises(TypeError, match="check` and `spend"):
+            PrivacyLedger(accountant=bad)
+        with pytest.raises(TypeError, match="check` and `spend"):
+            resolve_ledger(bad)
+    # a ledger is a ledger, never a mirror of another one
+    with pytest.raises(TypeError):
+        PrivacyLedger(accountant=PrivacyLedger())
+    X, y = small_problem()
+    est = DPNearestCentroid(epsilon=1.0, accountant=OnlySpends(), bounds=(-10, 10))
+    with pytest.raises(ValueError, match="accountant"):  # scikit-learn's InvalidParameterError
+        est.fit(X, y)
+
+
 def test_no_accountant_warns_and_never_touches_diffprivlib_global_accountant():
+    BudgetAccountant = import_diffprivlib().accountant.BudgetAccountant
     X, y = small_problem()
     default = BudgetAccountant.load_default(None)
     before = list(default.spent_budget)
@@ -680,7 +711,7 @@ def test_threads_never_overspend(make_ledger):
 # ------------------------------------------------- processes and restarts
 _CHILD_SPENDER = """
 import sys
-from diffprivlib.utils import BudgetError
+from skdpx.exceptions import BudgetError
 from skdpx.privacy import PrivacyLedger, gaussian_event
 ledger = PrivacyLedger(path=sys.argv[1])
 attempts, tag = int(sys.argv[2]), sys.argv[3]

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import TransformerMixin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import CounterfactualSet

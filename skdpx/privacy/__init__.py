@@ -11,7 +11,6 @@ the tests. ``tests/test_privacy_core.py`` checks that no other module of
 skdpx draws noise or imports diffprivlib or dp_accounting.
 """
 
-from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 # the event vocabulary estimators plan their spends with (they never import
 # dp_accounting themselves)
 from dp_accounting import ComposedDpEvent, NonPrivateDpEvent, NoOpDpEvent
@@ -36,6 +35,7 @@ from ._accounting import (
     gaussian_to_pure,
 )
 from ._audit import GDPAudit, GDPAuditWarning, audit_epsilon, audit_gdp
+from ._exceptions import BudgetError, PrivacyLeakWarning
 from ._bounds import BOUNDS_SHARE, FitBounds, bounds_bins, histogram_bounds
 from ._budget import (
     BUDGET_PARAMETER_CONSTRAINTS,

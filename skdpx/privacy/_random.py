@@ -27,9 +27,10 @@ import os
 import sys
 import warnings
 
-from diffprivlib.utils import PrivacyLeakWarning
 import numpy as np
 from randomgen import AESCounter
+
+from ._exceptions import PrivacyLeakWarning
 
 __all__ = ["NoiseSource", "noise_source"]
 

@@ -10,7 +10,7 @@ from sklearn.base import TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._explanation import RecoursePaths
