@@ -1,8 +1,9 @@
 """The privacy core of skdpx: the only door through which private values leave.
 
 Every privacy noise draw, every sample that a guarantee depends on (Poisson
-subsampling, exponential-mechanism choices) and every call into diffprivlib
-and dp_accounting lives in this package: calibration and accounting
+subsampling, exponential-mechanism choices) and every call into
+dp_accounting lives in this package (and the one guarded import of
+diffprivlib, which is not a dependency: :mod:`._exceptions`): calibration and accounting
 (:mod:`._accounting`), the privacy ledger and the estimators' ledgers, the
 noise sources (:mod:`._random`, secure by default), the release functions
 (:mod:`._mechanisms`, floating-point-safe sampling in :mod:`._sampling`), the
