@@ -711,6 +711,130 @@ class _FeatureUnits:
         raise ValueError(f"unknown column {column!r}; known: {self.group_names}")
 
 
+def _short(value):
+    """A value for a one-line summary: numbers to 4 significant digits."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else f"{value:.4g}"
+    return str(value)
+
+
+class _QueryRecords:
+    """Decoded rows (original columns, units and categories) of the queries
+    and counterfactuals, and the change tables, for :class:`CounterfactualSet`
+    and :class:`RecoursePaths`."""
+
+    def _init_records(self, query_records, counterfactual_records):
+        n = len(self.queries)
+        if (query_records is None) != (counterfactual_records is None):
+            raise ValueError(
+                "query_records and counterfactual_records go together: give both (the "
+                "decoded queries and counterfactuals) or neither"
+            )
+        self._query_records = _as_records("query_records", query_records, n,
+                                          self.feature_names)
+        self._counterfactual_records = _as_records(
+            "counterfactual_records", counterfactual_records, n, self.feature_names)
+        if (self._query_records is not None
+                and list(self._query_records.columns)
+                != list(self._counterfactual_records.columns)):
+            raise ValueError("query_records and counterfactual_records must have the same columns")
+
+    @property
+    def query_records(self):
+        """pandas.DataFrame or None: The queries in the original columns,
+        units and categories (a copy), when the estimator gave them."""
+        return None if self._query_records is None else self._query_records.copy()
+
+    @property
+    def counterfactual_records(self):
+        """pandas.DataFrame or None: The counterfactuals in the original
+        columns, units and categories (a copy), when the estimator gave them."""
+        if self._counterfactual_records is None:
+            return None
+        return self._counterfactual_records.copy()
+
+    def changes(self, index=None):
+        """What each counterfactual changes in its query, in original units.
+
+        Parameters
+        ----------
+        index : int, slice, array-like or None, default=None
+            The queries to list (all when None).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per changed column of each query that has a
+            counterfactual (rows of NaN are left out): ``query`` (its index),
+            ``feature``, ``from`` (the query's value), ``to`` (the
+            counterfactual's) and ``change`` (``to - from`` for a numeric
+            column, NaN for a categorical one). The columns and units are the
+            original ones when the result holds ``query_records`` and
+            ``counterfactual_records`` (the decoded rows), the features'
+            otherwise.
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        """
+        pd = _import_optional("pandas", "changes()", "test")
+        rows = np.arange(len(self))
+        if index is not None:
+            rows = np.atleast_1d(rows[index])
+        found = ~np.isnan(self.counterfactuals).any(axis=1)
+        rows = rows[found[rows]]
+        if self._query_records is not None:
+            Q = self._query_records.iloc[rows]
+            C = self._counterfactual_records.iloc[rows]
+        else:
+            Q = pd.DataFrame(self.queries[rows], columns=self.feature_names)
+            C = pd.DataFrame(self.counterfactuals[rows], columns=self.feature_names)
+        parts = []
+        for pos, column in enumerate(Q.columns):  # a loop over columns, not rows
+            q, c = Q[column], C[column]
+            numeric = all(pd.api.types.is_numeric_dtype(v)
+                          and not pd.api.types.is_bool_dtype(v) for v in (q, c))
+            q, c = q.to_numpy(dtype=object), c.to_numpy(dtype=object)  # values as given
+            if numeric:
+                qf, cf = q.astype(float), c.astype(float)
+                changed = ~((qf == cf) | (np.isnan(qf) & np.isnan(cf)))
+            else:
+                changed = ~((q == c) | (pd.isna(q) & pd.isna(c)))
+            if not changed.any():
+                continue
+            parts.append(pd.DataFrame({
+                "query": rows[changed], "position": pos, "feature": column,
+                "from": pd.Series(q[changed], dtype=object),
+                "to": pd.Series(c[changed], dtype=object),
+                "change": (cf - qf)[changed] if numeric else np.nan,
+            }))
+        if not parts:
+            return pd.DataFrame({"query": np.empty(0, dtype=int),
+                                 **{k: np.empty(0, dtype=object)
+                                    for k in ("feature", "from", "to")},
+                                 "change": np.empty(0)})
+        df = pd.concat(parts, ignore_index=True)
+        df = df.sort_values(["query", "position"], kind="stable").drop(columns="position")
+        return df.reset_index(drop=True)
+
+    def _change_summaries(self):
+        """One line per row: ``"age: 39 -> 45; sex: Male -> Female"``."""
+        out = np.full(len(self), "", dtype=object)
+        if not len(self):
+            return out
+        df = self.changes()
+        if len(df):
+            text = [f"{f}: {_short(a)} \N{RIGHTWARDS ARROW} {_short(b)}"
+                    for f, a, b in zip(df["feature"], df["from"], df["to"])]
+            joined = (df.assign(text=text).groupby("query", sort=True)["text"]
+                      .agg("; ".join))
+            out[joined.index.to_numpy()] = joined.to_numpy()
+        return out
+
+
 # ---------------------------------------------------------------------------
 # public classes
 # ---------------------------------------------------------------------------
@@ -954,7 +1078,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
         return columns, "values: " + self._unit_label(grouped, scaled).replace("\n", " ")
 
 
-class CounterfactualSet(_Result):
+class CounterfactualSet(_QueryRecords, _Result):
     """One counterfactual per query.
 
     Parameters
@@ -973,6 +1097,12 @@ class CounterfactualSet(_Result):
     distance : array-like of shape (n,), default=None
         The distance from each query to its counterfactual.  By default the
         Euclidean distance (NaN for failed rows).
+    query_records, counterfactual_records : pandas.DataFrame, default=None
+        The queries and counterfactuals decoded to the original columns,
+        units and categories (e.g. ``schema_.decode`` of the two arrays), one
+        row each; both or neither. Given them, :meth:`changes`, the plot,
+        ``to_frame()`` and the notebook table are in original units. (A 2-D
+        array is also accepted, its columns named ``feature_names``.)
     feature_names : sequence of str of length n_features, default=None
         Feature names; ``["x0", "x1", ...]`` by default.
     epsilon_spent, delta_spent : float
@@ -986,6 +1116,7 @@ class CounterfactualSet(_Result):
     desired_class, predicted_class : ndarray of shape (n,)
     valid : ndarray of bool of shape (n,)
     distance : ndarray of float of shape (n,)
+    query_records, counterfactual_records : pandas.DataFrame or None
     feature_names : list of str
     meta : dict
         Always holds ``epsilon_spent`` and ``delta_spent``.
@@ -1004,14 +1135,18 @@ class CounterfactualSet(_Result):
     array([[0.5, 0. ]])
     >>> CounterfactualSet.from_json(cfs.to_json()) == cfs
     True
+    >>> cfs.changes()
+       query feature from   to  change
+    0      0      x0  0.0  0.5     0.5
     """
 
     _row_fields = ("queries", "counterfactuals", "desired_class",
-                   "predicted_class", "valid", "distance")
+                   "predicted_class", "valid", "distance", "query_records",
+                   "counterfactual_records")
 
     def __init__(self, queries, counterfactuals, *, desired_class, predicted_class,
-                 valid=None, distance=None, feature_names=None,
-                 epsilon_spent, delta_spent, meta=None):
+                 valid=None, distance=None, query_records=None, counterfactual_records=None,
+                 feature_names=None, epsilon_spent, delta_spent, meta=None):
         n_features = None if feature_names is None else len(list(feature_names))
         self.queries = _as_float_2d("queries", queries, n_features)
         n, n_features = self.queries.shape
@@ -1028,14 +1163,22 @@ class CounterfactualSet(_Result):
             )
         self.distance = _per_row("distance", distance, n, dtype=float)
         self._init_common(n_features, feature_names, epsilon_spent, delta_spent, meta)
+        self._init_records(query_records, counterfactual_records)
 
-    def to_frame(self):
+    def to_frame(self, original=None):
         """The counterfactuals as a pandas DataFrame.
+
+        Parameters
+        ----------
+        original : bool or None, default=None
+            The counterfactuals in the original columns, units and
+            categories (``counterfactual_records``) rather than the
+            features. None: when the result holds them.
 
         Returns
         -------
         pandas.DataFrame
-            One row per query: the counterfactual's feature columns, then
+            One row per query: the counterfactual's columns, then
             ``desired_class``, ``predicted_class``, ``valid`` and
             ``distance``.  ``df.attrs["meta"]`` holds ``meta``.
 
@@ -1043,9 +1186,20 @@ class CounterfactualSet(_Result):
         ------
         ImportError
             If pandas is not installed.
+        ValueError
+            If ``original=True`` and the result holds no decoded rows.
         """
+        if original is None:
+            original = self._counterfactual_records is not None
+        if original and self._counterfactual_records is None:
+            raise ValueError("original=True needs counterfactual_records (the decoded rows)")
+        if original:
+            records = self._counterfactual_records
+            features = [(c, records[c].to_numpy()) for c in records.columns]
+        else:
+            features = list(zip(self.feature_names, self.counterfactuals.T))
         return self._frame([
-            *zip(self.feature_names, self.counterfactuals.T),
+            *features,
             ("desired_class", self.desired_class),
             ("predicted_class", self.predicted_class),
             ("valid", self.valid),
@@ -1054,6 +1208,11 @@ class CounterfactualSet(_Result):
 
     def plot(self, index=0, *, top_k=None, ax=None, **kwargs):
         """Bar chart of the change (counterfactual - query) of one row.
+
+        With decoded rows (``query_records``), one bar per changed original
+        column, labelled ``column: from -> to``: a numeric change in its own
+        units, a categorical change as a grey label with no length, listed
+        first. Without them, one bar per feature.
 
         Parameters
         ----------
@@ -1076,16 +1235,44 @@ class CounterfactualSet(_Result):
         if np.isnan(change).all():
             ax.text(0.5, 0.5, "no counterfactual found", ha="center", va="center",
                     transform=ax.transAxes)
-        else:
+        elif self._query_records is None:
             self._barh(ax, change, top_k, **kwargs)
+        else:
+            df = self.changes(i)
+            block = df["change"].isna().to_numpy()
+            names = [f"{f}: {_short(a)} \N{RIGHTWARDS ARROW} {_short(b)}"
+                     for f, a, b in zip(df["feature"], df["from"], df["to"])]
+            # categorical changes first (infinite rank), then by |change|
+            values = np.where(block, 0.0, df["change"].to_numpy(dtype=float))
+            rank = np.where(block, np.inf, np.abs(values))
+            order = np.argsort(-rank, kind="stable")
+            if top_k is not None:
+                order = order[:top_k]
+            order = order[::-1]
+            if "color" not in kwargs:
+                kwargs["color"] = ["tab:gray" if block[j] else "tab:red" if values[j] < 0
+                                   else "tab:blue" for j in order]
+            ax.barh([names[j] for j in order], values[order], **kwargs)
+            ax.axvline(0.0, color="black", linewidth=0.8)
         status = "valid" if self.valid[i] else "not valid"
         ax.set_title(f"query {i}: desired {self.desired_class[i]}, "
                      f"predicted {self.predicted_class[i]} ({status})")
-        ax.set_xlabel("counterfactual - query")
+        ax.set_xlabel("counterfactual - query" if self._query_records is None
+                      else "counterfactual - query, in each column's original units")
         return ax
 
+    def _html_columns(self, head):
+        unit = "original units" if self._query_records is not None else "feature units"
+        return [
+            ("desired_class", head.desired_class),
+            ("predicted_class", head.predicted_class),
+            ("valid", head.valid),
+            ("distance", head.distance),
+            ("changes", head._change_summaries()),
+        ], f"changes: counterfactual vs query, in {unit}; distance in feature units"
 
-class RecoursePaths(_Result):
+
+class RecoursePaths(_QueryRecords, _Result):
     """One recourse path per query, from the query to its counterfactual.
 
     Parameters
@@ -1102,6 +1289,10 @@ class RecoursePaths(_Result):
     counterfactuals : array-like of shape (n, n_features), default=None
         The end points.  By default the last point of each successful path
         and a row of NaN for the others.
+    query_records, counterfactual_records : pandas.DataFrame, default=None
+        The queries and end points decoded to the original columns, units
+        and categories, one row each; both or neither. Given them,
+        :meth:`changes` and the notebook table are in original units.
     feature_names : sequence of str of length n_features, default=None
         Feature names; ``["x0", "x1", ...]`` by default.
     epsilon_spent, delta_spent : float
@@ -1115,6 +1306,7 @@ class RecoursePaths(_Result):
     paths : list of ndarray of shape (n_points_i, n_features)
     cost : ndarray of float of shape (n,)
     success : ndarray of bool of shape (n,)
+    query_records, counterfactual_records : pandas.DataFrame or None
     feature_names : list of str
     meta : dict
         Always holds ``epsilon_spent`` and ``delta_spent``.
@@ -1135,9 +1327,11 @@ class RecoursePaths(_Result):
     True
     """
 
-    _row_fields = ("queries", "paths", "cost", "success", "counterfactuals")
+    _row_fields = ("queries", "paths", "cost", "success", "counterfactuals",
+                   "query_records", "counterfactual_records")
 
     def __init__(self, queries, paths, *, cost, success, counterfactuals=None,
+                 query_records=None, counterfactual_records=None,
                  feature_names=None, epsilon_spent, delta_spent, meta=None):
         n_features = None if feature_names is None else len(list(feature_names))
         self.queries = _as_float_2d("queries", queries, n_features)
@@ -1161,6 +1355,7 @@ class RecoursePaths(_Result):
                 counterfactuals[i] = self.paths[i][-1]
         self.counterfactuals = _as_float_2d("counterfactuals", counterfactuals, n_features, n)
         self._init_common(n_features, feature_names, epsilon_spent, delta_spent, meta)
+        self._init_records(query_records, counterfactual_records)
 
     def to_frame(self):
         """The paths as a long-format pandas DataFrame.
@@ -1224,3 +1419,12 @@ class RecoursePaths(_Result):
                      f"{'success' if self.success[i] else 'no success'}")
         ax.legend()
         return ax
+
+    def _html_columns(self, head):
+        unit = "original units" if self._query_records is not None else "feature units"
+        return [
+            ("success", head.success),
+            ("cost", head.cost),
+            ("steps", np.array([len(p) - 1 for p in head.paths])),
+            ("changes", head._change_summaries()),
+        ], f"changes: end point vs query, in {unit}"
