@@ -532,11 +532,21 @@ class _Result:
     def _repr_html_(self):
         """A compact HTML table for notebooks: the first rows, then how many
         more (never thousands of rows)."""
-        columns, note = self._html_columns(self[:_HTML_ROWS])
-        title = (f"{type(self).__name__}: n={len(self)}, n_features={self.n_features}, "
-                 f"\N{GREEK SMALL LETTER EPSILON} spent={self.epsilon_spent:g}, "
-                 f"\N{GREEK SMALL LETTER DELTA} spent={self.delta_spent:g}")
-        return _html_table(title, columns, len(self), note)
+        columns, note = self._html_columns(self._html_head())
+        return _html_table(self._html_title(), columns, self._html_n_rows(), note)
+
+    def _html_head(self):
+        """The first rows, as an object of the same class."""
+        return self[:_HTML_ROWS]
+
+    def _html_title(self):
+        return (f"{type(self).__name__}: n={len(self)}, n_features={self.n_features}, "
+                f"\N{GREEK SMALL LETTER EPSILON} spent={self.epsilon_spent:g}, "
+                f"\N{GREEK SMALL LETTER DELTA} spent={self.delta_spent:g}")
+
+    def _html_n_rows(self):
+        """How many table rows the whole object has."""
+        return len(self)
 
     def _html_columns(self, head):
         """``(columns, note)`` of the HTML table: ``(name, cells)`` pairs from
@@ -1428,3 +1438,316 @@ class RecoursePaths(_QueryRecords, _Result):
             ("steps", np.array([len(p) - 1 for p in head.paths])),
             ("changes", head._change_summaries()),
         ], f"changes: end point vs query, in {unit}"
+
+
+class LocallyLinearMaps(_FeatureUnits, _Result):
+    """The global explanation of a locally linear model: every class's maps.
+
+    A :class:`~skdpx.linear.DPLocallyLinearClassifier` scores class ``k`` as
+    ``f_k(x) = sum_m s_km(x) g_km(x)``, with linear maps ``g_km(x) = coef[k, m]
+    . x + intercept[k, m]`` mixed by the softmax weights ``s_k(x) =
+    softmax(beta g_k(x))``. This object holds the maps of every class and, per
+    map, its weight: the mean of ``s_km(x)`` over the rows of some data that
+    belong to class ``k`` (Harder, Bauer & Park 2020, Fig. 3: the top maps of
+    a class with their weights). One row per class.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_classes, n_maps, n_features)
+        The maps, per unit of each feature.
+    intercept : array-like of shape (n_classes, n_maps), default=None
+        Their intercepts (0 by default).
+    classes : array-like of shape (n_classes,), default=None
+        The class labels; ``0, 1, ...`` by default.
+    weights : array-like of shape (n_classes, n_maps), default=None
+        The weight of each map in its class (each row sums to 1); NaN when
+        not computed (no data given, or no row of that class).
+    support : array-like of int of shape (n_classes,), default=None
+        How many rows each class's weights were averaged over (0 by default).
+    feature_names, feature_range, groups
+        As in :class:`FeatureAttribution`: the features' names, their public
+        ranges (maps are then also reported per range, ``scaled_coef``) and
+        the original columns (maps per column, one-hot blocks as the spread
+        of their levels).
+    epsilon_spent, delta_spent : float
+        The model's total privacy spend, kept in ``meta``.
+    meta : dict, default=None
+        Anything else the estimator reports.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_classes, n_maps, n_features)
+    intercept, weights : ndarray of shape (n_classes, n_maps)
+    classes : ndarray of shape (n_classes,)
+    support : ndarray of int of shape (n_classes,)
+    feature_names : list of str
+    feature_range : ndarray of shape (n_features,) or None
+    groups : list of (str, ndarray of int) or None
+    meta : dict
+        Always holds ``epsilon_spent`` and ``delta_spent``.
+
+    Examples
+    --------
+    >>> from skdpx._explanation import LocallyLinearMaps
+    >>> maps = LocallyLinearMaps([[[1.0, 0.0], [0.0, 2.0]], [[-1.0, 0.5], [0.2, 0.2]]],
+    ...                          classes=["no", "yes"], weights=[[0.3, 0.7], [0.9, 0.1]],
+    ...                          support=[40, 60], feature_names=["age", "hours"],
+    ...                          epsilon_spent=1.0, delta_spent=1e-5)
+    >>> maps
+    LocallyLinearMaps(n=2, n_features=2, epsilon_spent=1, delta_spent=1e-05)
+    >>> maps.top_maps(1).tolist()
+    [[1], [0]]
+    >>> maps[1:].classes.tolist(), maps.to_frame().shape
+    (['yes'], (4, 6))
+    """
+
+    _row_fields = ("classes", "coef", "intercept", "weights", "support")
+    _static_fields = ("feature_range", "groups")
+
+    def __init__(self, coef, intercept=None, *, classes=None, weights=None, support=None,
+                 feature_names=None, feature_range=None, groups=None,
+                 epsilon_spent, delta_spent, meta=None):
+        try:
+            coef = np.array(coef, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"coef must be an array of numbers: {exc}") from None
+        if coef.ndim != 3:
+            raise ValueError(
+                "coef must have shape (n_classes, n_maps, n_features), got shape "
+                f"{coef.shape}"
+            )
+        k, m, d = coef.shape
+        self.coef = _frozen(coef)
+        self.intercept = _as_float_2d(
+            "intercept", np.zeros((k, m)) if intercept is None else intercept, m, k)
+        self.weights = _as_float_2d(
+            "weights", np.full((k, m), np.nan) if weights is None else weights, m, k)
+        if ((self.weights < 0) | (self.weights > 1)).any():
+            raise ValueError("weights must be in [0, 1] (softmax weights) or NaN")
+        self.classes = _per_row("classes", np.arange(k) if classes is None else classes, k)
+        self.support = _per_row("support", 0 if support is None else support, k, dtype=np.int64)
+        feature_names = self._init_units(d, feature_names, feature_range, groups)
+        self._init_common(d, feature_names, epsilon_spent, delta_spent, meta)
+
+    @property
+    def n_maps(self):
+        """int: The number of maps per class."""
+        return self.coef.shape[1]
+
+    @property
+    def scaled_coef(self):
+        """ndarray of shape (n_classes, n_maps, n_features): ``coef *
+        feature_range``, each map's change across each feature's public range.
+
+        Raises
+        ------
+        ValueError
+            If the result has no ``feature_range``.
+        """
+        self._resolve(False, True)
+        return self.coef * self.feature_range
+
+    def grouped_coef(self, scaled=None):
+        """The maps per original column, as :meth:`FeatureAttribution.grouped_values`.
+
+        Parameters
+        ----------
+        scaled : bool or None, default=None
+            Scale by the public ranges first (None: when known).
+
+        Returns
+        -------
+        ndarray of shape (n_classes, n_maps, n_columns)
+        """
+        _, scaled = self._resolve(True, scaled)
+        return self._in_units(self.coef, True, scaled)[1]
+
+    def top_maps(self, k=None):
+        """The maps of each class by decreasing weight.
+
+        Parameters
+        ----------
+        k : int or None, default=None
+            How many per class (all when None).
+
+        Returns
+        -------
+        ndarray of int of shape (n_classes, k)
+            Map indices; with no weights (NaN) in map order.
+        """
+        order = np.argsort(-np.nan_to_num(self.weights, nan=-1.0), axis=1, kind="stable")
+        return order if k is None else order[:, :k]
+
+    def _class_rows(self, classes):
+        """Row numbers of the labels ``classes`` (all when None)."""
+        if classes is None:
+            return np.arange(len(self))
+        labels = self.classes.tolist()
+        rows = []
+        for c in np.atleast_1d(np.asarray(classes, dtype=object)).tolist():
+            if c not in labels:
+                raise ValueError(f"unknown class {c!r}; known: {labels}")
+            rows.append(labels.index(c))
+        return np.array(rows, dtype=int)
+
+    def to_frame(self, grouped=False, scaled=None):
+        """The maps as a long pandas DataFrame.
+
+        Parameters
+        ----------
+        grouped : bool, default=False
+            One column per original column (see :meth:`grouped_coef`).
+        scaled : bool or None, default=None
+            Multiply by each feature's public range. None: when ``grouped``
+            and the ranges are known, per unit otherwise.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (class, map): ``class``, ``map``, ``weight``,
+            ``intercept``, then one column per feature (or original column).
+            ``df.attrs["meta"]`` holds ``meta``, ``df.attrs["unit"]`` says what
+            the map values are.
+        """
+        if scaled is None:
+            scaled = bool(grouped) and self.feature_range is not None
+        grouped, scaled = self._resolve(grouped, scaled)
+        names, values, _ = self._in_units(self.coef, grouped, scaled)
+        k, m = self.weights.shape
+        columns = [
+            ("class", np.repeat(self.classes, m)),
+            ("map", np.tile(np.arange(m), k)),
+            ("weight", self.weights.ravel()),
+            ("intercept", self.intercept.ravel()),
+            *zip(names, values.reshape(k * m, -1).T),
+        ]
+        df = self._frame(columns)
+        df.attrs["unit"] = self._unit_label(grouped, scaled).replace("\n", " ")
+        return df
+
+    def plot(self, image_shape=None, *, top_maps=3, classes=None, top_features=10,
+             grouped=None, scaled=None, cmap="RdBu_r", fig=None):
+        """The top maps of each class: images, or bars per column.
+
+        With ``image_shape``, each map is drawn as an image (the paper's
+        Fig. 3): one row of panels per class, its ``top_maps`` maps by
+        decreasing weight, each titled with its weight and drawn on a
+        diverging colour scale centred on 0 (red: evidence for the class,
+        blue: against). Without, one panel per class with horizontal bars of
+        its top maps over the ``top_features`` features (or original columns)
+        with the largest values, in the unit the x label names (by default
+        scaled by the public ranges and grouped per column when known).
+
+        Parameters
+        ----------
+        image_shape : tuple of int or None, default=None
+            ``(height, width)`` with ``height * width == n_features``.
+        top_maps : int, default=3
+            Maps per class, by decreasing weight (in map order without
+            weights).
+        classes : array-like of labels or None, default=None
+            The classes to draw (all when None).
+        top_features : int or None, default=10
+            Bars only: the features shown per class (all when None).
+        grouped, scaled : bool or None, default=None
+            Bars only: as in :meth:`FeatureAttribution.plot`.
+        cmap : str, default="RdBu_r"
+            Images only: the colour map.
+        fig : matplotlib.figure.Figure, default=None
+            Where to draw (it is cleared); a new figure when None.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        plt = _import_optional("matplotlib.pyplot", "plot()", "plot")
+        rows = self._class_rows(classes)
+        if int(top_maps) < 1:
+            raise ValueError(f"top_maps must be at least 1, got {top_maps}")
+        order = self.top_maps(min(int(top_maps), self.n_maps))[rows]
+        if image_shape is not None:
+            shape = tuple(int(v) for v in image_shape)
+            if len(shape) != 2 or shape[0] * shape[1] != self.n_features:
+                raise ValueError(
+                    f"image_shape must be (height, width) with height * width == "
+                    f"n_features ({self.n_features}), got {image_shape!r}"
+                )
+            n_cols = order.shape[1]
+            if fig is None:
+                fig = plt.figure(figsize=(1.8 * n_cols, 2.0 * len(rows)))
+            else:
+                fig.clear()
+            axes = np.asarray(fig.subplots(len(rows), n_cols, squeeze=False))
+            for r, k in enumerate(rows):
+                for c, m in enumerate(order[r]):
+                    ax, image = axes[r, c], self.coef[k, m].reshape(shape)
+                    vmax = float(np.abs(image).max()) or 1.0
+                    ax.imshow(image, cmap=cmap, vmin=-vmax, vmax=vmax)
+                    title = f"{self.classes[k]}, map {m}"
+                    if not np.isnan(self.weights[k, m]):
+                        title += f"\nweight {self.weights[k, m]:.2f}"
+                    ax.set_title(title, fontsize="small")
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+            return fig
+        grouped, scaled = self._resolve(grouped, scaled)
+        names, values, _ = self._in_units(self.coef, grouped, scaled)
+        if fig is None:
+            fig = plt.figure(figsize=(6.4, 3.0 * len(rows)))
+        else:
+            fig.clear()
+        axes = np.asarray(fig.subplots(len(rows), 1, squeeze=False))[:, 0]
+        height = 0.8 / order.shape[1]
+        for ax, r, k in zip(axes, range(len(rows)), rows):
+            shown = values[k, order[r]]  # (maps shown, columns)
+            feats = np.argsort(-np.nan_to_num(np.abs(shown)).max(axis=0), kind="stable")
+            if top_features is not None:
+                feats = feats[:top_features]
+            feats = feats[::-1]
+            y = np.arange(len(feats))
+            for c, m in enumerate(order[r]):
+                label = f"map {m}"
+                if not np.isnan(self.weights[k, m]):
+                    label += f" (weight {self.weights[k, m]:.2f})"
+                ax.barh(y + (c - (order.shape[1] - 1) / 2) * height, shown[c, feats],
+                        height=height, label=label)
+            ax.set_yticks(y, [names[j] for j in feats])
+            ax.axvline(0.0, color="black", linewidth=0.8)
+            ax.set_title(f"class {self.classes[k]}")
+            ax.set_xlabel(self._unit_label(grouped, scaled))
+            ax.legend(fontsize="small")
+        return fig
+
+    def _html_columns(self, head):
+        grouped, scaled = self._resolve(None, None)
+        names, values, _ = self._in_units(head.coef, grouped, scaled)
+        order = head.top_maps()
+        k = np.repeat(np.arange(len(head)), self.n_maps)
+        m = order.ravel()
+        top = []
+        for kk, mm in zip(k, m):  # at most _HTML_ROWS classes x n_maps cells
+            v = values[kk, mm]
+            best = np.argsort(-np.nan_to_num(np.abs(v)), kind="stable")[:3]
+            top.append(", ".join(f"{names[j]} ({v[j]:+.3g})" for j in best))
+        return [
+            ("class", head.classes[k]),
+            ("map", m),
+            ("weight", head.weights[k, m]),
+            ("support", head.support[k]),
+            ("intercept", head.intercept[k, m]),
+            ("largest values", np.array(top, dtype=object)),
+        ], ("maps by decreasing weight in each class; values: "
+            + self._unit_label(grouped, scaled).replace("\n", " "))
+
+    def _html_head(self):
+        # one table row per (class, map): enough classes for the first rows
+        return self[:-(-_HTML_ROWS // self.n_maps)]
+
+    def _html_title(self):
+        return (f"{type(self).__name__}: {len(self)} classes \N{MULTIPLICATION SIGN} "
+                f"{self.n_maps} maps, n_features={self.n_features}, "
+                f"\N{GREEK SMALL LETTER EPSILON} spent={self.epsilon_spent:g}, "
+                f"\N{GREEK SMALL LETTER DELTA} spent={self.delta_spent:g}")
+
+    def _html_n_rows(self):
+        return len(self) * self.n_maps
