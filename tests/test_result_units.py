@@ -289,15 +289,16 @@ def test_repr_html_is_compact_and_escaped():
     assert text.count("<tr>") == 1 + 10 + 1  # header, 10 rows, "... 15 more"
     assert "15 more rows" in text and "more columns" in text
     assert "per unit" in text  # says what the values are
+    # cells are escaped too
+    tagged = FeatureAttribution([[1.0]], epsilon=0.5, phase="<i>fit</i>", **SPENT)._repr_html_()
+    assert "<i>" not in tagged and "&lt;i&gt;fit&lt;/i&gt;" in tagged
     short = fa[:3]._repr_html_()
     assert "more rows" not in short and short.count("<tr>") == 4
 
 
 def test_repr_html_of_every_result():
-    cfs = make_cfs(meta={"estimator": "<script>"})
-    text = cfs._repr_html_()
+    text = make_cfs()._repr_html_()
     assert "age: 39 \u2192 45; sex: Male \u2192 Female" in text and "original units" in text
-    assert "<script>" not in text
     maps = make_maps()
     text = maps._repr_html_()
     assert "weight" in text and "largest values" in text
@@ -384,3 +385,19 @@ def test_maps_plot_bars_per_column(plt):
                                sorted(maps.grouped_coef()[1, 0]))
     assert "range" in ax.get_xlabel()
     assert ax.get_legend().get_texts()[0].get_text() == "map 0 (weight 0.60)"
+
+
+def test_repr_html_computes_only_the_rows_it_shows(monkeypatch):
+    seen = []
+    original = CounterfactualSet._html_columns
+
+    def spy(self, head):
+        seen.append(len(head))
+        return original(self, head)
+
+    monkeypatch.setattr(CounterfactualSet, "_html_columns", spy)
+    n = 500
+    cfs = CounterfactualSet(np.zeros((n, 2)), np.ones((n, 2)), desired_class=1,
+                            predicted_class=1, **SPENT)
+    assert "490 more rows" in cfs._repr_html_()
+    assert seen == [10]
