@@ -118,3 +118,26 @@ def test_plots(fitted):
         assert len(fig.axes[0].patches) == 3 * 4
     finally:
         plt.close("all")
+
+
+def test_dataframe_with_categories_is_reported_per_original_column():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    n = 120
+    df = pd.DataFrame({"age": rng.randint(17, 90, n), "gain": rng.uniform(0, 1e5, n),
+                       "sex": rng.choice(["F", "M"], n), "race": rng.choice(["a", "b", "c"], n)})
+    y = ((df["age"] > 40) ^ (df["sex"] == "F")).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DPLocallyLinearClassifier(
+            epsilon=np.inf, bounds={"age": (17, 90), "gain": (0, 1e5)},
+            categories={"sex": ["F", "M"], "race": ["a", "b", "c"]}, classes=[0, 1],
+            epochs=2, random_state=0).fit(df, y)
+    for result in (clf.explain(df.iloc[:4]), clf.explain_global(df, y)):
+        assert result.group_names == ["age", "gain", "sex", "race"]
+        assert [n for n, _ in result.groups] == [n for n, _ in clf.schema_.groups]
+        np.testing.assert_allclose(result.feature_range, [73.0, 1e5, 1, 1, 1, 1, 1])
+    frame = clf.explain_global(df, y).to_frame(grouped=True)
+    assert list(frame.columns[4:]) == ["age", "gain", "sex", "race"]
+    race = clf.coef_[..., 4:7]
+    np.testing.assert_allclose(frame["race"], (race.max(-1) - race.min(-1)).ravel())
