@@ -1205,7 +1205,7 @@ class CounterfactualSet(_QueryRecords, _Result):
             raise ValueError("original=True needs counterfactual_records (the decoded rows)")
         if original:
             records = self._counterfactual_records
-            features = [(c, records[c].to_numpy()) for c in records.columns]
+            features = [(c, records[c]) for c in records.columns]  # dtypes kept
         else:
             features = list(zip(self.feature_names, self.counterfactuals.T))
         return self._frame([

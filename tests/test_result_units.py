@@ -251,6 +251,7 @@ def test_to_frame_in_original_units():
     assert list(df.columns) == ["age", "sex", "gain", "desired_class", "predicted_class",
                                 "valid", "distance"]
     assert df["sex"].tolist() == ["Female", "Female", "Male"]
+    assert df["age"].dtype == np.int64 and isinstance(df["sex"].dtype, pd.CategoricalDtype)
     assert list(cfs.to_frame(original=False).columns)[:4] == ["age", "sex_F", "sex_M", "gain"]
     with pytest.raises(ValueError, match="counterfactual_records"):
         make_cfs(query_records=None, counterfactual_records=None).to_frame(original=True)

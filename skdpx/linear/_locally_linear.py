@@ -648,6 +648,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             total = np.einsum("nk,nkm->km", member, S)
             with np.errstate(invalid="ignore", divide="ignore"):
                 weights = np.where(support[:, None] > 0, total / support[:, None], np.nan)
+            weights = np.clip(weights, 0.0, 1.0)  # a mean of softmax weights, up to rounding
         return LocallyLinearMaps(
             self.coef_, self.intercept_, classes=self.classes_, weights=weights,
             support=support, **self._result_features(),
