@@ -29,6 +29,7 @@ from ..privacy import (
 )
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import local_loss_terms
+from ._outputs import query_targets, resolve_output, row_labels, unit_scale
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 __all__ = ["DPLimeExplainer"]
@@ -53,7 +54,15 @@ _MIN_HISTORY = max(_CANDIDATE_SIZES)
 _RELEASED_ATTRIBUTES = (
     "history_", "ledger_", "bounds_", "sensitivity_", "noise_multiplier_",
     "warm_start_epsilon_", "n_iter_", "n_features_in_", "feature_names_in_",
+    "output_", "output_bounds_", "classes_",
 )
+
+
+def _distances(Z, columns, past, past_columns):
+    """Euclidean distances from queries to past queries; inf between different classes."""
+    dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
+    dist[columns[:, None] != past_columns[None, :]] = np.inf
+    return dist
 
 
 class DPLimeExplainer(TransformerMixin, DPEstimator):
@@ -263,6 +272,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "reuse_distance": [Interval(Real, 0, None, closed="left")],
         "on_budget_exhausted": [StrOptions({"noninteractive", "raise"})],
         "store_fit_queries": ["boolean"],
+        "output_bounds": ["array-like", None],
+        "target_class": "no_validation",  # any label of the black box's classes_
     }
 
     def __init__(
@@ -280,6 +291,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         on_budget_exhausted="noninteractive",
         store_fit_queries=False,
         bounds=None,
+        output_bounds=None,
+        target_class=None,
         accountant=None,
         random_state=None,
     ):
@@ -295,6 +308,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.on_budget_exhausted = on_budget_exhausted
         self.store_fit_queries = store_fit_queries
         self.bounds = bounds
+        self.output_bounds = output_bounds
+        self.target_class = target_class
         self.accountant = accountant
         self.random_state = random_state
 
@@ -335,7 +350,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 f"epsilon_per_query ({self.epsilon_per_query:g}) exceeds the total epsilon "
                 f"({self.epsilon:g}): no query could ever be answered interactively."
             )
-        return X, y
+        # the explained output (kind, classes, public range): a regressor without
+        # output_bounds, a bad target_class... are refused here, before any spend
+        output = resolve_output(self.estimator, self.output_bounds, X[:1])
+        if self.target_class is not None:
+            query_targets(*output, None, X[:1], self.target_class)
+        return X, y, output
 
     def _plan_spend(self, data, relation, bounds):
         """Nothing is released at fit: a no-op plan, and the queries' calibration.
@@ -367,12 +387,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         # nothing is released here but the bounds when they are not declared
-        X, y = data
+        X, y, (kind, classes, output_bounds) = data
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
-        if self.estimator is None:
-            labels = np.clip(np.asarray(y, dtype=float), -1.0, 1.0)[:, None]
-        else:
-            labels = self._black_box_labels(X)
+        labels = row_labels(kind, classes, output_bounds, self.estimator, X, y)
+        self.output_, self.output_bounds_ = kind, output_bounds
+        if classes is not None:
+            self.classes_ = classes
+        elif hasattr(self, "classes_"):  # a refit on a regressor
+            del self.classes_
         self.bounds_ = (lower, upper)
         self._X = BoundsScaler(lower, upper).transform(X)
         self._labels = labels
@@ -381,28 +403,26 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.warm_start_epsilon_ = plan.warm_start_epsilon
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
         self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
-                         "n_iter": [], "private": []}
-
-    def _black_box_labels(self, X):
-        """(m, K) labels in [-1, 1]: 2 P(k | x) - 1, or predict clipped."""
-        if hasattr(self.estimator, "predict_proba"):
-            return 2.0 * np.asarray(self.estimator.predict_proba(X), dtype=float) - 1.0
-        return np.clip(np.asarray(self.estimator.predict(X), dtype=float), -1, 1).reshape(len(X), -1)
+                         "n_iter": [], "private": [], "target": []}
 
     def _weight(self, r):
         if self.kernel_width is None:
             return stable_weight(r, c=_C, radius=self.radius)
         return kernel_weight(r, kernel_width=self.kernel_width, c=_C, radius=self.radius)
 
-    def _query_columns(self, Z_raw):
-        """Per query, the label column to explain (the black box's class at it)."""
-        if self._labels.shape[1] == 1:
-            return np.zeros(len(Z_raw), dtype=int)
-        if self._labels.shape[1] == 2:  # binary: always the positive class
-            return np.ones(len(Z_raw), dtype=int)
-        if hasattr(self.estimator, "predict_proba"):
-            return np.argmax(self.estimator.predict_proba(Z_raw), axis=1)
-        return np.zeros(len(Z_raw), dtype=int)
+    def _query_targets(self, X, target_class):
+        """Per query (input units, within the bounds): label column, offset, class explained.
+
+        Only the queries (public) and the black box are read. A released
+        explainer holds no black box: its regression offsets are 0 (it never
+        answers interactively) and a multiclass query needs ``target_class``.
+        """
+        if target_class is None:
+            target_class = self.target_class
+        estimator = self.estimator if self._is_curator() else None
+        classes = getattr(self, "classes_", None)
+        return query_targets(self.output_, classes, self.output_bounds_, estimator, X,
+                             target_class)
 
     def _scaler(self):
         """The public map between input units and the unit cube of the bounds."""
@@ -411,28 +431,41 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     # -------------------------------------------------------------- queries
 
-    def explain(self, X):
+    def explain(self, X, target_class=None):
         """Explain each row of X, spending from the budget as needed.
 
         The releases of the new interactive answers are committed to the
         ledger before the explanation dataset is read, and never refunded.
         The noise comes from a source made for this call (secure when
-        ``random_state`` is None) and dropped at its end.
+        ``random_state`` is None) and dropped at its end. A bad
+        ``target_class`` raises before anything is spent or recorded.
 
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features)
+        target_class : label, array-like of shape (n_queries,) or None, default=None
+            For a classifier, the class whose output is explained at each
+            query (one label for all, or one per query); None: the
+            ``target_class`` parameter, else the default (the positive
+            class ``classes_[1]`` of a binary black box, the class the black
+            box predicts at the query for more classes). Answers are reused
+            only for the same class. Must be None for a regressor.
 
         Returns
         -------
         FeatureAttribution
-            ``values`` in input-feature units (per unit of each feature),
+            ``values``: per unit of each input feature, the change of the
+            explained output (the probability of the class, the indicator
+            that the black box predicts it, or the regression output);
             ``epsilon`` what each answer cost, ``phase`` "interactive",
-            "reused" or "noninteractive".
+            "reused" or "noninteractive"; ``meta["target_class"]`` the class
+            explained at each query (a list; None for a regressor),
+            ``meta["output"]`` the kind of output explained and
+            ``meta["output_bounds"]`` its public range.
         """
-        return self._explain(X, private=False)
+        return self._explain(X, private=False, target_class=target_class)
 
-    def _explain(self, X, *, private):
+    def _explain(self, X, *, private, target_class=None):
         """Answer the rows of X; ``private``: they are rows of the explanation dataset.
 
         Invalid input raises before anything is recorded. The query points
@@ -444,26 +477,28 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         lower, upper = self.bounds_
         scaler = self._scaler()
         Z = scaler.transform(X)
-        if self._is_curator():
-            columns = self._query_columns(np.clip(X, lower, upper))
-        else:  # released: never answers interactively, never asks the black box
-            columns = np.zeros(len(Z), dtype=int)
+        # the class explained at each query (and a regressor's output there):
+        # validated before anything is recorded or spent
+        columns, offsets, targets = self._query_targets(np.clip(X, lower, upper), target_class)
         # one source per call, never kept: a seeded one is told apart by the
         # number of answers given before
         noise = noise_source(self.random_state, stream=(len(self.history_["queries"]),))
         start = len(self.history_["phase"])
         try:
-            phi, phase, cost = self._answer(Z, columns, noise)
+            phi, phase, cost = self._answer(Z, columns, offsets, noise)
         finally:
             del noise
             if private:
                 self._withhold(start)
-        values = scaler.coef_to_input(phi)
+        # from label units to the explained output's, then per input unit
+        values = scaler.coef_to_input(phi * unit_scale(self.output_, self.output_bounds_))
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         return FeatureAttribution(
             values, epsilon=cost, phase=phase, feature_names=names,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
-            meta={"estimator": type(self).__name__, "strategy": self.strategy},
+            meta={"estimator": type(self).__name__, "strategy": self.strategy,
+                  "output": self.output_, "output_bounds": list(self.output_bounds_),
+                  "target_class": targets.tolist()},
         )
 
     def transform(self, X):
@@ -556,30 +591,36 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             )
         return state
 
-    def _answer(self, Z, columns, noise):
+    def _answer(self, Z, columns, offsets, noise):
+        """Answer each query ``Z`` (scaled) for its label column ``columns``.
+
+        ``offsets``: per query, the value subtracted from the row labels (a
+        regressor's output at the query). Reuse and the non-interactive
+        phase serve only past answers for the same column (class).
+        """
         n, d = Z.shape
         phi = np.zeros((n, d))
         phase = np.empty(n, dtype=object)
         cost = np.zeros(n)
         todo = np.ones(n, dtype=bool)
 
-        # 1. reuse interactive answers to the same (or a close) query
-        past, answers = self._interactive()
+        # 1. reuse interactive answers to the same (or a close) query, same class
+        past, answers, past_columns = self._interactive()
         if len(past):
-            dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
+            dist = _distances(Z, columns, past, past_columns)
             nearest = np.argmin(dist, axis=1)
             hit = dist[np.arange(n), nearest] <= self.reuse_distance
             phi[hit] = answers[nearest[hit]]
             phase[hit], todo[hit] = "reused", False
-            self._record(Z[hit], phi[hit], "reused", 0.0, 0)
+            self._record(Z[hit], phi[hit], "reused", 0.0, 0, columns[hit])
 
         # 2. answer new queries interactively while the budget lasts (a
         # released explainer has no rows to answer from)
         if self._is_curator():
             if self.strategy == "basic":
-                self._answer_basic(Z, columns, phi, phase, cost, todo, noise)
+                self._answer_basic(Z, columns, offsets, phi, phase, cost, todo, noise)
             else:
-                self._answer_adaptive(Z, columns, phi, phase, cost, todo, noise)
+                self._answer_adaptive(Z, columns, offsets, phi, phase, cost, todo, noise)
 
         # 3. the rest: non-interactive (free), or refused
         rest = np.flatnonzero(todo)
@@ -596,13 +637,13 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                     f"{len(rest)} more queries at epsilon_per_query={self.epsilon_per_query:g}; "
                     "the queries answered before are kept in history_."
                 )
-            phi[rest] = self._noninteractive(Z[rest])
+            phi[rest] = self._noninteractive(Z[rest], columns[rest])
             phase[rest] = "noninteractive"
-            self._record(Z[rest], phi[rest], "noninteractive", 0.0, 0)
+            self._record(Z[rest], phi[rest], "noninteractive", 0.0, 0, columns[rest])
         return phi, phase, cost
 
     def _interactive(self):
-        """The past interactive queries and their answers (the ones reuse may serve).
+        """The past interactive queries, their answers and label columns (what reuse serves).
 
         An answer whose query point was not kept (a private row) is left out.
         """
@@ -611,18 +652,26 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 if p == "interactive" and q is not None]
         d = self.n_features_in_
         if not keep:
-            return np.empty((0, d)), np.empty((0, d))
+            return np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=int)
         queries = np.array([hist["queries"][i] for i in keep])
-        return queries, np.array([hist["explanations"][i] for i in keep])
+        targets = [hist["target"][i] for i in keep]
+        if getattr(self, "classes_", None) is None:
+            columns = np.zeros(len(keep), dtype=int)
+        else:  # the classes are the black box's: every recorded target is one of them
+            match = np.asarray(targets, dtype=object)[:, None] == self.classes_.astype(object)
+            columns = np.argmax(match, axis=1)
+        return queries, np.array([hist["explanations"][i] for i in keep]), columns
 
-    def _answer_basic(self, Z, columns, phi, phase, cost, todo, noise):
+    def _answer_basic(self, Z, columns, offsets, phi, phase, cost, todo, noise):
         """Algorithm 1 for the distinct new queries, as many as the budget pays for.
 
         Their ``max_iter * k`` Gaussian releases are committed as one event
         before the local loss (the only read of the dataset) is computed.
         """
         new = np.flatnonzero(todo)
-        _, first, inverse = np.unique(Z[new], axis=0, return_index=True, return_inverse=True)
+        # distinct (query, class) pairs: the same point explained for two classes is two answers
+        key = np.column_stack([Z[new], columns[new]])
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
         arrival = np.argsort(first)  # distinct queries in order of first arrival
         rank = np.empty_like(arrival)
@@ -640,18 +689,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 affordable = 0
         if affordable:
             paid = new[np.sort(first[arrival[:affordable]])]
-            phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment)
+            phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment, offsets[paid])
             phase[paid], cost[paid], todo[paid] = "interactive", self.epsilon_per_query, False
-            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter)
+            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter,
+                         columns[paid])
         else:
             paid = new[:0]
         # repeats of a paid query within the batch share its answer for free
         repeat = (rank[inverse] < affordable) & ~np.isin(new, paid)
         source = new[first[inverse[repeat]]]
         phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
-        self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0)
+        self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0, columns[new[repeat]])
 
-    def _answer_adaptive(self, Z, columns, phi, phase, cost, todo, noise):
+    def _answer_adaptive(self, Z, columns, offsets, phi, phase, cost, todo, noise):
         """Algorithms 2-3 (and the enhanced variant), one query at a time, in order.
 
         Each new query: reuse an interactive answer within ``reuse_distance``
@@ -678,15 +728,18 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         noise_std = z * self.sensitivity_
         # the smallest gradient norm one noisy gradient tells from 0 (see _n_steps)
         resolution = (2.0 * Z.shape[1]) ** 0.25 * noise_std
-        past, answers = self._interactive()
+        all_past, all_answers, all_columns = self._interactive()
         exhausted = False
         for i in new:
+            # the past answers for the same class: what reuse and warm starts draw on
+            same = all_columns == columns[i]
+            past, answers = all_past[same], all_answers[same]
             if len(past):
                 dist = np.linalg.norm(past - Z[i], axis=1)
                 j = int(np.argmin(dist))
                 if dist[j] <= self.reuse_distance:
                     phi[i], phase[i], todo[i] = answers[j], "reused", False
-                    self._record(Z[i:i + 1], phi[i:i + 1], "reused", 0.0, 0)
+                    self._record(Z[i:i + 1], phi[i:i + 1], "reused", 0.0, 0, columns[i:i + 1])
                     continue
             if exhausted:
                 continue
@@ -706,7 +759,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             except BudgetError:  # taken by another user of a shared ledger
                 exhausted = True
                 continue
-            H, g = self._forms(Z[i:i + 1], columns[i:i + 1])
+            H, g = self._forms(Z[i:i + 1], columns[i:i + 1], offsets[i:i + 1])
             phi0 = np.zeros(Z.shape[1])
             if n_em:
                 near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
@@ -735,8 +788,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             # the steps were chosen from released values only: a Gaussian privacy filter
             cost[i] = gaussian_epsilon(z, self.delta, steps=n_steps + n_em)
             phase[i], todo[i] = "interactive", False
-            self._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], n_steps)
-            past, answers = np.vstack([past, Z[i]]), np.vstack([answers, phi[i]])
+            self._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], n_steps,
+                         columns[i:i + 1])
+            all_past, all_answers = np.vstack([all_past, Z[i]]), np.vstack([all_answers, phi[i]])
+            all_columns = np.r_[all_columns, columns[i]]
             if refused:
                 exhausted = True
 
@@ -780,11 +835,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             return T
         return int(max(2, np.ceil(T * b * np.log(T))))
 
-    def _forms(self, Z, columns):
+    def _forms(self, Z, columns, offsets=None):
         """The quadratic forms (H, g) of each query's local loss, grouped by explained class.
 
-        The only read of the private rows: every caller has committed the
-        spend of the releases computed from them before.
+        At query z the labels are ``self._labels[:, column] - offset``, in
+        [-1, 1] for every kind of output (see :mod:`skdpx.explain._outputs`):
+        what the sensitivity needs. The only read of the private rows: every
+        caller has committed the spend of the releases computed from them
+        before.
         """
         d = Z.shape[1]
         H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
@@ -792,7 +850,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             rows = np.flatnonzero(columns == col)
             # Z and the rows were validated (finite) and scaled already
             H[rows], g[rows], _ = local_loss_terms(Z[rows], self._X, self._labels[:, col],
-                                                   weight=self._weight, check_input=False)
+                                                   weight=self._weight, check_input=False,
+                                                   offset=None if offsets is None
+                                                   else offsets[rows])
         return H, g
 
     def _affordable(self, k):
@@ -815,9 +875,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         return lo
 
-    def _dpgd(self, Z, columns, noise, commitment):
+    def _dpgd(self, Z, columns, noise, commitment, offsets=None):
         """Algorithm 1 for each query, vectorised over queries, paid by ``commitment``."""
-        H, g = self._forms(Z, columns)
+        H, g = self._forms(Z, columns, offsets)
         return dpgd_explain(
             H, g, noise_multiplier=self.noise_multiplier_,
             sensitivity=self.sensitivity_, radius=self.radius,
@@ -825,8 +885,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             commitment=commitment,
         )
 
-    def _noninteractive(self, Z):
+    def _noninteractive(self, Z, columns):
         """The non-interactive phase: the DP answer at the nearest past interactive query.
+
+        Only past answers for the same class serve; a query whose class has
+        none gets 0.
 
         Reads only the history (public DP outputs). The paper's Algorithm 4
         instead fits the local loss on the proxy dataset of past queries
@@ -834,13 +897,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         box (a local slope times a point, no intercept), and on Adult its
         answers were worse than no explanation at all (see the doc page).
         """
-        past, answers = self._interactive()
-        if not len(past):
-            return np.zeros_like(Z)
-        return answers[pairwise_distances_argmin(Z, past)]
+        past, answers, past_columns = self._interactive()
+        phi = np.zeros_like(Z)
+        for col in np.unique(columns):
+            rows, served = np.flatnonzero(columns == col), past_columns == col
+            if served.any():
+                phi[rows] = answers[served][pairwise_distances_argmin(Z[rows], past[served])]
+        return phi
 
-    def _record(self, Z, phi, phase, epsilon, n_iter):
+    def _record(self, Z, phi, phase, epsilon, n_iter, columns):
         hist = self.history_
+        classes = getattr(self, "classes_", None)
+        hist["target"].extend([None] * len(Z) if classes is None
+                              else classes.astype(object)[columns].tolist())
         hist["queries"].extend(z.copy() for z in Z)
         hist["explanations"].extend(p.copy() for p in phi)
         hist["phase"].extend([phase] * len(Z))
