@@ -207,3 +207,14 @@ def test_the_binary_default_is_the_positive_class_in_probability_units():
     # and class 0's is its opposite (P(0) = 1 - P(1))
     other = explainer.explain(QUERIES, target_class=0)
     np.testing.assert_allclose(other.values, -result.values, atol=1e-3)
+
+
+def test_local_loss_terms_with_offsets_are_those_of_the_centred_labels():
+    y = np.sin(5 * X_PRIVATE[:, 0])
+    offset = np.linspace(-0.5, 0.5, len(QUERIES))
+    H, g, s = local_loss_terms(QUERIES, X_PRIVATE, y, offset=offset)
+    for i, (z, o) in enumerate(zip(QUERIES, offset)):
+        Hi, gi, si = local_loss_terms(z[None], X_PRIVATE, y - o)
+        np.testing.assert_allclose(H[i], Hi[0], rtol=1e-9, atol=1e-14)
+        np.testing.assert_allclose(g[i], gi[0], rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(s[i], si[0], rtol=1e-10)
