@@ -75,10 +75,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     For a query ``z`` the explanation is the ``phi`` minimising the weighted
     local loss over the private explanation dataset X (m rows, scaled into
-    [0, 1] by the public ``bounds``) and the black box's outputs f(X) in
-    [-1, 1]::
+    [0, 1] by the public ``bounds``) and labels ``y_z(x)`` in [-1, 1] made
+    from the black box's outputs::
 
-        L(phi, z) = (1/m) sum_x alpha(||x - z||) (phi . (x - z) - f(x))^2
+        L(phi, z) = (1/m) sum_x alpha(||x - z||) (phi . (x - z) - y_z(x))^2
 
     over the ball ``||phi|| <= radius`` (Patel, Shokri & Zick, "Model
     Explanations with Differential Privacy", 2020). Each query is answered
@@ -98,6 +98,39 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     * add-or-remove one row: ``c / m = 1 / m``;
     * replace one row: ``(c + 2 r*) / m`` with ``r* (radius r* + 1) = c / 2``
       (``sqrt(3) / m``, 1.732 / m, at radius 1).
+
+    Both bounds need ``|y_z(x)| <= 1`` for every row and query, and nothing
+    else about the black box: every kind of output is mapped into [-1, 1]
+    by a fixed map of a public range, never read from the data
+    (:mod:`skdpx.explain._outputs`), so the same sensitivity, noise and
+    epsilon hold for all of them:
+
+    * a classifier with ``predict_proba``: ``y = 2 P(k | x) - 1``, the
+      probability of the explained class ``k`` (the paper's labels);
+    * a classifier without it (``predict`` only, or ``decision_function``,
+      e.g. ``SVC(probability=False)``): ``y = 2 [f(x) = k] - 1``, the
+      indicator that it predicts ``k`` (a score has no public range, the
+      indicator has);
+    * a regressor (any black box that is neither tagged a classifier nor
+      has ``predict_proba``): its output ``t`` clipped to the declared
+      ``output_bounds = (lo, hi)`` (the clipping is part of the mechanism,
+      and a range too narrow biases the explanation), centred on its value
+      at the query: ``y_z(x) = (t(x) - t(z)) / (hi - lo)``, in [-1, 1].
+      ``t(z)`` is a function of the public query and of the black box (which
+      must not depend on the explanation rows), not of the rows. The
+      centring makes the local model, which has no intercept, fit
+      ``f(x) - f(z)``; a wide range costs accuracy (the signal shrinks as
+      ``1 / (hi - lo)`` against the same noise);
+    * ``estimator=None``: ``y`` given to ``fit``, clipped to
+      ``output_bounds`` (default (-1, 1)) and mapped affinely onto [-1, 1].
+
+    The explained class ``k`` is ``target_class`` (of :meth:`explain`, else
+    the parameter), by default the positive class ``classes_[1]`` of a binary
+    black box and, for more classes, the class the black box predicts at
+    the query (public: a function of the query). Answers are reused, and
+    the non-interactive phase serves them, only for the same class. The
+    attributions are in the explained output's units (the probability, the
+    indicator or the regression output) per unit of each feature.
 
     The noise is ``noise_multiplier_`` times that sensitivity, so an answer
     costs ``epsilon_per_query`` under either relation. The explainer owns a
@@ -142,12 +175,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     Parameters
     ----------
-    estimator : object with predict_proba or predict, or None
-        The black box. Labels are ``2 P(k | x) - 1``: of the positive class
-        for a binary classifier, else of the class ``k`` the black box
-        predicts at the query (public: a function of the query). Without
-        ``predict_proba``, ``predict`` clipped to [-1, 1]. ``None``:
-        the labels are ``y`` given to ``fit``, clipped to [-1, 1].
+    estimator : fitted object with predict, or None
+        The black box (any fitted classifier or regressor, or a Pipeline
+        ending in one; see above for what is explained of each). ``None``:
+        the labels are ``y`` given to ``fit``, clipped to ``output_bounds``.
     epsilon : float, default=1.0
         The total budget of the explanation dataset.
     delta : float, default=1e-6
@@ -195,6 +226,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         it, coarse on small data; never the raw minimum and maximum), with a
         ``PrivacyLeakWarning`` that declared bounds are better. Bounds with
         lower == upper for every feature are refused.
+    output_bounds : tuple (lower, upper) or None, default=None
+        The public range of a regressor's output (required for a regressor,
+        refused for a classifier; with ``estimator=None``, the range of
+        ``y``, default (-1, 1)). Declared, never read from the data; the
+        outputs are clipped to it before they enter the loss, so the
+        sensitivity above holds. A regressor without it is refused at
+        ``fit`` before anything is spent.
+    target_class : label, or None, default=None
+        The class explained by default (a label of the black box's
+        ``classes_``). None: the positive class ``classes_[1]`` of a binary
+        black box; the class the black box predicts at each query for more
+        classes. :meth:`explain` can choose it per query. Must be None for a
+        regressor.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
         Where every spend is recorded as well; its neighbouring relation is
         the one the sensitivity is calibrated under.
@@ -210,10 +254,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     Attributes
     ----------
     history_ : dict of lists
-        ``queries`` (scaled), ``explanations`` (scaled units), ``phase``,
-        ``epsilon`` (the answer's own cost), ``n_iter`` (gradient steps
-        run) and ``private`` (whether the query was a row of the explanation
-        dataset, from ``fit_transform``) of every answer so far. The query
+        ``queries`` (scaled), ``explanations`` (scaled units, in label units:
+        times ``(hi - lo) / 2`` of ``output_bounds_`` for a probability, an
+        indicator or labels, ``hi - lo`` for a regressor, gives the explained
+        output's), ``phase``, ``epsilon``
+        (the answer's own cost), ``n_iter`` (gradient steps run), ``private``
+        (whether the query was a row of the explanation dataset, from
+        ``fit_transform``) and ``target`` (the class explained; None for a
+        regressor) of every answer so far. The query
         of a private entry is ``None`` (not kept; its answer is never
         reused) unless ``store_fit_queries``.
     noise_multiplier_ : float
@@ -239,6 +287,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         Answers given so far.
     n_features_in_ : int
     bounds_ : tuple of ndarray
+    output_ : str
+        What is explained: "probability", "indicator" (a classifier without
+        ``predict_proba``), "regression" or "labels" (``estimator=None``).
+    output_bounds_ : tuple of float
+        Its public range: (0, 1) for a probability or an indicator, else
+        ``output_bounds``.
+    classes_ : ndarray
+        The black box's classes (a classifier only).
 
     Examples
     --------
@@ -259,6 +315,17 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     0.9
     >>> explainer.explain(X[:1]).phase.tolist()  # asked again: free
     ['reused']
+
+    A regressor, with the public range of its output (it never saw the
+    explanation rows):
+
+    >>> from sklearn.linear_model import Ridge
+    >>> reg = Ridge().fit(X[:1000], X[:1000] @ [2.0, -1.0, 0.0])
+    >>> explainer = DPLimeExplainer(reg, epsilon=1.0, epsilon_per_query=1.0, bounds=(0, 1),
+    ...                             output_bounds=(-1, 2)).fit(X[1000:])
+    >>> result = explainer.explain(X[:2])
+    >>> result.meta["output"], result.meta["target_class"]
+    ('regression', [None, None])
     """
 
     _parameter_constraints = {
@@ -329,7 +396,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         ----------
         X : array-like of shape (m, n_features)
         y : array-like of shape (m,), optional
-            The labels when ``estimator`` is None (clipped to [-1, 1]).
+            The labels when ``estimator`` is None (clipped to
+            ``output_bounds``, default (-1, 1)).
 
         Returns
         -------
