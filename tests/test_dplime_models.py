@@ -218,3 +218,69 @@ def test_local_loss_terms_with_offsets_are_those_of_the_centred_labels():
         np.testing.assert_allclose(H[i], Hi[0], rtol=1e-9, atol=1e-14)
         np.testing.assert_allclose(g[i], gi[0], rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(s[i], si[0], rtol=1e-10)
+
+
+# --------------------------------------------------------------------------
+# DataFrames: the black box gets rows of the kind the explainer was fitted on
+# --------------------------------------------------------------------------
+
+def _table(n, seed):
+    import pandas as pd
+
+    rng = np.random.RandomState(seed)
+    return pd.DataFrame({
+        "age": rng.randint(18, 80, n),
+        "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n),
+                                 categories=["blue", "green", "red"]),
+        "income": rng.uniform(0, 1e5, n),
+        "city": rng.choice(["Paris", "Rome"], n).astype(object),
+    })
+
+
+_SCHEMA = dict(bounds={"age": (17, 90), "income": (0, 2e5)},
+               categories={"colour": ["red", "green", "blue"], "city": ["Paris", "Rome"]})
+
+
+@pytest.mark.parametrize("kind", ["probability", "regression", "numeric frame"])
+def test_a_dataframe_pipeline_black_box_gets_dataframe_rows(kind):
+    import warnings
+
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    X_model, X_private, queries = _table(600, 0), _table(600, 1), _table(5, 2)
+    score = (X_model["age"] - 50) / 10 + (X_model["colour"] == "red") * 2.0
+    columns = make_column_transformer(
+        (StandardScaler(), ["age", "income"]),
+        (OneHotEncoder(handle_unknown="ignore"), ["colour", "city"]))
+    params = dict(_SCHEMA)
+    if kind == "probability":  # three classes: the default is the predicted class
+        model = make_pipeline(columns, LogisticRegression())
+        model.fit(X_model, np.digitize(score, [-1.0, 1.0]))
+    elif kind == "regression":
+        model = make_pipeline(columns, Ridge()).fit(X_model, score)
+        params["output_bounds"] = (-5, 7)
+    else:  # a numeric DataFrame, no categories
+        X_model, X_private, queries = (t[["age", "income"]] for t in (X_model, X_private,
+                                                                       queries))
+        model = make_pipeline(make_column_transformer((StandardScaler(), ["income", "age"])),
+                              LogisticRegression()).fit(X_model, score > 0)
+        params = dict(bounds={"age": (17, 90), "income": (0, 2e5)})
+    explainer = DPLimeExplainer(model, epsilon=20.0, epsilon_per_query=2.0, max_iter=20,
+                                accountant=PrivacyLedger(), **params)
+    with warnings.catch_warnings():
+        # no error (a name-selecting Pipeline fails on arrays), no feature-name warning
+        warnings.simplefilter("error")
+        result = explainer.fit(X_private).explain(queries)
+    assert set(result.phase) == {"interactive"}
+    assert result.feature_names == list(explainer.schema_.feature_names_out)
+    if kind == "numeric frame":
+        assert result.feature_names == ["age", "income"]
+    else:
+        assert result.values.shape == (5, 7)  # age, 3 colours, income, 2 cities
+    if kind == "probability":
+        assert result.meta["target_class"] == model.predict(queries).tolist()
+    if kind == "regression":
+        # the age slope: the Ridge's coefficient on age per year (0.1), within noise
+        assert 0.0 < result.values[:, 0].mean() < 0.3

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.metrics import pairwise_distances_argmin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import FeatureAttribution
 from ..privacy import (
@@ -27,6 +27,7 @@ from ..privacy import (
     gaussian_to_pure,
     noise_source,
 )
+from ..utils._tables import validate_table
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import local_loss_terms
 from ._outputs import query_targets, resolve_output, row_labels, unit_scale
@@ -54,7 +55,7 @@ _MIN_HISTORY = max(_CANDIDATE_SIZES)
 _RELEASED_ATTRIBUTES = (
     "history_", "ledger_", "bounds_", "sensitivity_", "noise_multiplier_",
     "warm_start_epsilon_", "n_iter_", "n_features_in_", "feature_names_in_",
-    "output_", "output_bounds_", "classes_",
+    "output_", "output_bounds_", "classes_", "schema_",
 )
 
 
@@ -218,14 +219,26 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         (rows of the explanation dataset) as their queries; then later
         queries may reuse their answers. Kept or not, :meth:`release` drops
         them.
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features (scalars or arrays); data are clipped
-        to them.
+    bounds : tuple (lower, upper), dict or None, default=None
+        Public bounds of the features (scalars or arrays), or a dict
+        ``{column: (lower, upper)}`` for the numeric columns of a DataFrame
+        (a numeric column left out has its bounds estimated with DP, as
+        with ``None``); data are clipped to them.
         ``None`` estimates them with a DP histogram charged inside this
         estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
         it, coarse on small data; never the raw minimum and maximum), with a
         ``PrivacyLeakWarning`` that declared bounds are better. Bounds with
         lower == upper for every feature are refused.
+    categories : dict or None, default=None
+        ``{column: [level, ...]}``: the public levels of each categorical
+        column of a DataFrame, one-hot encoded internally
+        (:class:`~skdpx.preprocessing.PublicSchemaEncoder`); never read from
+        the data. The attributions then have one value per encoded feature
+        (``schema_.feature_names_out``). The black box always receives rows
+        of the kind the explainer was fitted on (the same DataFrame columns
+        and dtypes, valid categories, integer columns as integers:
+        ``schema_.decode``), the explanation rows at ``fit`` as the queries
+        in :meth:`explain`.
     output_bounds : tuple (lower, upper) or None, default=None
         The public range of a regressor's output (required for a regressor,
         refused for a classifier; with ``estimator=None``, the range of
@@ -340,6 +353,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "on_budget_exhausted": [StrOptions({"noninteractive", "raise"})],
         "store_fit_queries": ["boolean"],
         "output_bounds": ["array-like", None],
+        "categories": [dict, None],
         "target_class": "no_validation",  # any label of the black box's classes_
     }
 
@@ -360,6 +374,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         bounds=None,
         output_bounds=None,
         target_class=None,
+        categories=None,
         accountant=None,
         random_state=None,
     ):
@@ -377,6 +392,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.bounds = bounds
         self.output_bounds = output_bounds
         self.target_class = target_class
+        self.categories = categories
         self.accountant = accountant
         self.random_state = random_state
 
@@ -407,10 +423,20 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def _validate_fit(self, X, y):
         """Everything checked before the ledger is made (validation only)."""
+        # X in the encoded space of its public schema (schema_): numeric columns
+        # as they are, categorical ones one-hot with their declared levels
         if self.estimator is None:  # y is required (see __sklearn_tags__)
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            X, y = validate_table(self, X, y, reset=True, categories=self.categories,
+                                  y_numeric=True)
+            try:
+                y = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("y must be numeric: the labels explained when "
+                                 "estimator=None.") from None
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y must be finite (no NaN or infinity).")
         else:
-            X = validate_data(self, X, dtype=np.float64)
+            X = validate_table(self, X, reset=True, categories=self.categories)
         if self.delta == 0:
             raise ValueError("the Gaussian mechanism needs delta > 0.")
         if self.epsilon_per_query > self.epsilon:
@@ -420,7 +446,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             )
         # the explained output (kind, classes, public range): a regressor without
         # output_bounds, a bad target_class... are refused here, before any spend
-        output = resolve_output(self.estimator, self.output_bounds, X[:1])
+        output = resolve_output(self.estimator, self.output_bounds, self.schema_.decode(X[:1]))
         if self.target_class is not None:
             query_targets(*output, None, X[:1], self.target_class)
         return X, y, output
@@ -457,7 +483,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # nothing is released here but the bounds when they are not declared
         X, y, (kind, classes, output_bounds) = data
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
-        labels = row_labels(kind, classes, output_bounds, self.estimator, X, y)
+        # the black box gets rows of the kind it was fitted on (DataFrame columns, dtypes)
+        labels = row_labels(kind, classes, output_bounds, self.estimator,
+                            self.schema_.decode(X), y)
         self.output_, self.output_bounds_ = kind, output_bounds
         if classes is not None:
             self.classes_ = classes
@@ -479,17 +507,22 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return kernel_weight(r, kernel_width=self.kernel_width, c=_C, radius=self.radius)
 
     def _query_targets(self, X, target_class):
-        """Per query (input units, within the bounds): label column, offset, class explained.
+        """Per query (encoded input units): label column, offset, class explained.
 
-        Only the queries (public) and the black box are read. A released
-        explainer holds no black box: its regression offsets are 0 (it never
-        answers interactively) and a multiclass query needs ``target_class``.
+        Only the queries (public) and the black box are read; the black box
+        gets the queries within the bounds, as rows of the kind it was
+        fitted on (``schema_.decode``). A released explainer holds no black
+        box: its regression offsets are 0 (it never answers interactively)
+        and a multiclass query needs ``target_class``.
         """
         if target_class is None:
             target_class = self.target_class
-        estimator = self.estimator if self._is_curator() else None
         classes = getattr(self, "classes_", None)
-        return query_targets(self.output_, classes, self.output_bounds_, estimator, X,
+        if self._is_curator():
+            estimator, rows = self.estimator, self.schema_.decode(X, *self.bounds_)
+        else:
+            estimator, rows = None, X
+        return query_targets(self.output_, classes, self.output_bounds_, estimator, rows,
                              target_class)
 
     def _scaler(self):
@@ -541,13 +574,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         however it ends (unless ``store_fit_queries``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        lower, upper = self.bounds_
+        X = validate_table(self, X, reset=False)  # encoded
         scaler = self._scaler()
         Z = scaler.transform(X)
         # the class explained at each query (and a regressor's output there):
         # validated before anything is recorded or spent
-        columns, offsets, targets = self._query_targets(np.clip(X, lower, upper), target_class)
+        columns, offsets, targets = self._query_targets(X, target_class)
         # one source per call, never kept: a seeded one is told apart by the
         # number of answers given before
         noise = noise_source(self.random_state, stream=(len(self.history_["queries"]),))
@@ -560,7 +592,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 self._withhold(start)
         # from label units to the explained output's, then per input unit
         values = scaler.coef_to_input(phi * unit_scale(self.output_, self.output_bounds_))
-        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        names = (list(self.schema_.feature_names_out)
+                 if hasattr(self, "feature_names_in_") or self.schema_.encoder is not None
+                 else None)
         return FeatureAttribution(
             values, epsilon=cost, phase=phase, feature_names=names,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,

@@ -180,7 +180,8 @@ def query_targets(kind, classes, bounds, estimator, Z, target_class):
     classifier; for more classes, the class the black box predicts at the
     query (``estimator.predict``: public, a function of the query).
     ``estimator`` None (a released explainer) cannot predict: a multiclass
-    query then needs ``target_class``.
+    query then needs ``target_class``. ``Z``: the queries as the black box
+    takes them (an array, a DataFrame or CSR rows).
 
     Returns
     -------
@@ -192,7 +193,7 @@ def query_targets(kind, classes, bounds, estimator, Z, target_class):
     targets : ndarray of object, shape (n,)
         The class explained at each query (None for a regressor or labels).
     """
-    n = len(Z)
+    n = Z.shape[0]  # an array, a DataFrame or CSR rows
     offsets = np.zeros(n)
     if classes is None:
         if target_class is not None:
