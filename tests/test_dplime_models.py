@@ -284,3 +284,27 @@ def test_a_dataframe_pipeline_black_box_gets_dataframe_rows(kind):
     if kind == "regression":
         # the age slope: the Ridge's coefficient on age per year (0.1), within noise
         assert 0.0 < result.values[:, 0].mean() < 0.3
+
+
+def test_csr_one_hot_rows_are_explained_and_the_black_box_gets_csr():
+    from scipy import sparse
+
+    rng = np.random.RandomState(0)
+    X = sparse.csr_matrix(np.eye(4)[rng.randint(0, 4, 800)])
+    y = np.asarray(X[:, 0].todense()).ravel() + 2 * np.asarray(X[:, 3].todense()).ravel()
+    model = LogisticRegression().fit(X[:400], y[:400])
+    seen = []
+
+    class Spy:  # what the black box receives
+        classes_ = model.classes_
+
+        def predict_proba(self, rows):
+            seen.append(sparse.issparse(rows))
+            return model.predict_proba(rows)
+
+        def predict(self, rows):
+            seen.append(sparse.issparse(rows))
+            return model.predict(rows)
+
+    result = _explainer(Spy()).fit(X[400:]).explain(X[:3])
+    assert result.values.shape == (3, 4) and all(seen) and len(seen) >= 3

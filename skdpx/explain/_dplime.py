@@ -1037,4 +1037,6 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self.estimator is None
+        # CSR input (e.g. one-hot) is densified; the black box gets CSR rows back
+        tags.input_tags.sparse = True
         return tags
