@@ -150,6 +150,7 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
     dp = explainer.explain(query)
     labels = 2 * black_box.predict_proba(X_private)[:, 1] - 1
     exact, _ = optimal_explanation(query, X_private, labels)  # non-private, for comparison only
+    exact = exact / 2  # in units of P (the labels are 2 P - 1), as the DP answer
     p_high = black_box.predict_proba(query)[0, 1]
     print_(f"black box: HistGradientBoostingClassifier trained on {len(X_model):,} training rows "
            f"(test accuracy {black_box.score(X_test, y_test):.4f}); explanation data: the other "
