@@ -10,7 +10,8 @@ rows, all features in [0, 1] (public bounds by construction):
   with 6 features where class 2 is ``x0 > 0.6``, class 1 is ``x1 > 0.5``
   below it, class 0 the rest (features 2-5 unused), each query explained
   for the class the black box predicts there (the default), and once for
-  class 2.
+  class 2; and ``SVC(probability=False)`` on the same data (predict only:
+  its indicator of class 2 is explained; LIME gets the same indicator).
 
 Each private answer (``strategy="basic"``, T = 100 steps, delta 1e-6, m =
 ``--rows`` explanation rows) is compared, per query, with
@@ -36,6 +37,7 @@ import warnings
 import numpy as np
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingClassifier
+from sklearn.svm import SVC
 
 from skdpx.explain import DPLimeExplainer
 from skdpx.privacy import PrivacyLedger
@@ -63,6 +65,16 @@ def _lime(model, X_train, queries, *, mode, labels=None, seed=0):
         for j, w in weights:
             out[i, j] = w / std[j]
     return out
+
+
+class _OneHot:
+    """A predict-only classifier's indicators as LIME's ``predict_proba``."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def predict_proba(self, X):
+        return (self.model.predict(X)[:, None] == self.model.classes_).astype(float)
 
 
 def _agreement(a, b):
@@ -121,13 +133,17 @@ def main(argv=None):
     X_model, y_model, X_private = X[:args.rows], y[:args.rows], X[args.rows:]
     clf = HistGradientBoostingClassifier(random_state=args.seed).fit(X_model, y_model)
     queries = rng.uniform(0.1, 0.9, size=(args.queries, 6))
-    for name, target in (("predicted class", None), ("class 2", 2)):
-        labels = clf.predict(queries) if target is None else np.full(len(queries), target)
-        lime = _lime(clf, X_model, queries, mode="classification", labels=labels, seed=args.seed)
+    svc = SVC().fit(X_model[:2000], y_model[:2000])  # predict only: the indicator
+    one_hot = _OneHot(svc)
+    for name, target, model in (("predicted class", None, clf), ("class 2", 2, clf),
+                                ("SVC predict-only, class 2", 2, svc)):
+        labels = model.predict(queries) if target is None else np.full(len(queries), target)
+        lime = _lime(clf if model is clf else one_hot, X_model, queries, mode="classification",
+                     labels=labels, seed=args.seed)
         rows = {}
         exact = None
         for eps in epsilons[::-1]:
-            result = _explain(clf, X_private, queries, eps, args.seed).explain(
+            result = _explain(model, X_private, queries, eps, args.seed).explain(
                 queries, target_class=target)
             assert result.meta["target_class"] == labels.tolist()
             exact = result.values if np.isinf(eps) else exact
@@ -136,12 +152,14 @@ def main(argv=None):
             if target == 2:
                 rows[str(eps)]["feature0_top"] = float(
                     np.mean(np.argmax(np.abs(result.values), axis=1) == 0))
-        results["cases"][f"3-class (HistGradientBoosting), {name}"] = rows
+        kind = "" if model is svc else "HistGradientBoosting, "
+        results["cases"][f"3-class ({kind}{name})"] = rows
 
     print(f"m = {args.rows} explanation rows, {args.queries} queries, T = 100, delta 1e-6")
     for case, rows in results["cases"].items():
         print(f"\n{case}")
-        print(f"  {'eps/query':>9}  {'r LIME':>7} {'top1 LIME':>9}  {'r exact':>7} {'top1 exact':>10}")
+        print(f"  {'eps/query':>9}  {'r LIME':>7} {'top1 LIME':>9}  {'r exact':>7} "
+              f"{'top1 exact':>10}")
         for eps, row in rows.items():
             lime, ex = row["vs_lime"], row["vs_exact"]
             extra = f"  feature 0 top: {row['feature0_top']:.2f}" if "feature0_top" in row else ""
