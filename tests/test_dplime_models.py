@@ -308,3 +308,25 @@ def test_csr_one_hot_rows_are_explained_and_the_black_box_gets_csr():
 
     result = _explainer(Spy()).fit(X[400:]).explain(X[:3])
     assert result.values.shape == (3, 4) and all(seen) and len(seen) >= 3
+
+
+def test_results_carry_the_public_ranges_and_the_columns():
+    X_private, queries = _table(300, 1), _table(3, 2)
+    model = LogisticRegression().fit(
+        np.c_[X_private["age"], X_private["income"]], X_private["age"] > 50)
+
+    class Numeric:  # the black box takes the two numeric columns of the frame
+        classes_ = model.classes_
+
+        def predict_proba(self, rows):
+            return model.predict_proba(rows[["age", "income"]].to_numpy())
+
+        def predict(self, rows):
+            return model.predict(rows[["age", "income"]].to_numpy())
+
+    explainer = DPLimeExplainer(Numeric(), epsilon=20.0, epsilon_per_query=2.0, max_iter=20,
+                                accountant=PrivacyLedger(), **_SCHEMA).fit(X_private)
+    result = explainer.explain(queries)
+    np.testing.assert_array_equal(result.feature_range, [73, 1, 1, 1, 2e5, 1, 1])
+    assert [name for name, _ in result.groups] == ["age", "colour", "income", "city"]
+    np.testing.assert_allclose(result.scaled_values, result.values * result.feature_range)

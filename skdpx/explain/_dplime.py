@@ -597,6 +597,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                  else None)
         return FeatureAttribution(
             values, epsilon=cost, phase=phase, feature_names=names,
+            # public: the declared (or DP) bounds, and the schema's columns
+            feature_range=self.bounds_[1] - self.bounds_[0], groups=self.schema_.groups,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
             meta={"estimator": type(self).__name__, "strategy": self.strategy,
                   "output": self.output_, "output_bounds": list(self.output_bounds_),
