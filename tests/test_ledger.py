@@ -21,7 +21,6 @@ import weakref
 from pathlib import Path
 
 import dp_accounting
-import joblib
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -520,20 +519,35 @@ def test_grid_search_in_processes_with_file_ledger(tmp_path):
     _check_search_record(PrivacyLedger(path=tmp_path / "ledger.sqlite"), search)
 
 
+_FORK_SEARCH = """
+import joblib
+from skdpx.privacy import LedgerDetachedError, PrivacyLedger
+from tests._estimators import small_problem
+from tests.test_ledger import _check_search_record, _search
+X, y = small_problem()
+ledger = PrivacyLedger()
+try:
+    with joblib.parallel_backend("multiprocessing", n_jobs=2):
+        search = _search(ledger, n_jobs=2).fit(X, y)
+except LedgerDetachedError:
+    assert len(ledger) == 0
+    print("detached")
+else:
+    _check_search_record(ledger, search)
+    print("recorded")
+"""
+
+
 def test_grid_search_fork_backend_does_not_drop_spends():
     # Regression: a forked worker inherits the parent's registry of live
     # ledgers, so the unpickled ledger resolved to the worker's inherited copy
     # and the 6 cross-validation spends were recorded there and lost. spend()
     # now refuses in any process other than the ledger's own.
-    X, y = small_problem()
-    ledger = PrivacyLedger()
-    try:
-        with joblib.parallel_backend("multiprocessing", n_jobs=2):
-            search = _search(ledger, n_jobs=2).fit(X, y)
-    except LedgerDetachedError:
-        assert len(ledger) == 0
-    else:
-        _check_search_record(ledger, search)
+    # In a fresh interpreter, with a timeout: forking the test process, with
+    # the threads that earlier tests left (loky's, pools'), once hung a whole
+    # run (a forked pool worker died and the pool waited for it for ever).
+    out = run_python(_FORK_SEARCH, timeout=300)
+    assert out.strip().splitlines()[-1] in ("detached", "recorded")
 
 
 def _spend_in_child(ledger, queue):
