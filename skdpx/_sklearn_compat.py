@@ -20,15 +20,21 @@ scikit-learn module.
 * :func:`safe_indexing`: rows of an array, a DataFrame or a list
   (``sklearn.utils._safe_indexing``, documented in scikit-learn's API
   reference despite its underscore).
+* :func:`is_classifier`: scikit-learn's, for any black box. Since 1.8,
+  scikit-learn's raises ``AttributeError`` for an object without
+  ``__sklearn_tags__`` (a duck-typed model with only ``predict``; 1.7 warned
+  and used default tags); skdpx explains such models too, so for them this
+  reads the older ``_estimator_type`` convention instead.
 """
 
 import functools
 
 from sklearn import config_context, get_config
+from sklearn.base import is_classifier as _sklearn_is_classifier
 
 __all__ = [
     "HasMethods", "Interval", "InvalidParameterError", "StrOptions", "fit_context",
-    "safe_indexing", "validate_parameter_constraints",
+    "is_classifier", "safe_indexing", "validate_parameter_constraints",
 ]
 
 try:
@@ -79,3 +85,16 @@ try:
     from sklearn.base import _fit_context as fit_context
 except ImportError:  # pragma: no cover - a future scikit-learn
     fit_context = _own_fit_context
+
+
+def is_classifier(estimator):
+    """Whether ``estimator`` is a classifier: scikit-learn's tags, or ``_estimator_type``.
+
+    scikit-learn's ``is_classifier`` for objects with scikit-learn's tags;
+    for any other object (a duck-typed black box), whether its
+    ``_estimator_type`` is ``"classifier"``, without the error (1.8 and
+    later) or the warning (1.7) scikit-learn gives for an object without tags.
+    """
+    if not hasattr(estimator, "__sklearn_tags__"):
+        return getattr(estimator, "_estimator_type", None) == "classifier"
+    return _sklearn_is_classifier(estimator)

@@ -88,6 +88,24 @@ def test_the_compat_names_work_on_this_scikit_learn():
     assert compat.safe_indexing(frame, [2, 0])["a"].tolist() == [3, 1]
 
 
+def test_is_classifier_takes_any_black_box():
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    class OnlyPredicts:  # a duck-typed model: no scikit-learn tags
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    class SaysClassifier(OnlyPredicts):
+        _estimator_type = "classifier"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 1.7 warned here, 1.8 and later raise
+        assert compat.is_classifier(OnlyPredicts()) is False
+        assert compat.is_classifier(SaysClassifier()) is True
+        assert compat.is_classifier(LogisticRegression()) is True
+        assert compat.is_classifier(LinearRegression()) is False
+
+
 class _Tiny(BaseEstimator):
     _parameter_constraints = {"alpha": [compat.Interval(Real, 0, None, closed="left")]}
 

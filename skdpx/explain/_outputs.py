@@ -35,7 +35,7 @@ of the regression output per unit of the scaled features.
 from numbers import Real
 
 import numpy as np
-from sklearn.base import is_classifier
+from .._sklearn_compat import is_classifier
 
 __all__ = ["OUTPUT_KINDS", "query_targets", "resolve_output", "row_labels", "unit_scale"]
 
