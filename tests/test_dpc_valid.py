@@ -132,7 +132,9 @@ def test_when_the_decoder_misses_the_class_the_input_search_finds_it(problem):
     # hundred rows can be): every prototype at class 0's
     zero = np.flatnonzero(dpc.classes_ == 0)[0]
     dpc.prototypes_ = np.repeat(dpc.prototypes_[[zero]], 2, axis=0)
-    dpc.autoencoder_.center = np.zeros_like(dpc.autoencoder_.center)
+    # every code decodes to (0, 0, 1, 0.5), deep in class 0: the segments
+    # through it (extended) move away from class 1 too
+    dpc.autoencoder_.center = np.array([-1.0, -1.0, 1.0, 0.0])
     dpc.autoencoder_.components = np.zeros_like(dpc.autoencoder_.components)
     assert np.all(model.predict(dpc._scaler().inverse_transform(
         dpc.autoencoder_.decode(dpc.prototypes_))) == 0)
