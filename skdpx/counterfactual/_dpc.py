@@ -762,7 +762,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             # call; every probe keeps the constraints relative to its query
             probe = np.concatenate([Hc[:, None, :], Hc[:, None, :] + eye, Hc[:, None, :] - eye],
                                    axis=1).reshape(-1, K)
-            X_probe = self._constrain(ae.decode(probe), Q_probe, -1.0, 1.0)
+            raw = ae.decode(probe)
+            X_probe = self._constrain(raw, Q_probe, -1.0, 1.0)
             logp = self._scores(to_input(X_probe)).reshape(n, 2 * K + 1, -1)[rows, :, target]
             x = X_probe[::2 * K + 1]  # the constrained point itself
             # keep the closest projected point that the black box puts in the target class
@@ -774,7 +775,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             # gradient of alpha CE + beta ||x - q|| + gamma ||delta||; the
             # distance moves only the features the constraints leave free
             grad = -self.alpha * (logp[:, 1:K + 1] - logp[:, K + 1:]) / (2 * _FD_STEP)
-            diff = np.where(x == ae.decode(Hc), x - Qs, 0.0)
+            diff = np.where(x == raw[::2 * K + 1], x - Qs, 0.0)
             norm = np.maximum(np.linalg.norm(x - Qs, axis=1), 1e-12)[:, None]
             grad += self.beta * ae.decode_vjp(Hc, diff / norm)
             grad += self.gamma * delta / np.maximum(np.linalg.norm(delta, axis=1), 1e-12)[:, None]
