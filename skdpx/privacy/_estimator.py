@@ -75,8 +75,12 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         bounds are not declared). Reads no private value: a search can price
         a fit with it (``skdpx.model_selection.price_search``).
         """
-        bounds = FitBounds(self.bounds, self.n_features_in_, epsilon=self.epsilon,
-                           delta=self.delta, relation=relation)
+        # an estimator fitted through skdpx.utils validate_table works in the
+        # encoded space of its public schema (one-hot columns bounded in [0, 1])
+        schema = getattr(self, "schema_", None)
+        bounds = FitBounds(self.bounds if schema is None else schema.fit_bounds(self.bounds),
+                           self.n_features_in_ if schema is None else schema.n_encoded,
+                           epsilon=self.epsilon, delta=self.delta, relation=relation)
         plan = self._plan_spend(data, relation, bounds)
         plan.bounds = bounds
         if bounds.event is not None:
@@ -105,7 +109,8 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         """
         data = self._validate_fit(X, y)
         # validated above: a sequence, an array, a DataFrame, or an array-like
-        n_samples = len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0]
+        n_samples = (X.shape[0] if hasattr(X, "shape") and len(X.shape) == 2
+                     else len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0])
         if n_samples < self._min_samples:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_samples} samples to release "
