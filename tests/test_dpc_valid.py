@@ -100,8 +100,8 @@ def test_constraint_names_and_bad_constraints_are_refused_before_any_spend(probl
     ledger = PrivacyLedger(epsilon=10.0, delta=1e-4)
     bad = [
         (frame, dict(immutable_features=["sex"]), "unknown feature 'sex'"),
-        (X, dict(immutable_features=["a"]), "DataFrame"),
-        (X, dict(increasing_features=[4]), "not a feature index"),
+        (X, dict(immutable_features=["a"]), "unknown feature 'a'"),
+        (X, dict(increasing_features=[4]), "outside"),
         (X, dict(immutable_features=[1], decreasing_features=[1]), "both"),
     ]
     for data, params, message in bad:
@@ -198,3 +198,68 @@ def test_a_dataframe_fit_gives_the_black_box_dataframes(problem):
     np.testing.assert_array_equal(
         model.predict(pd.DataFrame(result.counterfactuals[ok], columns=frame.columns)),
         result.desired_class[ok])
+
+
+def _mixed_table(n, seed):
+    """A raw table: an integer column, a float column and two categorical ones."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(seed)
+    frame = pd.DataFrame({
+        "age": rng.randint(18, 70, size=n),
+        "hours": rng.uniform(0, 60, size=n),
+        "job": rng.choice(["clerk", "manager", "farmer"], size=n),
+        "group": rng.choice(["a", "b"], size=n),
+    })
+    score = (frame["age"] - 40) / 10 + (frame["hours"] - 30) / 10 + 2.0 * (frame["job"] == "manager")
+    return frame, (score + rng.normal(scale=0.5, size=n) > 0.5).astype(int).to_numpy()
+
+
+_SCHEMA = dict(bounds={"age": (18, 70), "hours": (0, 60)},
+               categories={"job": ["clerk", "manager", "farmer"], "group": ["a", "b"]})
+
+
+def test_a_raw_table_gives_valid_records_that_flip_a_column_selecting_pipeline():
+    from sklearn.preprocessing import OneHotEncoder
+
+    frame, y = _mixed_table(600, 0)
+    other, y_other = _mixed_table(600, 1)  # the black box's own rows
+    model = make_pipeline(
+        ColumnTransformer([("cat", OneHotEncoder(), ["job", "group"]),
+                           ("num", "passthrough", ["age", "hours"])]),
+        LogisticRegression(max_iter=1000)).fit(other, y_other)
+    dpc = _fit(_dpc(model, immutable_features=["group"], increasing_features=["age"],
+                    latent_dim=3, max_iter=15, **_SCHEMA), frame)
+    queries = frame.iloc[:40]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no feature-name warning, no error
+        result = dpc.explain(queries)
+        records = dpc.transform(queries)
+    assert result.valid.mean() >= 0.9
+    ok = result.valid
+    assert list(records.columns) == list(frame.columns)
+    kept = records[ok]
+    # valid records: declared levels, integers, bounds; the constraints from the query
+    assert kept["job"].isin(_SCHEMA["categories"]["job"]).all()
+    assert np.all(kept["age"].to_numpy(dtype=float) % 1 == 0)
+    assert kept["age"].between(18, 70).all() and kept["hours"].between(0, 60).all()
+    assert (kept["group"] == queries["group"][ok]).all()
+    assert np.all(kept["age"].to_numpy(dtype=float) >= queries["age"][ok].to_numpy())
+    assert records[~ok].isna().all(axis=None)
+    # the black box, given the records themselves, puts them in the desired class
+    np.testing.assert_array_equal(model.predict(kept.astype(frame.dtypes.to_dict())),
+                                  result.desired_class[ok])
+    np.testing.assert_array_equal(result.counterfactual_records[ok]["job"], kept["job"])
+    # one-hot blocks of the encoded counterfactuals: exactly one level
+    encoded = result.counterfactuals[ok]
+    for _, block in dpc.schema_.groups[2:]:
+        np.testing.assert_array_equal(encoded[:, block].sum(axis=1), 1.0)
+        assert set(np.unique(encoded[:, block])) <= {0.0, 1.0}
+
+
+def test_a_categorical_column_cannot_be_monotone():
+    frame, y = _mixed_table(100, 0)
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-4)
+    model = LogisticRegression().fit(frame[["age", "hours"]], y)
+    with pytest.raises(ValueError, match="categorical"):
+        _fit(_dpc(model, increasing_features=["job"], accountant=ledger, **_SCHEMA), frame)
+    assert len(ledger.events) == 0

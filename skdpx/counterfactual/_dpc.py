@@ -6,13 +6,15 @@ import numpy as np
 from scipy.special import log_softmax
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import CounterfactualSet
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     RELATIONS,
     BoundsScaler,
+    check_classes,
     ComposedDpEvent,
     DPEstimator,
     NonPrivateDpEvent,
@@ -23,7 +25,7 @@ from ..privacy import (
     gaussian_release,
     laplace_event,
 )
-from ..utils._targets import validate_classes
+from ..utils._tables import validate_table
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
 from ._mlp_autoencoder import MLPAutoencoder
 
@@ -191,9 +193,11 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         Where the latent search found nothing, the segment from the query
         through the decoded prototype goes this many times as far (clipped
         to the bounds).
-    bounds : tuple (lower, upper) or None
-        Public bounds of the features (scalars or arrays); data are clipped
-        to them.
+    bounds : tuple (lower, upper), dict or None
+        Public bounds of the features (scalars or arrays), or a dict
+        ``{column: (lower, upper)}`` for the numeric columns of a
+        DataFrame; data are clipped to them. A numeric column left out of
+        the dict has its bounds estimated with DP, as with ``None``.
         ``None`` estimates them with a DP histogram charged inside this
         estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
         it, coarse on small data; never the raw minimum and maximum), with a
@@ -205,6 +209,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         the rows (assumed public, not declared). A label of ``y`` outside
         the declared set is refused before anything is spent.
         With a black box (``estimator``), its ``classes_`` must match them.
+    categories : dict or None, default=None
+        ``{column: [level, ...]}``: the public levels of each categorical
+        column of a DataFrame, one-hot encoded internally
+        (:class:`~skdpx.preprocessing.PublicSchemaEncoder`); never read from
+        the data. Every candidate is made a valid record (one declared
+        level per categorical column, integer columns integers, within the
+        bounds) before the black box checks it, and the black box receives
+        rows of the kind this estimator was fitted on.
     accountant : PrivacyLedger, BudgetAccountant or None
         Where the spend is recorded too; its ``relation`` is the
         neighbouring relation the fit is calibrated under.
@@ -257,6 +269,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],
+        "categories": [dict, None],
         "estimator": [HasMethods(["predict"]), None],
         "latent_dim": [Interval(Integral, 1, None, closed="left")],
         "ae_method": [StrOptions({"functional", "dpsgd"})],
@@ -298,6 +311,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         line_reach=2.0,
         bounds=None,
         classes=None,
+        categories=None,
         accountant=None,
         random_state=None,
     ):
@@ -321,6 +335,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         self.line_reach = line_reach
         self.bounds = bounds
         self.classes = classes
+        self.categories = categories
         self.accountant = accountant
         self.random_state = random_state
 
@@ -350,7 +365,26 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         return super().fit(X, y)
 
     def _validate_fit(self, X, y):
-        X, y = validate_classes(self, X, y, "counterfactuals need")
+        # the rows in the encoded space of the public schema (one-hot
+        # categories with their declared levels); classes: declared, the
+        # black box's, or y's
+        declared = self.classes
+        if self.estimator is None:
+            X, y = validate_table(self, X, y, reset=True, categories=self.categories)
+            check_classification_targets(y)
+            self.classes_, _ = check_classes(declared, y, needs="counterfactuals need")
+        else:
+            X, y = validate_table(self, X, reset=True, categories=self.categories), None
+            if not hasattr(self.estimator, "classes_"):
+                raise ValueError("estimator must be a fitted classifier with classes_.")
+            self.classes_ = np.asarray(self.estimator.classes_)
+            if declared is not None and not np.array_equal(np.unique(np.asarray(declared)),
+                                                           np.unique(self.classes_)):
+                raise ValueError(f"classes={declared!r} differ from the black box's classes_ "
+                                 f"{self.classes_.tolist()!r}.")
+        if len(self.classes_) < 2:
+            raise ValueError(f"counterfactuals need at least two classes; got "
+                             f"{len(self.classes_)} class.")
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
@@ -446,16 +480,12 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     def _rows(self, Z):
         """Rows for the black box, of the kind this estimator was fitted on.
 
-        ``Z`` is in the estimator's numeric space. Fitted on a DataFrame: a
-        DataFrame with the same columns (the black box sees its feature
-        names, and a Pipeline that selects columns by name works).
+        ``Z`` is in the encoded space: the public schema decodes it (a
+        DataFrame with the fitted columns and dtypes, valid categories and
+        integers, within the bounds), so that the black box sees its
+        feature names and a Pipeline that selects columns by name works.
         """
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            return Z
-        import pandas as pd
-
-        return pd.DataFrame(Z, columns=names)
+        return self.schema_.decode(Z, *self.bounds_)
 
     def _signal(self):
         """Which output of the black box steers the search."""
@@ -532,27 +562,21 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     # ------------------------------------------------------------ constraints
 
     def _feature_indices(self, features, name):
-        """The feature indices named (or numbered) by the parameter ``name``."""
+        """Encoded indices of the columns named (or numbered) by the parameter ``name``.
+
+        A categorical column gives its whole one-hot block, which only
+        ``immutable_features`` may hold.
+        """
         if features is None:
             return np.empty(0, dtype=int)
-        features = np.atleast_1d(np.asarray(features, dtype=object))
-        names = [str(c) for c in getattr(self, "feature_names_in_", [])]
-        out = []
-        for f in features:
-            if isinstance(f, str):
-                if f not in names:
-                    raise ValueError(
-                        f"{name}: unknown feature {f!r}; "
-                        + (f"the columns are {names}." if names else
-                           "names need X to be a DataFrame with that column (give column "
-                           "indices for an array)."))
-                out.append(names.index(f))
-            elif isinstance(f, Integral) and not isinstance(f, bool) and 0 <= f < self.n_features_in_:
-                out.append(int(f))
-            else:
-                raise ValueError(f"{name}: {f!r} is not a feature index in "
-                                 f"[0, {self.n_features_in_}) or a column name.")
-        return np.unique(np.asarray(out, dtype=int))
+        idx = self.schema_.indices(list(np.atleast_1d(np.asarray(features, dtype=object))),
+                                   name)
+        if name != "immutable_features" and self.schema_.categorical[idx].any():
+            columns = [c for c, block in self.schema_.groups if np.isin(block, idx).any()
+                       and self.schema_.categorical[block].all()]
+            raise ValueError(f"{name}: {columns} are categorical: their levels have no order "
+                             "(only immutable_features takes categorical columns).")
+        return np.unique(np.asarray(idx, dtype=int))
 
     def _validate_constraints(self):
         """The three constraint sets as index arrays; a feature in two sets is refused."""
@@ -588,7 +612,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         verified and returned.
         """
         lower, upper = self.bounds_
-        return self._constrain(Z, Q, lower, upper)
+        return self.schema_.project(self._constrain(Z, Q, lower, upper), lower, upper)
 
     # ------------------------------------------------------------ search
 
@@ -620,7 +644,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             query itself: no returned point fails to flip.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
         target = self._targets(Xc, desired_class)
@@ -643,23 +667,51 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         predicted = self._predict(np.where(found[:, None], cf, Xc))
         valid = found & (predicted == self.classes_[target])
         cf[~valid] = np.nan
-        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        schema = self.schema_
+        records = {}
+        if schema.kind == "frame" or schema.encoder is not None:
+            names = list(schema.feature_names_out)
+            records = {"query_records": self._rows(Xc), "counterfactual_records": self._records(cf)}
+        else:
+            names = None
         return CounterfactualSet(
             X, cf, desired_class=self.classes_[target], predicted_class=predicted,
-            valid=valid, feature_names=names,
+            valid=valid, feature_names=names, **records,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
             meta={"estimator": type(self).__name__, "signal": self._signal()},
         )
 
     def transform(self, X):
-        """The counterfactuals of :meth:`explain` (NaN rows: none found).
+        """The counterfactuals of :meth:`explain`.
 
         Returns
         -------
-        ndarray of shape (n_queries, n_features), or a DataFrame with the
-        fitted columns when fitted on a DataFrame.
+        ndarray or DataFrame of shape (n_queries, n_features)
+            One row per query, NaN (missing values) where none was found.
+            Fitted on a DataFrame: a DataFrame with its columns, in original
+            units and categories (the query's index when ``X`` is a
+            DataFrame); integer columns become pandas' nullable ``Int64``
+            when a row is missing. Otherwise an array in the encoded space.
         """
-        return self._rows(self.explain(X).counterfactuals)
+        cf = self.explain(X).counterfactuals
+        if self.schema_.kind != "frame":
+            return cf
+        return self._records(cf, index=X.index if hasattr(X, "index") else None)
+
+    def _records(self, cf, index=None):
+        """Counterfactuals (encoded, NaN rows: none) as records of the fitted kind."""
+        ok = ~np.isnan(cf).any(axis=1)
+        frame = self._rows(cf[ok])
+        if self.schema_.kind != "frame":
+            import pandas as pd
+
+            frame = pd.DataFrame(frame, columns=[c for c, _ in self.schema_.groups])
+        index = np.arange(len(cf)) if index is None else index
+        frame.index = index[ok]
+        if ok.all():
+            return frame
+        ints = [c for c in frame.columns if frame[c].dtype.kind in "biu"]
+        return frame.astype({c: "Int64" for c in ints}).reindex(index)
 
     def _segment_search(self, Q, anchors, target, reach):
         """The closest point the black box puts in the target class, on each query's segment.
