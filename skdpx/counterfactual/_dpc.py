@@ -642,6 +642,9 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             Where no counterfactual was found the row is NaN, ``valid`` is
             False and ``predicted_class`` is the black box's class for the
             query itself: no returned point fails to flip.
+            ``meta["found_by"]`` counts the counterfactuals each stage found
+            (the latent search, the segment through the decoded prototype,
+            the input-space search).
         """
         check_is_fitted(self)
         X = validate_table(self, X, reset=False)
@@ -649,19 +652,23 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         Xc = np.clip(X, lower, upper)
         target = self._targets(Xc, desired_class)
         cf = self._search(Xc, target)
+        stages = {"latent": ~np.isnan(cf).any(axis=1)}
         if self.line_steps:
-            found = ~np.isnan(cf).any(axis=1)
+            found = stages["latent"]
             decoded = self._scaler().inverse_transform(self.autoencoder_.decode(self.prototypes_))
             anchors = np.where(found[:, None], cf, decoded[target])
             cf = self._segment_search(Xc, anchors, target,
                                       np.where(found, 1.0, float(self.line_reach)))
+            stages["prototype segment"] = ~np.isnan(cf).any(axis=1) & ~found
             missing = np.flatnonzero(np.isnan(cf).any(axis=1))
+            stages["input space"] = np.zeros(len(cf), dtype=bool)
             if missing.size:
                 anchors = self._input_search(Xc[missing], target[missing])
                 ok = ~np.isnan(anchors).any(axis=1)
                 # the closest point on the segment from the query to what was found
                 cf[missing[ok]] = self._segment_search(Xc[missing[ok]], anchors[ok],
                                                        target[missing[ok]], np.ones(ok.sum()))
+                stages["input space"][missing] = ~np.isnan(cf[missing]).any(axis=1)
         found = ~np.isnan(cf).any(axis=1)
         # the final check: where none was found, the prediction is the query's
         predicted = self._predict(np.where(found[:, None], cf, Xc))
@@ -678,7 +685,9 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             X, cf, desired_class=self.classes_[target], predicted_class=predicted,
             valid=valid, feature_names=names, **records,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
-            meta={"estimator": type(self).__name__, "signal": self._signal()},
+            meta={"estimator": type(self).__name__, "signal": self._signal(),
+                  # how many counterfactuals each stage of the search found
+                  "found_by": {k: int(np.sum(v & valid)) for k, v in stages.items()}},
         )
 
     def transform(self, X):
@@ -842,4 +851,6 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self.estimator is None
+        # CSR rows (e.g. one-hot) are densified; the black box still gets CSR
+        tags.input_tags.sparse = True
         return tags
