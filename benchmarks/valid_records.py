@@ -40,7 +40,11 @@ same cases (:func:`adult_case`, :func:`small_case`) and checks
 
 Saves ``benchmarks/results/valid_records.json`` and prints the table.
 
+``--methods "DPC, latent search only"`` adds the same fits with the latent
+search alone (``line_steps=0``): the search before it continued in input space.
+
 Run: python benchmarks/valid_records.py [--seeds N] [--queries N] [--cases adult small]
+[--methods NAME ...]
 """
 
 import argparse
@@ -159,8 +163,22 @@ def dpc_records(case, seed):
     return result.counterfactual_records, {"found_by": result.meta["found_by"]}
 
 
+def dpc_latent_only_records(case, seed):
+    """The same fit, the latent search alone (``line_steps=0``): what DPC returned before."""
+    dpc = DPCounterfactualGenerator(
+        case.black_box, epsilon=EPSILON, delta=DELTA, bounds=case.bounds,
+        categories=case.categories or None, classes=case.classes,
+        immutable_features=case.immutable or None, increasing_features=case.increasing or None,
+        decreasing_features=case.decreasing or None, line_steps=0,
+        accountant=PrivacyLedger(epsilon=EPSILON, delta=DELTA), random_state=seed,
+    ).fit(case.X)
+    return dpc.explain(case.queries, desired_class=case.desired).counterfactual_records
+
+
 #: method name -> function (case, seed) -> records (one row per query, missing where none)
 METHODS = {"DPCounterfactualGenerator": dpc_records}
+#: run with --methods "DPC, latent search only" (not by default)
+BASELINES = {"DPC, latent search only": dpc_latent_only_records}
 
 
 def check_records(case, records):
@@ -219,7 +237,7 @@ def run_case(case, methods, seeds):
             records, info = records if isinstance(records, tuple) else (records, {})
             runs.append({"seed": int(seed), "seconds": seconds, **check_records(case, records),
                          **info})
-            print(f"  {case.name:<14} {name:<26} seed {seed}: flip {runs[-1]['flip_ratio']:.3f} "
+            print(f"  {case.name:<14} {name:<27} seed {seed}: flip {runs[-1]['flip_ratio']:.3f} "
                   f"({seconds:.0f} s)", flush=True)
         out["methods"][name] = {"runs": runs, "mean": _mean(runs), "min_flip_ratio":
                                 min(r["flip_ratio"] for r in runs)}
@@ -233,7 +251,7 @@ def _mean(runs):
 
 
 def print_table(results):
-    head = (f"{'table':<14} {'method':<26} {'flip':>6} {'(min)':>6} {'returned':>8} "
+    head = (f"{'table':<14} {'method':<27} {'flip':>6} {'(min)':>6} {'returned':>8} "
             + "".join(f"{c:>11}" for c in CHECKS) + f" {'s/run':>7}")
     print(head)
     print("-" * len(head))
@@ -242,7 +260,7 @@ def print_table(results):
             mean = m["mean"]
             cells = "".join(f"{'-':>11}" if mean[c] is None else f"{mean[c]:>11.3f}"
                             for c in CHECKS)
-            print(f"{case:<14} {name:<26} {mean['flip_ratio']:>6.3f} {m['min_flip_ratio']:>6.3f} "
+            print(f"{case:<14} {name:<27} {mean['flip_ratio']:>6.3f} {m['min_flip_ratio']:>6.3f} "
                   f"{mean['returned']:>8.3f}{cells} {mean['seconds']:>7.0f}")
 
 
@@ -258,7 +276,8 @@ def main(argv=None):
     parser.add_argument("--out", default=str(HERE / "results" / "valid_records.json"))
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # seeded runs and per-fit ledgers, on purpose
-    methods = {k: v for k, v in METHODS.items() if args.methods is None or k in args.methods}
+    methods = {k: v for k, v in {**METHODS, **BASELINES}.items()
+               if (k in METHODS if args.methods is None else k in args.methods)}
     results = {"epsilon": EPSILON, "delta": DELTA, "seeds": args.seeds,
                "versions": {"python": platform.python_version(), "numpy": np.__version__,
                             "scikit-learn": sklearn.__version__, "pandas": pd.__version__},
