@@ -227,7 +227,7 @@ def check_records(case, records):
 
 
 def run_case(case, methods, seeds):
-    out = {"note": case.note, "methods": {}}
+    out = {"note": case.note, "seeds": list(seeds), "methods": {}}
     for name, make in methods.items():
         runs = []
         for seed in seeds:
@@ -278,7 +278,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")  # seeded runs and per-fit ledgers, on purpose
     methods = {k: v for k, v in {**METHODS, **BASELINES}.items()
                if (k in METHODS if args.methods is None else k in args.methods)}
-    results = {"epsilon": EPSILON, "delta": DELTA, "seeds": args.seeds,
+    results = {"epsilon": EPSILON, "delta": DELTA,
                "versions": {"python": platform.python_version(), "numpy": np.__version__,
                             "scikit-learn": sklearn.__version__, "pandas": pd.__version__},
                "cases": {}}
@@ -286,6 +286,8 @@ def main(argv=None):
     if path.exists():  # keep other methods' rows (e.g. PrivRecourse's) from earlier runs
         old = json.loads(path.read_text())
         for case, entry in old.get("cases", {}).items():
+            entry.setdefault("seeds", sorted({r["seed"] for m in entry["methods"].values()
+                                              for r in m["runs"]}))
             results["cases"].setdefault(case, entry)
     for key in args.cases:
         case = adult_case(args.queries) if key == "adult" else small_case()

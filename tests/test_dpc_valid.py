@@ -210,7 +210,8 @@ def _mixed_table(n, seed):
         "job": rng.choice(["clerk", "manager", "farmer"], size=n),
         "group": rng.choice(["a", "b"], size=n),
     })
-    score = (frame["age"] - 40) / 10 + (frame["hours"] - 30) / 10 + 2.0 * (frame["job"] == "manager")
+    score = ((frame["age"] - 40) / 10 + (frame["hours"] - 30) / 10
+             + 2.0 * (frame["job"] == "manager"))
     return frame, (score + rng.normal(scale=0.5, size=n) > 0.5).astype(int).to_numpy()
 
 

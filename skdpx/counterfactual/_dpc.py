@@ -624,9 +624,11 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         the segment from the query to that point (or, where the latent
         search found none, through the desired class's decoded DP
         prototype, up to ``line_reach`` times as far), the closest point the
-        black box puts there. Every candidate respects the constraints
-        relative to its query and the public bounds before the black box
-        sees it. All of it is post-processing of the DP release: free.
+        black box puts there; where that fails too, a line search along the
+        black box's own gradient from the query. Every candidate respects
+        the constraints relative to its query, the public bounds and the
+        schema (a valid record) before the black box sees it. All of it is
+        post-processing of the DP release: free.
 
         Parameters
         ----------
@@ -783,7 +785,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             u = grad / np.maximum(norm, 1e-300)[:, None]
             line = xa[:, None, :] + reach[None, :, None] * u[:, None, :]
             line = self._project(to_input(line.reshape(-1, d)), np.repeat(Q[active], m, axis=0))
-            hit = (self._predict(line) == np.repeat(wanted[active], m)).reshape(k, m) & moving[:, None]
+            hit = (self._predict(line) == np.repeat(wanted[active], m)).reshape(k, m)
+            hit &= moving[:, None]
             done = hit.any(axis=1)
             line = line.reshape(k, m, d)
             out[active[done]] = line[done, np.argmax(hit[done], axis=1)]
