@@ -19,7 +19,9 @@ Two tables, every method at epsilon = 1 (delta = 1e-5), several seeds:
     32 units) and the queries (142, desired class: the other one). The
     declared bounds come from the black box's rows (public with respect to
     the explainer's), widened by 10% of their range (lower ends at 0 at
-    most, the features are non-negative).
+    most, the features are non-negative). The same with black boxes that
+    have only ``decision_function`` (an RBF SVC, "breast cancer, SVC") or
+    only ``predict`` (the MLP behind a wrapper, "breast cancer, predict").
 
 Measured per method on the records it returns (in original units): the
 share of valid records among the returned rows -- categories (a declared
@@ -63,6 +65,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.svm import SVC
 
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.datasets import adult_schema, load_adult
@@ -126,16 +129,39 @@ def adult_case(n_queries=300, seed=0):
               "desired >50K; sex, race immutable, age increasing"))
 
 
-def small_case(seed=0):
-    """Breast cancer: 285 private rows, 142 for the black box, 142 queries."""
+class PredictOnly:
+    """A black box with only ``predict`` and ``classes_`` (no scores at all)."""
+
+    def __init__(self, model):
+        self.model, self.classes_ = model, model.classes_
+
+    def predict(self, X):
+        return self.model.predict(X)
+
+
+def small_case(seed=0, interface="predict_proba"):
+    """Breast cancer: 285 private rows, 142 for the black box, 142 queries.
+
+    ``interface``: the black box's outputs. "predict_proba": the MLP;
+    "decision_function": an RBF SVC without probabilities; "predict": the MLP
+    behind :class:`PredictOnly`.
+    """
     data = load_breast_cancer(as_frame=True)
     frame, y = data.data, np.asarray(data.target)
     order = np.random.RandomState(seed).permutation(len(frame))
     private, mine, query = order[:285], order[285:427], order[427:]
     X_model = frame.iloc[mine]
-    model = make_pipeline(StandardScaler(),
-                          MLPClassifier(hidden_layer_sizes=(32,), max_iter=2000,
-                                        random_state=0)).fit(X_model, y[mine])
+    if interface == "decision_function":
+        model = make_pipeline(StandardScaler(), SVC()).fit(X_model, y[mine])
+        name, label = "breast cancer, SVC", "Pipeline(StandardScaler, SVC): decision_function only"
+    else:
+        model = make_pipeline(StandardScaler(),
+                              MLPClassifier(hidden_layer_sizes=(32,), max_iter=2000,
+                                            random_state=0)).fit(X_model, y[mine])
+        name, label = "breast cancer", "Pipeline(StandardScaler, MLP 32)"
+        if interface == "predict":
+            model = PredictOnly(model)
+            name, label = "breast cancer, predict", label + " behind predict only"
     lo, hi = X_model.min(), X_model.max()
     bounds = {c: (float(max(lo[c] - 0.1 * (hi[c] - lo[c]), 0.0)),
                   float(hi[c] + 0.1 * (hi[c] - lo[c]))) for c in frame.columns}
@@ -143,10 +169,10 @@ def small_case(seed=0):
     desired = 1 - model.predict(queries)
     accuracy = float(np.mean(model.predict(queries) == y[query]))
     return Case(
-        "breast cancer", frame.iloc[private].reset_index(drop=True), model, queries, desired,
+        name, frame.iloc[private].reset_index(drop=True), model, queries, desired,
         bounds=bounds, classes=[0, 1],
         note=(f"{len(private)} private rows, {frame.shape[1]} numeric columns; black box: "
-              f"Pipeline(StandardScaler, MLP 32) on {len(mine)} other rows, accuracy "
+              f"{label} on {len(mine)} other rows, accuracy "
               f"{accuracy:.4f} on the {len(query)} queries; desired: the other class"))
 
 
@@ -237,7 +263,7 @@ def run_case(case, methods, seeds):
             records, info = records if isinstance(records, tuple) else (records, {})
             runs.append({"seed": int(seed), "seconds": seconds, **check_records(case, records),
                          **info})
-            print(f"  {case.name:<14} {name:<27} seed {seed}: flip {runs[-1]['flip_ratio']:.3f} "
+            print(f"  {case.name:<22} {name:<27} seed {seed}: flip {runs[-1]['flip_ratio']:.3f} "
                   f"({seconds:.0f} s)", flush=True)
         out["methods"][name] = {"runs": runs, "mean": _mean(runs), "min_flip_ratio":
                                 min(r["flip_ratio"] for r in runs)}
@@ -251,7 +277,7 @@ def _mean(runs):
 
 
 def print_table(results):
-    head = (f"{'table':<14} {'method':<27} {'flip':>6} {'(min)':>6} {'returned':>8} "
+    head = (f"{'table':<22} {'method':<27} {'flip':>6} {'(min)':>6} {'returned':>8} "
             + "".join(f"{c:>11}" for c in CHECKS) + f" {'s/run':>7}")
     print(head)
     print("-" * len(head))
@@ -260,11 +286,13 @@ def print_table(results):
             mean = m["mean"]
             cells = "".join(f"{'-':>11}" if mean[c] is None else f"{mean[c]:>11.3f}"
                             for c in CHECKS)
-            print(f"{case:<14} {name:<27} {mean['flip_ratio']:>6.3f} {m['min_flip_ratio']:>6.3f} "
+            print(f"{case:<22} {name:<27} {mean['flip_ratio']:>6.3f} {m['min_flip_ratio']:>6.3f} "
                   f"{mean['returned']:>8.3f}{cells} {mean['seconds']:>7.0f}")
 
 
-CASES = {"adult": adult_case, "small": small_case}
+CASES = {"adult": adult_case, "small": small_case,
+         "small-decision": lambda: small_case(interface="decision_function"),
+         "small-predict": lambda: small_case(interface="predict")}
 
 
 def main(argv=None):
@@ -290,7 +318,7 @@ def main(argv=None):
                                               for r in m["runs"]}))
             results["cases"].setdefault(case, entry)
     for key in args.cases:
-        case = adult_case(args.queries) if key == "adult" else small_case()
+        case = adult_case(args.queries) if key == "adult" else CASES[key]()
         print(f"{case.name}: {case.note}", flush=True)
         entry = run_case(case, methods, range(args.seeds))
         kept = results["cases"].get(case.name, {}).get("methods", {})
