@@ -43,6 +43,16 @@ def _fit(dpc, X, y=None):
         return dpc.fit(X, y)
 
 
+class _PredictOnly:
+    """A black box with only ``predict`` (and its classes)."""
+
+    def __init__(self, model):
+        self.model, self.classes_ = model, model.classes_
+
+    def predict(self, X):
+        return self.model.predict(X)
+
+
 def _check_verified(model, result):
     """Returned rows flip the black box; the others are NaN and not valid."""
     ok = result.valid
@@ -125,33 +135,30 @@ def test_when_the_latent_search_fails_the_segment_search_continues(problem):
     _check_verified(model, result)
 
 
-def test_when_the_decoder_misses_the_class_the_input_search_finds_it(problem):
-    X, _, model = problem
-    dpc = _fit(_dpc(model, max_iter=5), X)
-    # a decoder whose whole range is in class 0 (as a DP decoder on a few
-    # hundred rows can be): every prototype at class 0's
+def _degenerate(dpc):
+    """Every code of ``dpc`` decodes to (0, 0, 1, 0.5), deep in class 0, and
+    every prototype is class 0's (as a DP decoder on a few hundred rows can be)."""
     zero = np.flatnonzero(dpc.classes_ == 0)[0]
     dpc.prototypes_ = np.repeat(dpc.prototypes_[[zero]], 2, axis=0)
-    # every code decodes to (0, 0, 1, 0.5), deep in class 0: the segments
-    # through it (extended) move away from class 1 too
     dpc.autoencoder_.center = np.array([-1.0, -1.0, 1.0, 0.0])
     dpc.autoencoder_.components = np.zeros_like(dpc.autoencoder_.components)
+    return dpc
+
+
+@pytest.mark.parametrize("predict_only", [False, True])
+def test_when_the_decoder_misses_the_class_the_input_search_finds_it(problem, predict_only):
+    X, _, model = problem
+    # predict only: the prototypes' surrogate is flat too, so only the search
+    # along fixed directions is left
+    black_box = _PredictOnly(model) if predict_only else model
+    dpc = _degenerate(_fit(_dpc(black_box, max_iter=5), X))
     assert np.all(model.predict(dpc._scaler().inverse_transform(
         dpc.autoencoder_.decode(dpc.prototypes_))) == 0)
     Q = X[model.predict(X) == 0][:30]
     result = dpc.explain(Q, desired_class=1)
     assert result.valid.mean() >= 0.9
     _check_verified(model, result)
-
-
-class _PredictOnly:
-    """A black box with only ``predict`` (and its classes)."""
-
-    def __init__(self, model):
-        self.model, self.classes_ = model, model.classes_
-
-    def predict(self, X):
-        return self.model.predict(X)
+    assert result.meta["found_by"]["input space"] == result.valid.sum()
 
 
 def test_black_boxes_with_only_decision_function_or_only_predict(problem):

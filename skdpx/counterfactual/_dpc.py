@@ -3,6 +3,7 @@
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg import hadamard
 from scipy.special import log_softmax
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -43,6 +44,9 @@ _FD_STEP = 0.02
 #: scaled space [-1, 1]^d, and rounds of line search along the gradient
 _INPUT_FD_STEP = 0.05
 _INPUT_ROUNDS = 5
+#: the last stage: points per fixed direction, and black-box rows per call
+_DIRECTION_STEPS = 10
+_DIRECTION_ROWS = 50_000
 #: without a black box: P(class) = softmax(-sharpness * mean squared latent
 #: distance to the class prototypes)
 _PROTOTYPE_SHARPNESS = 50.0
@@ -100,9 +104,12 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
        closest of ``line_steps`` points that the black box puts in class s,
        all checked in one call; where that fails too, a line search along
        the black box's own gradient from the query (a DP decoder trained on
-       a few hundred rows may decode every code into one class). What still
-       fails is a row of NaN with ``valid=False``: no returned point fails
-       to flip the black box.
+       a few hundred rows may decode every code into one class), then, for
+       scores that lead nowhere (a predict-only black box), lines along
+       fixed directions (the feature axes and the rows of a Hadamard
+       matrix); each found point is then brought as close to the query as
+       its segment allows. What still fails is a row of NaN with
+       ``valid=False``: no returned point fails to flip the black box.
 
     Steps 3 and 4 are post-processing of the DP autoencoder and prototypes
     (and of the public black box, bounds and query): they cost no budget.
@@ -625,7 +632,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         search found none, through the desired class's decoded DP
         prototype, up to ``line_reach`` times as far), the closest point the
         black box puts there; where that fails too, a line search along the
-        black box's own gradient from the query. Every candidate respects
+        black box's own gradient from the query, then along fixed
+        directions. Every candidate respects
         the constraints relative to its query, the public bounds and the
         schema (a valid record) before the black box sees it. All of it is
         post-processing of the DP release: free.
@@ -666,6 +674,10 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             stages["input space"] = np.zeros(len(cf), dtype=bool)
             if missing.size:
                 anchors = self._input_search(Xc[missing], target[missing])
+                lost = np.isnan(anchors).any(axis=1)
+                if lost.any():
+                    anchors[lost] = self._direction_search(Xc[missing[lost]],
+                                                           target[missing[lost]])
                 ok = ~np.isnan(anchors).any(axis=1)
                 # the closest point on the segment from the query to what was found
                 cf[missing[ok]] = self._segment_search(Xc[missing[ok]], anchors[ok],
@@ -796,6 +808,46 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
                 score = score[np.arange(rest.sum() * m), np.repeat(ta[rest], m)].reshape(-1, m)
                 x[active[rest]] = scaler.transform(line[rest, np.argmax(score, axis=1)])
             active = active[rest]
+        return out
+
+    def _direction_search(self, Q, target):
+        """The closest point the black box puts in the target class along fixed directions.
+
+        The last stage, for black boxes whose scores do not lead there (a
+        predict-only black box steered by a degenerate DP decoder's
+        surrogate, a flat region): from each query, lines along every
+        feature axis (both ways) and along the rows of a Hadamard matrix
+        (both ways: the directions toward the box's corners, spread evenly),
+        ``_DIRECTION_STEPS`` points each out to the box's diagonal, every
+        point projected; the closest one the black box puts in the target
+        class. Deterministic, and it uses no private data. Returns NaN rows
+        where no line gets there.
+        """
+        scaler = self._scaler()
+        n, d = Q.shape
+        Qs = scaler.transform(Q)
+        size = 1 << max(int(np.ceil(np.log2(d))), 0)
+        corners = hadamard(size)[:, :d] / np.sqrt(d)
+        directions = np.vstack([np.eye(d), -np.eye(d), corners, -corners])
+        reach = np.geomspace(2e-2 * np.sqrt(d), 2 * np.sqrt(d), _DIRECTION_STEPS)
+        steps = (reach[None, :, None] * directions[:, None, :]).reshape(-1, d)  # (D m, d)
+        per_query = len(steps)
+        out = np.full(Q.shape, np.nan)
+        chunk = max(1, _DIRECTION_ROWS // per_query)
+        for start in range(0, n, chunk):
+            rows = slice(start, min(start + chunk, n))
+            k = rows.stop - rows.start
+            points = (Qs[rows, None, :] + steps[None]).reshape(-1, d)
+            points = self._project(scaler.inverse_transform(points),
+                                   np.repeat(Q[rows], per_query, axis=0))
+            hit = self._predict(points) == np.repeat(self.classes_[target[rows]], per_query)
+            dist = np.linalg.norm(scaler.transform(points) - np.repeat(Qs[rows], per_query, axis=0),
+                                  axis=1)
+            dist = np.where(hit, dist, np.inf).reshape(k, per_query)
+            best = np.argmin(dist, axis=1)
+            found = np.isfinite(dist[np.arange(k), best])
+            chosen = points.reshape(k, per_query, d)[np.arange(k), best]
+            out[rows][found] = chosen[found]  # out[rows] is a view (a slice)
         return out
 
     def _search(self, Q, target):
