@@ -453,16 +453,15 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         nodes = centers[keep]
         self.cluster_centers_ = scaler.inverse_transform(nodes)
         self.cluster_counts_ = counts[keep]
-        self.node_class_ = (np.asarray(self.estimator_.predict(self.cluster_centers_))
-                            if len(nodes) else np.empty(0, dtype=self.classes_.dtype))
+        self.node_class_ = self._predict(self.cluster_centers_)
         self.candidates_ = np.flatnonzero(self.node_class_ == self.favorable_class_)
+        constraints = dict(immutable=self._immutable, increasing=self._increasing,
+                           decreasing=self._decreasing, tolerance=self.tolerance)
         self.graph_ = recourse_graph(
             nodes, distance_threshold=(np.inf if self.distance_threshold is None
-                                       else self.distance_threshold), immutable=self._immutable,
-            increasing=self._increasing, decreasing=self._decreasing,
-            tolerance=self.tolerance, weights=self.cluster_counts_)
-        self._routes = RecourseGraph(nodes, self.graph_, self.candidates_,
-                                     immutable=self._immutable, tolerance=self.tolerance)
+                                       else self.distance_threshold),
+            weights=self.cluster_counts_, **constraints)
+        self._routes = RecourseGraph(nodes, self.graph_, self.candidates_, **constraints)
         self.path_cost_ = self._routes.cost
 
     def _fit_model(self, X01, y, scaler, engine, commitment, noise):
@@ -477,28 +476,75 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     # ------------------------------------------------------------ queries
 
-    def _route(self, X):
-        """Validated queries, whether each is already favourable, and their routes."""
+    def _queries(self, X):
+        """Validated queries, clipped to the public bounds, and whether each is favourable."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
-        already = np.asarray(self.estimator_.predict(Xc)) == self.favorable_class_
-        return (X, already,
-                *self._routes.route(BoundsScaler(lower, upper).transform(Xc), skip=already))
+        already = self._predict(Xc) == self.favorable_class_
+        return X, Xc, already, BoundsScaler(lower, upper).transform(Xc)
 
-    def _points(self, queries, node_lists):
-        """Paths as arrays in input units: each query, then its nodes (one split)."""
-        counts = np.array([len(nodes) for nodes in node_lists], dtype=int)
-        flat = (np.concatenate(node_lists).astype(int) if counts.sum()
-                else np.empty(0, dtype=int))
+    def _predict(self, rows):
+        """The black box's labels of rows in input units, given as the rows it was fitted on."""
+        if len(rows) == 0:
+            return np.empty(0, dtype=self.classes_.dtype)
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            import pandas as pd
+
+            rows = pd.DataFrame(rows, columns=names)
+        return np.asarray(self.estimator_.predict(rows))
+
+    def _finish(self, points, queries):
+        """Path points made valid records that hold every constraint relative to their query.
+
+        The search already keeps each node within ``tolerance`` of the
+        query's immutables and on the right side of its monotone features;
+        here the immutables are set back to the query's values exactly and
+        the points are clipped to the public bounds. The last clamp of the
+        monotone features to the query's value only removes rounding (a node
+        is above the query in the unit cube, so it is in input units too, up
+        to the scaling's rounding).
+        """
+        points = np.array(points, dtype=float, copy=True)
+        if len(points) == 0:
+            return points
+        lower, upper = self.bounds_
+        points[:, self._immutable] = queries[:, self._immutable]
+        points = np.clip(points, lower, upper)
+        points[:, self._increasing] = np.maximum(points[:, self._increasing],
+                                                 queries[:, self._increasing])
+        points[:, self._decreasing] = np.minimum(points[:, self._decreasing],
+                                                 queries[:, self._decreasing])
+        return points
+
+    def _verified(self, Xc, lengths, flat):
+        """The finished path points of each query, and whether its end point is favourable.
+
+        ``lengths`` / ``flat``: node paths (concatenated). Returns the points
+        (concatenated, as ``flat``) and a mask (n,) of the queries whose
+        finished end point the black box gives ``favorable_class`` (False
+        for a query with no path).
+        """
+        owners = np.repeat(np.arange(len(Xc)), lengths)
+        points = self._finish(self.cluster_centers_[flat], Xc[owners])
+        has = lengths > 0
+        ends = np.cumsum(lengths)[has] - 1
+        verified = np.zeros(len(Xc), dtype=bool)
+        verified[has] = self._predict(points[ends]) == self.favorable_class_
+        return points, verified
+
+    @staticmethod
+    def _split_paths(queries, lengths, points):
+        """Paths as arrays: each query, then its (finished) points."""
         n = len(queries)
-        rows = np.empty((n + counts.sum(), queries.shape[1]))
-        first = np.concatenate([[0], np.cumsum(counts + 1)[:-1]])
+        rows = np.empty((n + lengths.sum(), queries.shape[1]))
+        first = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]])
         is_query = np.zeros(len(rows), dtype=bool)
         is_query[first] = True
         rows[is_query] = queries
-        rows[~is_query] = self.cluster_centers_[flat]
+        rows[~is_query] = points
         return np.split(rows, first[1:])
 
     def _result(self, X, paths, cost, success, meta):
@@ -507,12 +553,37 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                              epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
                              meta={"estimator": type(self).__name__, **meta})
 
-    def explain(self, X):
-        """One recourse path per query.
+    def _recourse(self, X):
+        """Everything :meth:`explain` and :meth:`transform` return, verified."""
+        X, Xc, already, Q01 = self._queries(X)
+        found = self._routes.search(Q01, skip=already)
+        points, verified = self._verified(Xc, found.lengths, found.flat)
+        success = already | (found.reach & verified)
+        keep = np.repeat(success, found.lengths)  # a failed path keeps only its query
+        lengths = np.where(success, found.lengths, 0)
+        cost = np.where(already, 0.0, np.where(success, found.cost, np.inf))
+        points = points[keep]
+        end = np.full(X.shape, np.nan)
+        end[already] = X[already]
+        routed = success & ~already
+        end[routed] = points[np.cumsum(lengths)[routed] - 1]
+        return SimpleNamespace(X=X, lengths=lengths, points=points, cost=cost, success=success,
+                               end=end, unverified=int(np.sum(found.reach & ~verified)))
 
-        A query goes to its nearest non-favourable centre that respects its
-        immutable features (the paper's Algorithm 2), then along that node's
-        precomputed shortest path to the nearest favourable centre.
+    def explain(self, X):
+        """One recourse path per query, every point holding the constraints from the query.
+
+        A query may visit only the centres admissible relative to itself:
+        its immutable features within ``tolerance`` of the query's, its
+        increasing features at least, and decreasing ones at most, the
+        query's (the query is first clipped to the public bounds). It goes
+        to its nearest admissible non-favourable centre (the paper's
+        Algorithm 2; its nearest admissible favourable one if there is no
+        such centre), then along the shortest path through admissible
+        centres to the nearest favourable one. Every point of the path then
+        gets the query's immutable values back exactly, and the black box
+        checks the end point: one it no longer gives ``favorable_class`` is
+        a failure, never a recourse.
 
         Parameters
         ----------
@@ -524,32 +595,30 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             ``paths[i]``: the query, then the centres of its path in input
             units (the last one is the counterfactual). A query the black
             box already gives the favourable class has the path ``[query]``,
-            cost 0 and success True; one with no reachable candidate has the
-            path ``[query]``, cost inf and success False (a NaN
-            counterfactual).
+            cost 0 and success True; one with no admissible reachable
+            candidate, or whose end point the black box does not give the
+            favourable class, has the path ``[query]``, cost inf and
+            success False (a NaN counterfactual). ``meta["unverified"]``
+            counts the latter.
         """
-        X, already, starts, reach, lengths, flat = self._route(X)
-        node_lists = np.split(flat, np.cumsum(lengths)[:-1])
-        cost = np.where(already, 0.0, np.inf)
-        cost[reach] = self.path_cost_[starts[reach]]  # (a graph may have no node at all)
-        return self._result(X, self._points(X, node_lists), cost, already | reach,
-                            {"favorable_class": self.favorable_class_})
+        r = self._recourse(X)
+        return self._result(r.X, self._split_paths(r.X, r.lengths, r.points), r.cost,
+                            r.success, {"favorable_class": self.favorable_class_,
+                                        "unverified": r.unverified})
 
     def transform(self, X):
-        """The counterfactual end points (the query itself if already favourable; NaN if none)."""
-        X, already, _, reach, lengths, flat = self._route(X)
-        out = np.full(X.shape, np.nan)
-        out[already] = X[already]
-        out[reach] = self.cluster_centers_[flat[np.cumsum(lengths)[reach] - 1]]
-        return out
+        """The verified counterfactual end points (the query itself if already favourable; NaN if none)."""
+        return self._recourse(X).end
 
     def alternatives(self, X, n_paths=3):
         """Up to ``n_paths`` recourse paths per query, to distinct counterfactuals.
 
         The paper's diverse recourse: the r-th result holds each query's
         r-th shortest path to a favourable centre (a path ends at the first
-        favourable centre it reaches). Costs a Dijkstra per distinct start
-        node, so it is slower than :meth:`explain`, whose paths are the
+        favourable centre it reaches), through the centres admissible
+        relative to the query, as in :meth:`explain`, with the end point
+        checked by the black box. Costs a Dijkstra per distinct admissible
+        set, so it is slower than :meth:`explain`, whose paths are the
         first result's.
 
         Parameters
@@ -566,17 +635,29 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """
         if not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1, got {n_paths!r}.")
-        X, already, starts, _, _, _ = self._route(X)
-        found = self._routes.k_best(starts, n_paths)
+        X, Xc, already, Q01 = self._queries(X)
+        admissible = self._routes.admissible(Q01)
+        starts = self._routes.start_nodes(Q01, admissible)
+        starts[already] = -1
+        found = self._routes.k_best(starts, n_paths, admissible)
         out = []
         for r in range(n_paths):
             got = np.array([len(f) > r for f in found], dtype=bool)
             node_lists = [f[r][1] if len(f) > r else np.empty(0, int) for f in found]
+            lengths = np.array([len(nodes) for nodes in node_lists], dtype=int)
+            flat = (np.concatenate(node_lists).astype(int) if lengths.sum()
+                    else np.empty(0, dtype=int))
+            points, verified = self._verified(Xc, lengths, flat)
+            got &= verified
+            points = points[np.repeat(got, lengths)]
+            lengths = np.where(got, lengths, 0)
             cost = np.array([f[r][0] if len(f) > r else np.inf for f in found])
+            cost[~got] = np.inf
+            success = got.copy()
             if r == 0:
                 cost[already] = 0.0
-            success = got | (already if r == 0 else False)
-            out.append(self._result(X, self._points(X, node_lists), cost, success,
+                success |= already
+            out.append(self._result(X, self._split_paths(X, lengths, points), cost, success,
                                     {"favorable_class": self.favorable_class_, "rank": r + 1}))
         return out
 
