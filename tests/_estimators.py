@@ -12,6 +12,8 @@ import numpy as np
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.preprocessing import PublicSchemaEncoder
+from skdpx.privacy import DPEstimator
 from skdpx.recourse import PrivRecourse
 from skdpx.utils.discovery import all_estimators
 
@@ -48,6 +50,11 @@ TEST_TABLE = {
         "supervised": True,
         "methods": ["transform", "explain"],
     },
+    PublicSchemaEncoder: {
+        "params": {"bounds": (-10.0, 10.0)},
+        "supervised": False,
+        "methods": ["transform"],
+    },
     DPNearestCentroid: {
         "params": {"epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},
         "supervised": True,
@@ -56,9 +63,13 @@ TEST_TABLE = {
 }
 
 
-def estimator_classes():
-    """The package's estimators, then the test-only reference estimator."""
-    return [cls for _, cls in all_estimators()] + [DPNearestCentroid]
+def estimator_classes(dp_only=False):
+    """The package's estimators, then the test-only reference estimator.
+
+    ``dp_only``: only those that spend a privacy budget (DPEstimator's).
+    """
+    classes = [cls for _, cls in all_estimators()] + [DPNearestCentroid]
+    return [c for c in classes if issubclass(c, DPEstimator)] if dp_only else classes
 
 
 def make_estimator(cls, **overrides):

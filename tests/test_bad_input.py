@@ -11,7 +11,7 @@ from skdpx.privacy import PrivacyLedger
 
 from ._estimators import TEST_TABLE, estimator_classes, fit, make_estimator, small_problem
 
-CLASSES = estimator_classes()
+CLASSES = estimator_classes(dp_only=True)
 
 
 def _bad_fit_inputs():

@@ -9,7 +9,7 @@ from scipy.special import log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from .._explanation import FeatureAttribution
@@ -30,6 +30,7 @@ from ..privacy import (
 )
 from ..privacy import warn_exact_scores
 from ..utils._optim import make_optimizer
+from ..utils._tables import validate_table
 
 __all__ = ["DPLocallyLinearClassifier"]
 
@@ -159,9 +160,11 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         The share of ``epsilon`` for which the means' noise is calibrated;
         DP-SGD's noise is then calibrated for what remains, the two composed
         with the PLD accountant.
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features (scalars or arrays); data are clipped
-        to them.
+    bounds : tuple (lower, upper), dict or None, default=None
+        Public bounds of the features (scalars or arrays), or a dict
+        ``{column: (lower, upper)}`` for the numeric columns of a
+        DataFrame; data are clipped to them. A numeric column left out of
+        the dict has its bounds estimated with DP, as with ``None``.
         ``None`` estimates them with a DP histogram charged inside this
         estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
         it, coarse on small data; never the raw minimum and maximum), with a
@@ -172,6 +175,13 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         ``PrivacyLeakWarning``: the labels present are then a release about
         the rows (assumed public, not declared). A label of ``y`` outside
         the declared set is refused before anything is spent.
+    categories : dict or None, default=None
+        ``{column: [level, ...]}``: the public levels of each categorical
+        column of a DataFrame, one-hot encoded internally
+        (:class:`~skdpx.preprocessing.PublicSchemaEncoder`); never read from
+        the data. ``coef_`` then has one column per encoded feature
+        (``schema_.feature_names_out``), and :meth:`explain` groups a
+        column's levels.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
         Where the spends are recorded as well (shared budget); its relation
         must be ``"add_or_remove"``.
@@ -251,6 +261,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],
+        "categories": [dict, None],
         "n_maps": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="neither")],
         "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
@@ -283,6 +294,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         center_budget=0.05,
         bounds=None,
         classes=None,
+        categories=None,
         accountant=None,
         random_state=None,
     ):
@@ -302,6 +314,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         self.center_budget = center_budget
         self.bounds = bounds
         self.classes = classes
+        self.categories = categories
         self.accountant = accountant
         self.random_state = random_state
 
@@ -329,7 +342,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         return super().fit(X, y)
 
     def _validate_fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_table(self, X, y, reset=True, categories=self.categories)
         check_classification_targets(y)
         classes, codes = check_classes(
             self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
@@ -490,7 +503,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     def _maps(self, X):
         """Validated X -> (G (n, K, M), S (n, K, M), f (n, K))."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_table(self, X, reset=False)
         X = np.clip(X, *self.bounds_)
         k, m, d = self.coef_.shape
         G = (X @ self.coef_.reshape(k * m, d).T).reshape(-1, k, m) + self.intercept_
@@ -546,9 +559,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         pred = np.argmax(F, axis=1)
         weights = S[np.arange(len(pred)), pred]  # (n, M)
         values = np.einsum("nm,nmd->nd", weights, self.coef_[pred])
-        names = (
-            list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
-        )
+        names = (list(self.schema_.feature_names_out)
+                 if hasattr(self, "feature_names_in_") or self.schema_.encoder is not None
+                 else None)
         return FeatureAttribution(
             values, epsilon=0.0, feature_names=names,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,

@@ -153,9 +153,15 @@ class FitBounds:
     def __init__(self, bounds, n_features, *, epsilon, delta, relation, share=BOUNDS_SHARE):
         self.n_features = int(n_features)
         self.relation = relation
-        self.declared = bounds is not None
+        lower = upper = None
+        if bounds is not None:
+            lower, upper = check_bounds(bounds, n_features, allow_missing=True)
+        #: features whose bounds are estimated with DP (all when bounds is None)
+        self.estimated = (np.ones(self.n_features, dtype=bool) if bounds is None
+                          else np.isnan(lower))
+        self.declared = not self.estimated.any()
         if self.declared:
-            self.lower, self.upper = check_bounds(bounds, n_features)
+            self.lower, self.upper = lower, upper
             if np.all(self.lower == self.upper):
                 raise ValueError(
                     f"bounds={bounds!r} give lower == upper for every feature: every row would "
@@ -169,7 +175,7 @@ class FitBounds:
                              "needs delta > 0; declare bounds, or give delta > 0.")
         warnings.warn(_WARNING.format(share=share), PrivacyLeakWarning,
                       stacklevel=_outside_stacklevel())
-        self.lower = self.upper = None
+        self.lower, self.upper = lower, upper  # the declared part (None: nothing declared)
         self.share = float(share)
         self.noise_multiplier = (0.0 if math.isinf(epsilon)
                                  else calibrate_noise(self.share * epsilon, delta))
@@ -183,11 +189,21 @@ class FitBounds:
 
     @property
     def label(self):
-        return f"DP bounds: octave histograms of {self.n_features} features (Gaussian)"
+        return (f"DP bounds: octave histograms of {int(self.estimated.sum())} features "
+                "(Gaussian)")
 
     def release(self, X, *, noise, commitment):
         """(lower, upper): the declared bounds, or the DP estimate from the private X."""
         if self.declared:
             return self.lower.copy(), self.upper.copy()
-        return histogram_bounds(X, noise_multiplier=self.noise_multiplier,
-                                relation=self.relation, noise=noise, commitment=commitment)
+        est = self.estimated
+        lower, upper = histogram_bounds(np.asarray(X)[:, est],
+                                        noise_multiplier=self.noise_multiplier,
+                                        relation=self.relation, noise=noise,
+                                        commitment=commitment)
+        if est.all():
+            return lower, upper
+        # the declared features keep their public bounds
+        full_lower, full_upper = self.lower.copy(), self.upper.copy()
+        full_lower[est], full_upper[est] = lower, upper
+        return full_lower, full_upper

@@ -25,7 +25,8 @@ __all__ = [
 BUDGET_PARAMETER_CONSTRAINTS = {
     "epsilon": [EPSILON_CONSTRAINT],
     "delta": [DELTA_CONSTRAINT],
-    "bounds": [tuple, list, None],
+    # a dict {column: (lower, upper)} for a DataFrame's numeric columns
+    "bounds": [tuple, list, dict, None],
     "accountant": [PrivacyLedger, BudgetAccountant, None],
     "random_state": ["random_state"],
 }

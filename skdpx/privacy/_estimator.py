@@ -75,8 +75,12 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         bounds are not declared). Reads no private value: a search can price
         a fit with it (``skdpx.model_selection.price_search``).
         """
-        bounds = FitBounds(self.bounds, self.n_features_in_, epsilon=self.epsilon,
-                           delta=self.delta, relation=relation)
+        # an estimator fitted through skdpx.utils validate_table works in the
+        # encoded space of its public schema (one-hot columns bounded in [0, 1])
+        schema = getattr(self, "schema_", None)
+        bounds = FitBounds(self.bounds if schema is None else schema.fit_bounds(self.bounds),
+                           self.n_features_in_ if schema is None else schema.n_encoded,
+                           epsilon=self.epsilon, delta=self.delta, relation=relation)
         plan = self._plan_spend(data, relation, bounds)
         plan.bounds = bounds
         if bounds.event is not None:

@@ -54,7 +54,7 @@ def check_random_state(seed):
     )
 
 
-def check_bounds(bounds, n_features, *, dtype=float):
+def check_bounds(bounds, n_features, *, dtype=float, allow_missing=False):
     """Validate declared ``bounds`` = (lower, upper) and broadcast them to ``n_features``.
 
     Bounds are never read from the data here: an estimator given
@@ -67,6 +67,9 @@ def check_bounds(bounds, n_features, *, dtype=float):
         Scalars or arrays of length ``n_features``; each lower <= upper, all
         finite.
     n_features : int
+    allow_missing : bool, default=False
+        Allow NaN for a feature whose bounds are not declared (both bounds
+        NaN): :class:`~skdpx.privacy.FitBounds` estimates them with DP.
 
     Returns
     -------
@@ -94,9 +97,13 @@ def check_bounds(bounds, n_features, *, dtype=float):
             )
     lower = np.broadcast_to(lower, (n_features,)).copy()
     upper = np.broadcast_to(upper, (n_features,)).copy()
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+    missing = np.isnan(lower) | np.isnan(upper)
+    if allow_missing and not np.array_equal(np.isnan(lower), np.isnan(upper)):
+        raise ValueError("a feature's lower and upper bounds must both be declared or both NaN.")
+    finite = np.isfinite(lower) & np.isfinite(upper)
+    if not np.all(finite | (missing if allow_missing else False)):
         raise ValueError("bounds must be finite.")
-    if np.any(lower > upper):
+    if np.any(lower[~missing] > upper[~missing]):
         raise ValueError("each lower bound must be <= its upper bound.")
     return lower, upper
 

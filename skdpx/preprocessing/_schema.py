@@ -1,0 +1,452 @@
+"""Encode a mixed table with a declared, public schema.
+
+Differential privacy needs the range of every input fixed before the data
+are read: a bound or a category list taken from the rows is itself a
+function of the rows (the largest capital loss *is* one person's value; a
+category held by one person reveals that person). :class:`PublicSchemaEncoder`
+therefore takes both as parameters -- ``bounds`` for numeric columns and
+``categories`` for categorical ones -- and its ``fit`` reads only the
+column names and dtypes of ``X``, never a value.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.preprocessing import OneHotEncoder
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = ["PublicSchemaEncoder"]
+
+
+def _is_frame(X):
+    return hasattr(X, "columns") and hasattr(X, "iloc") and hasattr(X, "dtypes")
+
+
+def _missing(values):
+    """Missing mask of a 1-d array of any dtype: None or NaN."""
+    values = np.asarray(values, dtype=object)
+    return np.equal(values, None) | np.not_equal(values, values)
+
+
+class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
+    """One-hot and fixed-range scaling with a declared, public schema.
+
+    Numeric columns are clipped to their declared ``bounds`` and (with
+    ``scale=True``) scaled to [0, 1] with them; categorical columns are
+    one-hot encoded (scikit-learn's :class:`~sklearn.preprocessing.OneHotEncoder`)
+    with their declared ``categories``. The output's bounds are therefore
+    known before any row is read, which is what a DP estimator needs: encode
+    10 rows or all of them, the schema is the same. Each column keeps its
+    place: a categorical column becomes a block of adjacent one-hot columns.
+
+    ``fit`` reads only the column names and dtypes of ``X`` (public); no
+    value. ``inverse_transform`` maps any encoded point back to a **valid
+    record**: the category whose one-hot entry is largest, integer columns
+    rounded, numeric columns within their bounds.
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper), dict or None, default=None
+        Public bounds of the numeric columns: one ``(lower, upper)`` pair of
+        scalars (every numeric column) or of arrays (one entry per numeric
+        column, in column order), or a dict ``{column: (lower, upper)}``. A
+        numeric column without declared bounds is passed through unclipped
+        (allowed only with ``scale=False``). A boolean column has the public
+        bounds (0, 1) of its type.
+    categories : dict or None, default=None
+        ``{column: [level, ...]}``: the public levels of each categorical
+        column. Every non-numeric column must be declared here. A missing
+        value (None, NaN) encodes as an all-zero block; a value that is not
+        a declared level raises a ``ValueError``.
+    scale : bool, default=True
+        Scale numeric columns to [0, 1] with their bounds.
+    clip : bool, default=True
+        Clip numeric columns to their bounds (where declared).
+
+    Attributes
+    ----------
+    feature_names_in_ : ndarray of str
+        Column names (of a DataFrame; ``x0``, ``x1``... for an array).
+    n_features_in_ : int
+    feature_groups_ : dict
+        ``{column: ndarray of int}``: the encoded columns of each input column.
+    numeric_features_, categorical_features_ : list
+        Input columns of each kind, in column order.
+    lower_, upper_ : ndarray of shape (n_encoded,)
+        Public bounds of each encoded column (NaN where undeclared).
+    integer_ : ndarray of bool of shape (n_encoded,)
+        Encoded columns that come from an integer (or boolean) column.
+    categorical_ : ndarray of bool of shape (n_encoded,)
+        Encoded one-hot columns.
+
+    See Also
+    --------
+    skdpx.datasets.encode_adult : this encoder with Adult's public schema.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skdpx.preprocessing import PublicSchemaEncoder
+    >>> X = pd.DataFrame({"age": [25, 61], "sex": ["Female", "Male"]})
+    >>> enc = PublicSchemaEncoder(bounds={"age": (17, 90)},
+    ...                           categories={"sex": ["Female", "Male"]}).fit(X)
+    >>> enc.transform(X).round(3).tolist()
+    [[0.11, 1.0, 0.0], [0.603, 0.0, 1.0]]
+    >>> enc.get_feature_names_out().tolist()
+    ['age', 'sex=Female', 'sex=Male']
+    >>> enc.inverse_transform([[0.5, 0.3, 0.6]])
+       age   sex
+    0   54  Male
+    """
+
+    _parameter_constraints = {
+        "bounds": [tuple, list, dict, None],
+        "categories": [dict, None],
+        "scale": ["boolean"],
+        "clip": ["boolean"],
+    }
+
+    def __init__(self, *, bounds=None, categories=None, scale=True, clip=True):
+        self.bounds = bounds
+        self.categories = categories
+        self.scale = scale
+        self.clip = clip
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y=None):
+        """Record the schema: column names and dtypes of ``X``, never its values.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._fit_schema(self._check_array(X, reset=True))
+        return self
+
+    def _check_array(self, X, *, reset):
+        """scikit-learn's checks (shape, finiteness) of an array; a DataFrame as it is."""
+        if _is_frame(X):
+            return X
+        numeric = not self.categories
+        return validate_data(self, X, reset=reset, dtype="numeric" if numeric else None,
+                             ensure_all_finite=numeric, accept_sparse="csr")
+
+    def _fit_schema(self, X):
+        if _is_frame(X):
+            columns = list(X.columns)
+            dtypes = list(X.dtypes)
+            self._frame = True
+        else:
+            if sparse.issparse(X):
+                dtypes = [X.dtype] * X.shape[1]
+            else:
+                X = np.asarray(X) if not hasattr(X, "dtype") else X
+                if X.ndim != 2:
+                    raise ValueError(f"X must be 2-d; got an array of shape {np.shape(X)}.")
+                dtypes = [X.dtype] * X.shape[1]
+            columns = list(range(X.shape[1]))
+            self._frame = False
+        if len(set(map(str, columns))) != len(columns):
+            raise ValueError("X has duplicated column names.")
+        self._columns = columns
+        self._dtypes = dtypes
+        self.n_features_in_ = len(columns)
+        if self._frame:
+            self.feature_names_in_ = np.asarray([str(c) for c in columns], dtype=object)
+
+        categories = {} if self.categories is None else dict(self.categories)
+        unknown = [c for c in categories if c not in columns]
+        if unknown:
+            raise ValueError(f"categories names column(s) {unknown} that X does not have; "
+                             f"its columns are {columns}.")
+        levels = {}
+        for column, values in categories.items():
+            if isinstance(values, str) or not hasattr(values, "__iter__"):
+                raise ValueError(f"categories[{column!r}] must be a list of levels, "
+                                 f"got {values!r}.")
+            values = list(values)
+            if not values:
+                raise ValueError(f"categories[{column!r}] is empty.")
+            if len(set(values)) != len(values):
+                raise ValueError(f"categories[{column!r}] has duplicated levels.")
+            levels[column] = values
+        numeric = [c for c in columns if c not in levels]
+        for column, dtype in zip(columns, dtypes):
+            if column in levels:
+                continue
+            if getattr(dtype, "kind", "O") not in "biuf":
+                raise ValueError(
+                    f"column {column!r} is not numeric (dtype {dtype}): declare its public "
+                    f"levels with categories={{{column!r}: [...]}}, or encode it first."
+                )
+        self.numeric_features_ = numeric
+        self.categorical_features_ = [c for c in columns if c in levels]
+        self._levels = levels
+        lower, upper = self._numeric_bounds(numeric, dtypes, columns)
+        if self.scale and np.isnan(lower).any():
+            missing = [c for c, lo in zip(numeric, lower) if np.isnan(lo)]
+            raise ValueError(f"scale=True needs declared bounds for every numeric column; "
+                             f"none for {missing}.")
+        if np.any(lower > upper):
+            raise ValueError("each lower bound must be <= its upper bound.")
+        self._num_lower, self._num_upper = lower, upper
+
+        if levels:
+            public = _public_frame(self.categorical_features_, levels)
+            self._onehot = OneHotEncoder(
+                categories=[levels[c] for c in self.categorical_features_],
+                handle_unknown="ignore", sparse_output=False, dtype=np.float64,
+            ).fit(public)
+        else:
+            self._onehot = None
+
+        groups, names, lo_out, hi_out, integer, onehot = {}, [], [], [], [], []
+        start = 0
+        num_index = {c: i for i, c in enumerate(numeric)}
+        for column, dtype in zip(columns, dtypes):
+            if column in levels:
+                width = len(levels[column])
+                names.extend(f"{column}={level}" for level in levels[column])
+                lo_out += [0.0] * width
+                hi_out += [1.0] * width
+                integer += [False] * width
+                onehot += [True] * width
+            else:
+                width = 1
+                names.append(str(column) if self._frame else f"x{column}")
+                i = num_index[column]
+                lo, hi = ((0.0, 1.0) if self.scale else (lower[i], upper[i]))
+                lo_out.append(lo)
+                hi_out.append(hi)
+                integer.append(getattr(dtype, "kind", "f") in "biu")
+                onehot.append(False)
+            groups[column] = np.arange(start, start + width)
+            start += width
+        self.feature_groups_ = groups
+        self._names_out = np.asarray(names, dtype=object)
+        self.lower_ = np.asarray(lo_out, dtype=float)
+        self.upper_ = np.asarray(hi_out, dtype=float)
+        self.integer_ = np.asarray(integer, dtype=bool)
+        self.categorical_ = np.asarray(onehot, dtype=bool)
+        return self
+
+    def _numeric_bounds(self, numeric, dtypes, columns):
+        n = len(numeric)
+        lower = np.full(n, np.nan)
+        upper = np.full(n, np.nan)
+        kinds = dict(zip(columns, dtypes))
+        for i, column in enumerate(numeric):
+            if getattr(kinds[column], "kind", "f") == "b":
+                lower[i], upper[i] = 0.0, 1.0
+        bounds = self.bounds
+        if bounds is None:
+            return lower, upper
+        if isinstance(bounds, dict):
+            unknown = [c for c in bounds if c not in numeric]
+            if unknown:
+                kind = ("categorical (declare them in categories only)"
+                        if all(c in columns for c in unknown) else "not columns of X")
+                raise ValueError(f"bounds names column(s) {unknown} that are {kind}; "
+                                 f"numeric columns: {numeric}.")
+            for column, pair in bounds.items():
+                lo, hi = _pair(pair, f"bounds[{column!r}]")
+                i = numeric.index(column)
+                lower[i], upper[i] = lo, hi
+            return lower, upper
+        if len(bounds) != 2:
+            raise ValueError(f"bounds must be (lower, upper) or a dict; got {bounds!r}.")
+        try:
+            lo = np.broadcast_to(np.asarray(bounds[0], dtype=float), (n,))
+            hi = np.broadcast_to(np.asarray(bounds[1], dtype=float), (n,))
+        except ValueError as exc:
+            raise ValueError(f"bounds arrays must have one entry per numeric column ({n}); "
+                             f"got {bounds!r}.") from exc
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+            raise ValueError("bounds must be finite.")
+        return lo.astype(float).copy(), hi.astype(float).copy()
+
+    # ------------------------------------------------------------ transform
+
+    def _columns_of(self, X):
+        """{column: 1-d values} of ``X``, checked against the fitted schema."""
+        if self._frame:
+            if not _is_frame(X):
+                raise ValueError(
+                    f"{type(self).__name__} was fitted on a DataFrame with columns "
+                    f"{self._columns}; pass a DataFrame with these columns."
+                )
+            missing = [c for c in self._columns if c not in X.columns]
+            if missing:
+                raise ValueError(f"X has no column(s) {missing}.")
+            return {c: X[c].to_numpy() for c in self._columns}, X.shape[0]
+        if sparse.issparse(X):
+            X = X.toarray()
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1] if X.ndim == 2 else np.shape(X)} features, "
+                             f"but {type(self).__name__} is expecting {self.n_features_in_} "
+                             "features as input.")
+        return {c: X[:, c] for c in self._columns}, X.shape[0]
+
+    def transform(self, X):
+        """Encode ``X``: numeric columns clipped (and scaled), categories one-hot.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            A sparse matrix is densified (for numeric columns only).
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_encoded), dtype float64
+        """
+        check_is_fitted(self, "feature_groups_")
+        values, n = self._columns_of(self._check_array(X, reset=False))
+        Z = np.empty((n, len(self._names_out)))
+        if self._onehot is not None:
+            cat = self._encode_categories(values)
+            cat_cols = np.concatenate([self.feature_groups_[c] for c in self.categorical_features_])
+            Z[:, cat_cols] = cat
+        for i, column in enumerate(self.numeric_features_):
+            j = self.feature_groups_[column][0]
+            try:
+                col = np.asarray(values[column], dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"column {column!r} has non-numeric values.") from exc
+            if not np.isfinite(col).all():
+                raise ValueError(f"column {column!r} has missing or infinite values: impute "
+                                 "them first (a missing numeric value has no public encoding).")
+            lo, hi = self._num_lower[i], self._num_upper[i]
+            if self.clip and not np.isnan(lo):
+                col = np.clip(col, lo, hi)
+            if self.scale:
+                col = (col - lo) / (hi - lo) if hi > lo else np.zeros_like(col)
+            Z[:, j] = col
+        return Z
+
+    def _encode_categories(self, values):
+        frame = {}
+        for column in self.categorical_features_:
+            col = np.asarray(values[column], dtype=object)
+            missing = _missing(col)
+            known = np.isin(col, np.asarray(self._levels[column], dtype=object))
+            bad = ~missing & ~known
+            if bad.any():
+                raise ValueError(
+                    f"column {column!r} has value(s) {sorted(map(str, set(col[bad])))[:5]} that "
+                    f"are not declared categories {self._levels[column]}."
+                )
+            frame[column] = np.where(missing, None, col)
+        table = np.column_stack([frame[c] for c in self.categorical_features_])
+        # handle_unknown="ignore": a missing value encodes as an all-zero block
+        return self._onehot.transform(table)
+
+    def inverse_transform(self, Z, *, lower=None, upper=None):
+        """Map encoded points back to valid records in original units.
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_samples, n_encoded)
+        lower, upper : array-like of shape (n_encoded,), optional
+            Bounds (in encoded units) to clip numeric columns to where none
+            were declared, e.g. an estimator's DP-released bounds.
+
+        Returns
+        -------
+        X : DataFrame (fitted on one) or ndarray of shape (n_samples, n_features)
+            Categories are the level with the largest one-hot entry, integer
+            columns rounded, numeric columns within their bounds.
+        """
+        check_is_fitted(self, "feature_groups_")
+        Z = np.asarray(Z, dtype=float)
+        if Z.ndim != 2 or Z.shape[1] != len(self._names_out):
+            raise ValueError(f"Z must have {len(self._names_out)} columns; got shape {Z.shape}.")
+        lo = self.lower_ if lower is None else np.where(np.isnan(self.lower_), lower, self.lower_)
+        hi = self.upper_ if upper is None else np.where(np.isnan(self.upper_), upper, self.upper_)
+        out = {}
+        for i, column in enumerate(self.numeric_features_):
+            j = self.feature_groups_[column][0]
+            col = Z[:, j]
+            if not np.isnan(lo[j]):
+                col = np.clip(col, lo[j], hi[j])
+            if self.scale:
+                a, b = self._num_lower[i], self._num_upper[i]
+                col = a + col * (b - a)
+            if self.integer_[j]:
+                col = np.rint(col)
+            out[column] = col
+        for column in self.categorical_features_:
+            block = Z[:, self.feature_groups_[column]]
+            levels = np.asarray(self._levels[column], dtype=object)
+            out[column] = levels[np.argmax(block, axis=1)]
+        if self._frame:
+            return self._frame_of(out, Z.shape[0])
+        dtype = self._dtypes[0] if not self._levels else object
+        return np.column_stack([out[c] for c in self._columns]).astype(dtype)
+
+    def _frame_of(self, out, n):
+        import pandas as pd
+
+        data = {}
+        for column, dtype in zip(self._columns, self._dtypes):
+            col = out[column]
+            if column not in self._levels:
+                data[column] = pd.Series(col).astype(dtype)
+            elif isinstance(dtype, pd.CategoricalDtype):
+                cats = (dtype.categories if set(self._levels[column]) <= set(dtype.categories)
+                        else self._levels[column])
+                data[column] = pd.Categorical(col, categories=cats)
+            elif dtype == object:
+                data[column] = pd.Series(col, dtype=object)
+            else:  # pandas' string dtype and the like
+                data[column] = pd.Series(col).astype(dtype)
+        frame = pd.DataFrame({c: pd.Series(v).reset_index(drop=True)
+                              for c, v in data.items()}, columns=self._columns)
+        return frame
+
+    def get_feature_names_out(self, input_features=None):
+        """Encoded column names: ``column`` or ``column=level``.
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self, "feature_groups_")
+        return self._names_out.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _pair(pair, name):
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ValueError(f"{name} must be a (lower, upper) pair; got {pair!r}.")
+    if not all(isinstance(v, (Real, Integral, np.number)) and not isinstance(v, bool)
+               for v in pair):
+        raise ValueError(f"{name} must be two numbers; got {pair!r}.")
+    lo, hi = float(pair[0]), float(pair[1])
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"{name} must be finite; got {pair!r}.")
+    return lo, hi
+
+
+def _public_frame(columns, levels):
+    """A table made of the declared levels only (public), to fit OneHotEncoder on."""
+    n = max(len(levels[c]) for c in columns)
+    return np.column_stack([
+        np.asarray([levels[c][i % len(levels[c])] for i in range(n)], dtype=object)
+        for c in columns
+    ])
