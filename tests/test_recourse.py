@@ -125,7 +125,7 @@ def test_bad_input_spends_nothing(problem):
         (dict(favorable_class=7), "favorable_class"),
         (dict(increasing_features=[0], immutable_features=[0]), "both"),
         (dict(increasing_features=["age"]), "unknown feature"),
-        (dict(decreasing_features=[5]), "not a feature index"),
+        (dict(decreasing_features=[5]), "outside"),
         (dict(delta=0.0), "delta > 0"),
     ]
     for params, match in bad:

@@ -11,7 +11,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import RecoursePaths
 from ..privacy import (
@@ -23,10 +24,11 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
+    check_classes,
     compose_events,
     gaussian_event,
 )
-from ..utils._targets import validate_classes
+from ..utils._tables import validate_table
 from . import _model
 from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
@@ -35,6 +37,23 @@ __all__ = ["PrivRecourse"]
 
 #: n_clusters="auto": at most this many clusters (the former fixed default)
 AUTO_MAX_CLUSTERS = 100
+
+
+class _UnitCube:
+    """Rows of the kind PrivRecourse was fitted on -> its encoded unit cube (public maps).
+
+    The first step of the DP black box trained in :meth:`PrivRecourse.fit`,
+    so that it takes the same rows as the data it was fitted on.
+    """
+
+    def __init__(self, schema, scaler):
+        self.schema = schema
+        self.scaler = scaler
+
+    def __call__(self, X):
+        Z = self.schema.encode(X)
+        Z = Z.toarray() if hasattr(Z, "toarray") else Z
+        return self.scaler.transform(np.asarray(Z, dtype=float))
 
 
 class PrivRecourse(TransformerMixin, DPEstimator):
@@ -250,6 +269,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         "model_C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "count_threshold": [Interval(Real, 0, None, closed="left")],
+        "categories": [dict, None],
     }
 
     def __init__(
@@ -271,6 +291,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         max_iter=2,
         count_threshold=5.0,
         classes=None,
+        categories=None,
         accountant=None,
         random_state=None,
     ):
@@ -288,6 +309,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self.model_C = model_C
         self.bounds = bounds
         self.classes = classes
+        self.categories = categories
         self.max_iter = max_iter
         self.count_threshold = count_threshold
         self.accountant = accountant
@@ -295,24 +317,39 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     # ------------------------------------------------------------ fit
 
-    def _feature_indices(self, features, name):
-        if features is None:
-            return []
-        features = np.atleast_1d(np.asarray(features, dtype=object))
-        names = getattr(self, "feature_names_in_", None)
-        out = []
-        for f in features:
-            if isinstance(f, str):
-                if names is None or f not in list(names):
-                    raise ValueError(f"{name}: unknown feature {f!r} (names need X to be a "
-                                     f"DataFrame with that column).")
-                out.append(int(list(names).index(f)))
-            elif isinstance(f, Integral) and 0 <= f < self.n_features_in_:
-                out.append(int(f))
-            else:
-                raise ValueError(f"{name}: {f!r} is not a feature index in "
-                                 f"[0, {self.n_features_in_}) or a feature name.")
-        return sorted(set(out))
+    def _constraint_sets(self):
+        """The constraints' encoded indices: immutable numeric features, immutable
+        categorical blocks, increasing and decreasing features (validation only)."""
+        schema = self.schema_
+        names = ("immutable_features", "increasing_features", "decreasing_features")
+        sets = {}
+        for name in names:
+            features = getattr(self, name)
+            if features is not None and not isinstance(features, str):
+                features = list(np.atleast_1d(np.asarray(features, dtype=object)))
+                features = [f.item() if isinstance(f, np.generic) else f for f in features]
+            sets[name] = schema.indices(features, name)
+        seen = {}
+        for name, idx in sets.items():
+            for f in idx:
+                if f in seen:
+                    column = next(c for c, g in schema.groups if f in g)
+                    raise ValueError(f"feature {column!r} is in both {seen[f]} and {name}.")
+                seen[f] = name
+        for name in names[1:]:
+            if schema.categorical[sets[name]].any():
+                columns = [c for c, g in schema.groups
+                           if schema.categorical[g].all() and np.isin(g, sets[name]).any()]
+                raise ValueError(f"{name}: {columns} are categorical; only numeric columns "
+                                 f"can be increasing or decreasing (a categorical column can "
+                                 f"be immutable).")
+        immutable = sets["immutable_features"]
+        blocks = [np.asarray(g, dtype=int) for _, g in schema.groups
+                  if schema.categorical[g].all() and np.isin(g, immutable).all()]
+        numeric = [int(f) for f in immutable if not schema.categorical[f]]
+        return SimpleNamespace(immutable=sorted(numeric), blocks=blocks,
+                               increasing=sorted(int(f) for f in sets["increasing_features"]),
+                               decreasing=sorted(int(f) for f in sets["decreasing_features"]))
 
     def fit(self, X, y=None):
         """Train (or take) the black box, release the DP centres, build the graph.
@@ -342,19 +379,28 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     def _validate_fit(self, X, y):
         """Everything checked before the spend is committed (validation only)."""
-        X, y = validate_classes(self, X, y, "recourse needs")
+        declared = self.classes
+        if self.estimator is None:
+            X, y = validate_table(self, X, y, reset=True, categories=self.categories)
+            check_classification_targets(y)
+            self.classes_, _ = check_classes(declared, y, needs="recourse needs")
+        else:
+            X, y = validate_table(self, X, reset=True, categories=self.categories), None
+            if not hasattr(self.estimator, "classes_"):
+                raise ValueError("estimator must be a fitted classifier with classes_.")
+            self.classes_ = np.asarray(self.estimator.classes_)
+            if declared is not None and not np.array_equal(np.unique(np.asarray(declared)),
+                                                           np.unique(self.classes_)):
+                raise ValueError(f"classes={declared!r} differ from the black box's classes_ "
+                                 f"{self.classes_.tolist()!r}.")
+        if len(self.classes_) < 2:
+            raise ValueError(f"recourse needs at least two classes; got {len(self.classes_)} "
+                             f"class.")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
                              f"{self.classes_.tolist()}.")
-        sets = {name: self._feature_indices(getattr(self, name), name)
-                for name in ("immutable_features", "increasing_features", "decreasing_features")}
-        seen = {}
-        for name, idx in sets.items():
-            for f in idx:
-                if f in seen:
-                    raise ValueError(f"feature {f} is in both {seen[f]} and {name}.")
-                seen[f] = name
+        sets = self._constraint_sets()
         if not math.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the clustering's Gaussian releases need delta > 0.")
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
@@ -429,7 +475,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         X = data.X
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         self.favorable_class_ = data.favorable
-        self._immutable, self._increasing, self._decreasing = data.sets.values()
+        sets = data.sets
+        self._immutable, self._blocks = sets.immutable, sets.blocks
+        self._increasing, self._decreasing = sets.increasing, sets.decreasing
+        # every encoded index held at the query's value along a path
+        self._held = np.array(sorted(self._immutable + [int(f) for b in self._blocks
+                                                           for f in b]), dtype=int)
         self.bounds_ = (lower, upper)
         scaler = BoundsScaler(lower, upper)
         X01 = scaler.transform(X)
@@ -453,10 +504,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         nodes = centers[keep]
         self.cluster_centers_ = scaler.inverse_transform(nodes)
         self.cluster_counts_ = counts[keep]
-        self.node_class_ = self._predict(self.cluster_centers_)
+        # the black box sees each centre as a valid record (categories, integers)
+        self.node_class_ = self._predict(self._project(self.cluster_centers_))
         self.candidates_ = np.flatnonzero(self.node_class_ == self.favorable_class_)
-        constraints = dict(immutable=self._immutable, increasing=self._increasing,
-                           decreasing=self._decreasing, tolerance=self.tolerance)
+        constraints = dict(immutable=self._immutable, immutable_blocks=self._blocks,
+                           increasing=self._increasing, decreasing=self._decreasing,
+                           tolerance=self.tolerance)
         self.graph_ = recourse_graph(
             nodes, distance_threshold=(np.inf if self.distance_threshold is None
                                        else self.distance_threshold),
@@ -472,47 +525,54 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             codes = np.searchsorted(self.classes_, y)
             model = _model.train_dp_logistic(X01, codes, self.classes_,
                                              engine.bind(noise, commitment), C=self.model_C)
-        return make_pipeline(FunctionTransformer(scaler.transform).fit(X01[:0]), model)
+        encode = FunctionTransformer(_UnitCube(self.schema_, scaler))
+        encode.fit(self.schema_.decode(X01[:0]))  # the columns it takes: those fitted on
+        return make_pipeline(encode, model)
 
     # ------------------------------------------------------------ queries
 
     def _queries(self, X):
-        """Validated queries, clipped to the public bounds, and whether each is favourable."""
+        """Encoded queries, clipped to the public bounds, their unit-cube image, and
+        whether the black box already gives each the favourable class."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
         already = self._predict(Xc) == self.favorable_class_
         return X, Xc, already, BoundsScaler(lower, upper).transform(Xc)
 
-    def _predict(self, rows):
-        """The black box's labels of rows in input units, given as the rows it was fitted on."""
-        if len(rows) == 0:
-            return np.empty(0, dtype=self.classes_.dtype)
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None:
-            import pandas as pd
+    def _decode(self, Z):
+        """Encoded rows as rows of the kind PrivRecourse was fitted on (valid records)."""
+        return self.schema_.decode(Z, *self.bounds_)
 
-            rows = pd.DataFrame(rows, columns=names)
-        return np.asarray(self.estimator_.predict(rows))
+    def _project(self, Z):
+        """Encoded rows made valid records (categories, integers, bounds), still encoded."""
+        return self.schema_.project(Z, *self.bounds_)
+
+    def _predict(self, Z):
+        """The black box's labels of encoded rows, given as the rows it was fitted on."""
+        if len(Z) == 0:
+            return np.empty(0, dtype=self.classes_.dtype)
+        return np.asarray(self.estimator_.predict(self._decode(Z)))
 
     def _finish(self, points, queries):
         """Path points made valid records that hold every constraint relative to their query.
 
         The search already keeps each node within ``tolerance`` of the
-        query's immutables and on the right side of its monotone features;
-        here the immutables are set back to the query's values exactly and
-        the points are clipped to the public bounds. The last clamp of the
-        monotone features to the query's value only removes rounding (a node
-        is above the query in the unit cube, so it is in input units too, up
-        to the scaling's rounding).
+        query's immutables (at the query's level for a categorical one) and
+        on the right side of its monotone features; here the immutables are
+        set back to the query's values exactly, and the points are projected
+        to valid records (a categorical column's level is its largest
+        one-hot entry, integer columns are rounded, every column clipped to
+        its public bounds). The last clamp of the monotone features to the
+        query's value only removes rounding (a node above a query is above
+        it after rounding when the query's value is itself valid).
         """
         points = np.array(points, dtype=float, copy=True)
         if len(points) == 0:
             return points
-        lower, upper = self.bounds_
-        points[:, self._immutable] = queries[:, self._immutable]
-        points = np.clip(points, lower, upper)
+        points[:, self._held] = queries[:, self._held]
+        points = self._project(points)
         points[:, self._increasing] = np.maximum(points[:, self._increasing],
                                                  queries[:, self._increasing])
         points[:, self._decreasing] = np.minimum(points[:, self._decreasing],
@@ -548,7 +608,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         return np.split(rows, first[1:])
 
     def _result(self, X, paths, cost, success, meta):
-        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        names = (list(self.schema_.feature_names_out)
+                 if self.schema_.kind == "frame" or self.schema_.encoder is not None else None)
         return RecoursePaths(X, paths, cost=cost, success=success, feature_names=names,
                              epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
                              meta={"estimator": type(self).__name__, **meta})
@@ -607,8 +668,33 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                                         "unverified": r.unverified})
 
     def transform(self, X):
-        """The verified counterfactual end points (the query itself if already favourable; NaN if none)."""
-        return self._recourse(X).end
+        """The verified counterfactual end points.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_queries, n_features)
+
+        Returns
+        -------
+        ndarray or DataFrame
+            One row per query: its end point (the query itself if already
+            favourable), or a row of NaN (missing values) where it has
+            none. Fitted on a DataFrame: a DataFrame with its columns, in
+            original units and categories (the query's index when ``X`` is
+            a DataFrame); integer columns become pandas' nullable
+            ``Int64`` when a row is missing. Otherwise an ndarray.
+        """
+        end = self._recourse(X).end
+        if self.schema_.kind != "frame":
+            return end
+        ok = ~np.isnan(end).any(axis=1)
+        frame = self._decode(end[ok])
+        index = X.index if hasattr(X, "index") else np.arange(len(end))
+        frame.index = index[ok]
+        if ok.all():
+            return frame
+        ints = [c for c in frame.columns if frame[c].dtype.kind in "biu"]
+        return frame.astype({c: "Int64" for c in ints}).reindex(index)
 
     def alternatives(self, X, n_paths=3):
         """Up to ``n_paths`` recourse paths per query, to distinct counterfactuals.
