@@ -90,11 +90,14 @@ def admissible_nodes(nodes, queries, *, immutable=(), immutable_blocks=(), incre
     ``tolerance`` of the query's, each categorical immutable (a one-hot
     block of encoded indices) has the query's level (the block's argmax),
     each increasing feature is at least the query's and each decreasing one
-    at most the query's. A path through admissible nodes only holds every
-    constraint relative to the query at every point (the graph's edges hold
-    them only from one node to the next, so along a path an immutable could
-    drift by ``tolerance`` per step, and a start node chosen near the query
-    could already be below it).
+    at most the query's, up to ``tolerance`` (DP centres are noisy
+    averages: with no slack, few are on the right side of every monotone
+    feature of a query; the caller sets those features back to the query's
+    value, as it does the immutables). A path through admissible nodes only
+    stays within ``tolerance`` of every constraint relative to the query at
+    every point (the graph's edges hold them only from one node to the
+    next, so along a path an immutable could drift by ``tolerance`` per
+    step, and a start node chosen near the query could be far below it).
 
     Parameters
     ----------
@@ -116,9 +119,9 @@ def admissible_nodes(nodes, queries, *, immutable=(), immutable_blocks=(), incre
     for f in immutable:
         ok &= np.abs(nodes[None, :, f] - queries[:, None, f]) <= tolerance
     for f in increasing:
-        ok &= nodes[None, :, f] >= queries[:, None, f]
+        ok &= nodes[None, :, f] >= queries[:, None, f] - tolerance
     for f in decreasing:
-        ok &= nodes[None, :, f] <= queries[:, None, f]
+        ok &= nodes[None, :, f] <= queries[:, None, f] + tolerance
     node_codes = _block_codes(nodes, immutable_blocks)
     query_codes = _block_codes(queries, immutable_blocks)
     for b in range(node_codes.shape[1]):
@@ -256,12 +259,15 @@ class RecourseGraph:
                                 increasing=self.increasing, decreasing=self.decreasing,
                                 tolerance=self.tolerance)
 
-    def start_nodes(self, queries, admissible=None):
+    def start_nodes(self, queries, admissible=None, candidates=None, reachable=None):
         """The nearest admissible non-candidate node of each query (-1: none).
 
         A query with no admissible non-candidate node, but an admissible
         candidate, starts at its nearest admissible candidate (its path is
-        then that node alone).
+        then that node alone). ``candidates`` (n, k): each query's own
+        candidates (default: the graph's, for every query); ``reachable``
+        (n, k): the non-candidates a query may start from (default: all),
+        e.g. those from which one of its candidates is reachable.
         """
         queries = np.asarray(queries, dtype=float)
         out = np.full(len(queries), -1)
@@ -273,18 +279,23 @@ class RecourseGraph:
             q = queries[start:start + _CHUNK]
             ok = (self.admissible(q) if admissible is None
                   else np.asarray(admissible[start:start + _CHUNK], dtype=bool))
+            cand = (self.is_candidate[None, :] if candidates is None
+                    else np.asarray(candidates[start:start + _CHUNK], dtype=bool))
+            reach = (True if reachable is None
+                     else np.asarray(reachable[start:start + _CHUNK], dtype=bool))
             d2 = np.sum(q**2, axis=1)[:, None] - 2 * q @ self.nodes.T + sq_nodes[None, :]
             # a non-candidate first (the paper's start), else a candidate
-            pools = ok & ~self.is_candidate[None, :], ok & self.is_candidate[None, :]
+            pools = ok & ~cand & reach, ok & cand
             best, fallback = (np.argmin(np.where(pool, d2, np.inf), axis=1) for pool in pools)
             out[start:start + _CHUNK] = np.where(pools[0].any(axis=1), best,
                                                  np.where(pools[1].any(axis=1), fallback, -1))
         return out
 
-    def _search(self, masks):
+    def _search(self, masks, candidates=None):
         """Cost and next hop of every node to its nearest candidate within each mask.
 
-        ``masks`` (u, k): the admissible nodes of u distinct queries. Returns
+        ``masks`` (u, k): the admissible nodes of u distinct queries;
+        ``candidates`` (u, k) their candidates (default: the graph's). Returns
         ``cost`` (u, k) (inf: no admissible candidate reachable) and ``nxt``
         (u, k) (-1: a candidate, or unreachable). Edges with an end outside
         the mask are dropped; the copies are stacked block-diagonally, a
@@ -292,6 +303,8 @@ class RecourseGraph:
         """
         masks = np.asarray(masks, dtype=bool)
         u, k = masks.shape
+        candidates = (np.broadcast_to(self.is_candidate, (u, k)) if candidates is None
+                      else np.asarray(candidates, dtype=bool))
         cost = np.full((u, k), np.inf)
         nxt = np.full((u, k), -1)
         coo = self.graph.tocoo()
@@ -299,7 +312,7 @@ class RecourseGraph:
         per_call = max(1, self.max_edges // max(1, len(w)))
         for s in range(0, u, per_call):
             m = masks[s:s + per_call]
-            sources = np.flatnonzero((m & self.is_candidate[None, :]).ravel())
+            sources = np.flatnonzero((m & candidates[s:s + per_call]).ravel())
             if len(sources) == 0:
                 continue
             b, e = np.nonzero(m[:, i] & m[:, j])
@@ -324,7 +337,7 @@ class RecourseGraph:
             hops.append(cur)
         return np.stack(hops, axis=1)
 
-    def search(self, queries, skip=None):
+    def search(self, queries, skip=None, *, admissible=None, candidates=None):
         """Each query's start node, path and cost, under its own constraints.
 
         Parameters
@@ -332,31 +345,50 @@ class RecourseGraph:
         queries : ndarray of shape (n, d)
         skip : array-like of bool of shape (n,), optional
             Queries not to route (e.g. already favourable): start -1.
+        admissible : ndarray of bool of shape (n, k), optional
+            Each query's admissible nodes (default: :meth:`admissible`).
+        candidates : ndarray of bool of shape (n, k), optional
+            Each query's candidates (default: the graph's), e.g. the nodes
+            whose record, once made to hold the query's constraints
+            exactly, the black box gives the favourable class. Only the
+            admissible ones count.
 
         Returns
         -------
         SimpleNamespace with
-            ``starts`` (n,) from :meth:`start_nodes` (-1 where skipped or no
-            admissible node); ``reach`` (n,) whether an admissible candidate
-            is reachable from it; ``cost`` (n,) the path's cost (inf when not
+            ``starts`` (n,): the nearest admissible non-candidate node from
+            which an admissible candidate is reachable (else the nearest
+            admissible candidate; -1 where skipped or none):
+            :meth:`start_nodes` with ``reachable``; ``reach`` (n,) whether
+            a candidate is reachable from it; ``cost`` (n,) the path's cost (inf when not
             reached); ``lengths`` (n,) and ``flat``: the node paths of the
             reaching queries, concatenated (length 0 for the others);
-            ``admissible`` (n, k) the mask of :meth:`admissible`.
+            ``admissible`` (n, k) the mask of admissible nodes.
         """
         queries = np.asarray(queries, dtype=float)
         n, k = len(queries), len(self.nodes)
-        admissible = self.admissible(queries)
-        starts = self.start_nodes(queries, admissible)
+        if admissible is None:
+            admissible = self.admissible(queries)
+        admissible = np.asarray(admissible, dtype=bool)
+        cand = (np.broadcast_to(self.is_candidate, (n, k)) if candidates is None
+                else np.asarray(candidates, dtype=bool)) & admissible
+        live = admissible.any(axis=1)
         if skip is not None:
-            starts[np.asarray(skip, dtype=bool)] = -1
+            live &= ~np.asarray(skip, dtype=bool)
+        live = np.flatnonzero(live & cand.any(axis=1))
+        starts = np.full(n, -1)
         cost = np.full(n, np.inf)
         lengths, flat = np.zeros(n, dtype=int), np.empty(0, dtype=int)
-        live = np.flatnonzero(starts >= 0)
-        if len(live) and len(self.candidates):
-            masks, group = np.unique(admissible[live], axis=0, return_inverse=True)
+        if len(live):
+            keys, group = np.unique(np.hstack([admissible[live], cand[live]]), axis=0,
+                                    return_inverse=True)
             group = np.asarray(group).ravel()
-            block_cost, nxt = self._search(masks)
-            cost[live] = block_cost[group, starts[live]]
+            block_cost, nxt = self._search(keys[:, :k], keys[:, k:])
+            # the nearest admissible node from which a candidate is reachable
+            starts[live] = self.start_nodes(queries[live], admissible[live], cand[live],
+                                            reachable=np.isfinite(block_cost[group]))
+            cost[live] = np.where(starts[live] >= 0,
+                                  block_cost[group, np.maximum(starts[live], 0)], np.inf)
             table = self._unroll(nxt, group, np.where(np.isfinite(cost[live]),
                                                       starts[live], -1))
             ok = table >= 0
@@ -381,15 +413,16 @@ class RecourseGraph:
         ok = rows >= 0
         return ok.sum(axis=1), rows[ok]
 
-    def k_best(self, starts, n_paths, admissible=None):
+    def k_best(self, starts, n_paths, admissible=None, candidates=None):
         """Up to ``n_paths`` shortest paths from each start node to distinct candidates.
 
         A path ends at the first candidate it reaches (a candidate's
         out-edges are not followed), as in the paper's Algorithm 2, which runs
         one Dijkstra per candidate and ranks the paths by cost: the r-th path
         here is the paper's r-th shortest. With ``admissible`` (n, k), each
-        query's paths go through its admissible nodes only; one Dijkstra
-        call per distinct admissible set covers its distinct start nodes.
+        query's paths go through its admissible nodes only, to its own
+        ``candidates`` (n, k) if given; one Dijkstra call per distinct pair
+        of sets covers their distinct start nodes.
 
         Returns
         -------
@@ -399,25 +432,27 @@ class RecourseGraph:
         k = len(self.nodes)
         out = [[] for _ in starts]
         valid = starts >= 0
-        if not valid.any() or len(self.candidates) == 0:
+        if not valid.any() or (candidates is None and len(self.candidates) == 0):
             return out
         if admissible is None:
             admissible = np.ones((len(starts), k), dtype=bool)
-        masks, group = np.unique(np.asarray(admissible, dtype=bool)[valid], axis=0,
-                                 return_inverse=True)
+        admissible = np.asarray(admissible, dtype=bool)
+        cand = (np.broadcast_to(self.is_candidate, (len(starts), k)) if candidates is None
+                else np.asarray(candidates, dtype=bool)) & admissible
+        keys, group = np.unique(np.hstack([admissible[valid], cand[valid]]), axis=0,
+                                return_inverse=True)
         group = np.asarray(group).ravel()
-        # a candidate's out-edges removed: paths end at their first candidate
-        sink = diags((~self.is_candidate).astype(float)) @ self.graph
-        sink.eliminate_zeros()
         queries = np.flatnonzero(valid)
-        for g, mask in enumerate(masks):
-            keep = diags(mask.astype(float))
-            sub = keep @ sink @ keep
+        for g, key in enumerate(keys):
+            mask, is_cand = key[:k], key[k:]
+            # inadmissible nodes and a candidate's out-edges removed: paths end at
+            # their first candidate
+            sub = diags((mask & ~is_cand).astype(float)) @ self.graph @ diags(mask.astype(float))
             sub.eliminate_zeros()
             mine = queries[group == g]
             unique, inverse = np.unique(starts[mine], return_inverse=True)
             dist, pred = dijkstra(sub, directed=True, indices=unique, return_predecessors=True)
-            cands = self.candidates[mask[self.candidates]]
+            cands = np.flatnonzero(is_cand)
             for q, u in zip(mine, np.asarray(inverse).ravel()):
                 d = dist[u, cands]
                 for c in cands[np.argsort(d, kind="stable")[:n_paths]]:

@@ -38,6 +38,9 @@ __all__ = ["PrivRecourse"]
 #: n_clusters="auto": at most this many clusters (the former fixed default)
 AUTO_MAX_CLUSTERS = 100
 
+#: queries: the black box checks at most this many (query, centre) records at once
+_PAIR_CHUNK = 50_000
+
 
 class _UnitCube:
     """Rows of the kind PrivRecourse was fitted on -> its encoded unit cube (public maps).
@@ -83,16 +86,33 @@ class PrivRecourse(TransformerMixin, DPEstimator):
        public bounds and the step respects the actionability constraints,
        weighted by ``||C_i - C_j|| / rho((C_i + C_j) / 2)`` with ``rho`` the
        Gaussian density of the centres weighted by their noisy counts;
-    4. the candidates: the centres the black box gives ``favorable_class``;
-    5. once, at fit, each node's shortest path to its nearest candidate (one
-       multi-source Dijkstra on the reversed graph), so a query costs a
-       nearest-node lookup and a table row, not a Dijkstra per query.
+    4. the candidates: the centres the black box gives ``favorable_class``
+       (as valid records: a categorical column at its largest one-hot
+       entry, integer columns rounded);
+    5. per query (:meth:`explain`), the constraints held from the query
+       itself, not only from one node to the next: the query may visit
+       only the centres *admissible* for it (immutable numeric features
+       within ``tolerance`` of the query's, increasing features at least,
+       and decreasing ones at most, the query's, up to ``tolerance``); its
+       candidates are the admissible centres whose record, set back to
+       hold the query's constraints exactly (its immutables, categorical
+       ones included, and its monotone features), the black box gives
+       ``favorable_class``; it starts at its nearest admissible
+       non-candidate centre from which such a candidate is reachable (the
+       paper's Algorithm 2 takes the nearest one) and follows the shortest
+       path through admissible centres. Queries sharing the same
+       admissible and candidate sets share one search: one multi-source
+       Dijkstra per chunk of distinct sets (disjoint copies of the graph).
+       Every point of the path is returned set back to the query's
+       constraints and as a valid record, and the end point is re-checked
+       by the black box.
 
     The model and the clustering are planned together from public facts (the
     number of rows and features, the parameters) and committed to the
     ledger as one composed event before any row is read; nothing refunds it,
     even if the fit is interrupted. Steps 3-5 and every query are
-    post-processing of the DP model and centres: they cost no budget.
+    post-processing of the DP model and centres (and of the public schema):
+    they cost no budget.
 
     Privacy unit: one training row, under the neighbouring relation of the
     ledger (``accountant``). L2 sensitivities, for d features:
@@ -138,9 +158,15 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     favorable_class : label, optional
         The outcome recourse leads to; the last of ``classes_`` by default.
     tolerance : float, default=0.05
-        How far, as a fraction of its public range, an immutable feature may
-        move along a step and between a query and its start node (DP centres
-        are averages: their immutable values are never exactly a query's).
+        How far, as a fraction of its public range, a centre on a query's
+        path may be from the query's value of an immutable numeric feature,
+        or below (above) it on an increasing (decreasing) one; an immutable
+        feature may also move by this much along each step of the graph.
+        DP centres are noisy averages: their values are never exactly a
+        query's. Every point returned is then set back: immutables (numeric
+        or categorical) to the query's values exactly, monotone features to
+        at least (at most) the query's. Larger: more queries reach a
+        favourable centre, through centres further from them.
     model_share : float in (0, 1), default=0.5
         Share of ``epsilon`` for the DP model when ``estimator`` is None:
         DP-SGD's noise is calibrated so that the model alone is
@@ -507,9 +533,11 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         # the black box sees each centre as a valid record (categories, integers)
         self.node_class_ = self._predict(self._project(self.cluster_centers_))
         self.candidates_ = np.flatnonzero(self.node_class_ == self.favorable_class_)
-        constraints = dict(immutable=self._immutable, immutable_blocks=self._blocks,
-                           increasing=self._increasing, decreasing=self._decreasing,
-                           tolerance=self.tolerance)
+        # a categorical immutable does not restrict the search: every point of a
+        # path gets the query's level back, and a DP centre's one-hot block is a
+        # mixture whose largest level is rarely a minority query's
+        constraints = dict(immutable=self._immutable, increasing=self._increasing,
+                           decreasing=self._decreasing, tolerance=self.tolerance)
         self.graph_ = recourse_graph(
             nodes, distance_threshold=(np.inf if self.distance_threshold is None
                                        else self.distance_threshold),
@@ -579,6 +607,22 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                                                  queries[:, self._decreasing])
         return points
 
+    def _query_candidates(self, Zc, admissible):
+        """(n, k): each query's candidates among its admissible centres.
+
+        A centre is a candidate for a query when the black box gives
+        ``favorable_class`` to its record made to hold the query's
+        constraints exactly (:meth:`_finish`): the record the query would be
+        shown. One call of the black box per chunk of (query, centre) pairs.
+        """
+        rows, cols = np.nonzero(admissible)
+        out = np.zeros(admissible.shape, dtype=bool)
+        for s in range(0, len(rows), _PAIR_CHUNK):
+            q, j = rows[s:s + _PAIR_CHUNK], cols[s:s + _PAIR_CHUNK]
+            finished = self._finish(self.cluster_centers_[j], Zc[q])
+            out[q, j] = self._predict(finished) == self.favorable_class_
+        return out
+
     def _verified(self, Xc, lengths, flat):
         """The finished path points of each query, and whether its end point is favourable.
 
@@ -614,10 +658,19 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                              epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
                              meta={"estimator": type(self).__name__, **meta})
 
+    def _search(self, X):
+        """Validated queries and their admissible centres and candidates."""
+        X, Xc, already, Q01 = self._queries(X)
+        admissible = self._routes.admissible(Q01)
+        admissible[already] = False  # (their own counterfactual: no search)
+        candidates = self._query_candidates(Xc, admissible)
+        return X, Xc, already, Q01, admissible, candidates
+
     def _recourse(self, X):
         """Everything :meth:`explain` and :meth:`transform` return, verified."""
-        X, Xc, already, Q01 = self._queries(X)
-        found = self._routes.search(Q01, skip=already)
+        X, Xc, already, Q01, admissible, candidates = self._search(X)
+        found = self._routes.search(Q01, skip=already, admissible=admissible,
+                                    candidates=candidates)
         points, verified = self._verified(Xc, found.lengths, found.flat)
         success = already | (found.reach & verified)
         keep = np.repeat(success, found.lengths)  # a failed path keeps only its query
@@ -721,11 +774,10 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """
         if not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1, got {n_paths!r}.")
-        X, Xc, already, Q01 = self._queries(X)
-        admissible = self._routes.admissible(Q01)
-        starts = self._routes.start_nodes(Q01, admissible)
-        starts[already] = -1
-        found = self._routes.k_best(starts, n_paths, admissible)
+        X, Xc, already, Q01, admissible, candidates = self._search(X)
+        starts = self._routes.search(Q01, skip=already, admissible=admissible,
+                                     candidates=candidates).starts
+        found = self._routes.k_best(starts, n_paths, admissible, candidates)
         out = []
         for r in range(n_paths):
             got = np.array([len(f) > r for f in found], dtype=bool)
