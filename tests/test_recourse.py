@@ -28,6 +28,7 @@ from skdpx.privacy import (
     pure_event,
 )
 from skdpx.recourse import RecourseGraph, recourse_graph
+from skdpx.recourse._graph import admissible_nodes
 from skdpx.recourse import _clustering, _model
 
 
@@ -537,6 +538,23 @@ def test_unreachable_candidates_fail_with_nan():
     np.testing.assert_allclose(routes.cost[0], graph[0, 1] + graph[1, 2])
     lengths, flat = routes.walk([0, 1, -1])
     assert lengths.tolist() == [3, 2, 0] and flat.tolist() == [0, 1, 2, 1, 2]
+
+
+def test_admissible_nodes_are_judged_from_the_query():
+    q = [[0.5, 0.5, 0.5]]
+    nodes = np.array([
+        [0.50, 0.50, 0.50],  # the query's own values
+        [0.47, 0.53, 0.54],  # on the wrong side, within tolerance: admissible
+        [0.44, 0.50, 0.50],  # increasing feature 0 too far below
+        [0.50, 0.56, 0.50],  # decreasing feature 1 too far above
+        [0.50, 0.50, 0.56],  # immutable feature 2 too far
+        [0.90, 0.10, 0.50],  # the right side of both monotone features
+    ])
+    kw = dict(increasing=[0], decreasing=[1], immutable=[2])
+    ok = admissible_nodes(nodes, q, tolerance=0.05, **kw)
+    assert ok.tolist() == [[True, True, False, False, False, True]]
+    strict = admissible_nodes(nodes, q, tolerance=0.0, **kw)
+    assert strict.tolist() == [[True, False, False, False, False, True]]
 
 
 def test_a_start_node_below_the_query_is_not_taken():
