@@ -35,9 +35,12 @@ Two tables:
   halves: PrivRecourse is fitted on the first (284 rows), an MLP black box
   (StandardScaler + MLPClassifier(32, 16)) on the second; the queries are
   the rows of the second half the black box calls malignant (benign is
-  favourable). ``mean texture`` is declared immutable, ``worst radius``
-  increasing and ``mean concave points`` decreasing: they exercise the
-  checks (the table has no integer or categorical column).
+  favourable). ``mean texture`` is declared immutable, ``worst radius`` and
+  ``worst concave points`` decreasing (the way to benign): they exercise
+  the checks (the table has no integer or categorical column).
+
+Each table is run with its constraints and with none: the second row is what
+the DP clustering alone allows, so the coverage the constraints cost shows.
 
 Each seed gives one row per table (``random_state=seed``: reproducible noise,
 for a benchmark only). Run::
@@ -108,12 +111,12 @@ def validity(queries, out, box, favorable, *, categories, bounds, immutable=(),
     ok["categories"] = np.logical_and.reduce(
         [end[c].isin(list(levels)).to_numpy() for c, levels in categories.items()]
         or [np.ones(len(end), dtype=bool)])
-    integer_columns = [c for c in queries.columns if queries[c].dtype.kind in "iu"
-                       or str(queries[c].dtype) in ("Int64", "Int32")]
-    # integral values, in the query's integer dtype
+    integer_columns = [c for c in queries.columns if pd.api.types.is_integer_dtype(queries[c])]
+    # integral values, in an integer dtype (numpy's, or pandas' nullable Int64 when
+    # the returned frame has missing rows)
     ok["integers"] = np.logical_and.reduce(
         [(end[c].astype(float) == np.rint(end[c].astype(float))).to_numpy()
-         & (str(end[c].dtype) == str(queries[c].dtype)) for c in integer_columns]
+         & pd.api.types.is_integer_dtype(end[c]) for c in integer_columns]
         or [np.ones(len(end), dtype=bool)])
     ok["bounds"] = np.logical_and.reduce(
         [end[c].astype(float).between(lo, hi).to_numpy() for c, (lo, hi) in bounds.items()]
@@ -155,26 +158,38 @@ def _adult():
     return train.data, queries, box
 
 
-def adult_rows(*, epsilon=1.0, seeds=range(3), n_queries=500):
+ADULT_CONSTRAINTS = dict(immutable=["sex", "race"], increasing=["age", "education-num"])
+CANCER_CONSTRAINTS = dict(immutable=["mean texture"],
+                          decreasing=["worst radius", "worst concave points"])
+NO_CONSTRAINTS = dict(immutable=[], increasing=[], decreasing=[])
+
+
+def _label(constraints):
+    parts = [f"{k} {', '.join(v)}" for k, v in constraints.items() if v]
+    return "; ".join(parts) or "none"
+
+
+def adult_rows(*, epsilon=1.0, seeds=range(3), n_queries=500, constraints=ADULT_CONSTRAINTS):
     """One row per seed: PrivRecourse on raw Adult, a disjoint column-selecting Pipeline."""
     X, queries, box = _adult()
     queries = queries.iloc[:n_queries]
     categories = {c: list(v) for c, v in _schema_categories().items()}
     bounds = dict(PUBLIC_RANGES)
-    constraints = dict(immutable=["sex", "race"], increasing=["age", "education-num"])
+    constraints = {**NO_CONSTRAINTS, **constraints}
     rows = []
     for seed in seeds:
         t0 = time.perf_counter()
         rec = PrivRecourse(box, epsilon=epsilon, bounds=bounds, categories=categories,
                            immutable_features=constraints["immutable"],
                            increasing_features=constraints["increasing"],
+                           decreasing_features=constraints["decreasing"],
                            random_state=seed).fit(X)
         fit_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         out = rec.transform(queries)
         query_s = time.perf_counter() - t0
         row = {"table": "adult (raw)", "method": "PrivRecourse", "epsilon": epsilon,
-               "seed": seed, "nodes": int(len(rec.cluster_centers_)),
+               "constraints": _label(constraints), "seed": seed, "nodes": int(len(rec.cluster_centers_)),
                "candidates": int(len(rec.candidates_)), "fit_s": round(fit_s, 2),
                "query_ms": round(1e3 * query_s / max(len(queries), 1), 3)}
         row.update(validity(queries, out, box, 1, categories=categories, bounds=bounds,
@@ -194,12 +209,11 @@ def breast_cancer_bounds(data):
     return {name: (float(lo), float(hi)) for name, (lo, hi) in zip(data.feature_names, pairs)}
 
 
-def breast_cancer_rows(*, epsilon=1.0, seeds=range(3)):
+def breast_cancer_rows(*, epsilon=1.0, seeds=range(3), constraints=CANCER_CONSTRAINTS):
     """One row per seed: PrivRecourse on half of WDBC, an MLP on the other half."""
     data = load_breast_cancer(as_frame=True)
     bounds = breast_cancer_bounds(data)
-    constraints = dict(immutable=["mean texture"], increasing=["worst radius"],
-                       decreasing=["mean concave points"])
+    constraints = {**NO_CONSTRAINTS, **constraints}
     rows = []
     for seed in seeds:
         order = np.random.RandomState(seed).permutation(len(data.target))
@@ -221,7 +235,7 @@ def breast_cancer_rows(*, epsilon=1.0, seeds=range(3)):
         fit_s = time.perf_counter() - t0
         out = rec.transform(queries)
         row = {"table": "breast cancer", "method": "PrivRecourse", "epsilon": epsilon,
-               "seed": seed, "nodes": int(len(rec.cluster_centers_)),
+               "constraints": _label(constraints), "seed": seed, "nodes": int(len(rec.cluster_centers_)),
                "candidates": int(len(rec.candidates_)), "fit_s": round(fit_s, 2),
                "box_accuracy": float(box.score(X, y))}
         row.update(validity(queries, out, box, 1, categories={}, bounds=bounds, **constraints))
@@ -230,19 +244,26 @@ def breast_cancer_rows(*, epsilon=1.0, seeds=range(3)):
 
 
 def recourse_rows(*, epsilon=1.0, seeds=range(3), n_queries=500):
-    """PrivRecourse's rows of the target b table (Adult, then breast cancer)."""
+    """PrivRecourse's rows of the target b table (Adult, then breast cancer).
+
+    Each table twice: with its constraints, and with none (what the DP
+    clustering alone allows: the coverage the constraints cost).
+    """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="random_state=")
         warnings.filterwarnings("ignore", message="accountant=None")
         return (adult_rows(epsilon=epsilon, seeds=seeds, n_queries=n_queries)
-                + breast_cancer_rows(epsilon=epsilon, seeds=seeds))
+                + adult_rows(epsilon=epsilon, seeds=seeds, n_queries=n_queries,
+                             constraints=NO_CONSTRAINTS)
+                + breast_cancer_rows(epsilon=epsilon, seeds=seeds)
+                + breast_cancer_rows(epsilon=epsilon, seeds=seeds, constraints=NO_CONSTRAINTS))
 
 
 def summary(rows):
     """Mean over seeds per table, as printed."""
     frame = pd.DataFrame(rows)
     cols = ["queries", "nodes", "candidates", "coverage", *CHECKS, "flip_ratio"]
-    return frame.groupby(["table", "method", "epsilon"], sort=False)[cols].mean()
+    return frame.groupby(["table", "method", "epsilon", "constraints"], sort=False)[cols].mean()
 
 
 def markdown(table):

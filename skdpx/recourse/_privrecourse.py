@@ -613,8 +613,13 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         A centre is a candidate for a query when the black box gives
         ``favorable_class`` to its record made to hold the query's
         constraints exactly (:meth:`_finish`): the record the query would be
-        shown. One call of the black box per chunk of (query, centre) pairs.
+        shown. One call of the black box per chunk of (query, centre) pairs;
+        none with no constraint (the record is then the projected centre,
+        whose class is ``node_class_``).
         """
+        if not (len(self._held) or self._increasing or self._decreasing):
+            # nothing to set back: a centre's record is the same for every query
+            return admissible & np.isin(np.arange(admissible.shape[1]), self.candidates_)
         rows, cols = np.nonzero(admissible)
         out = np.zeros(admissible.shape, dtype=bool)
         for s in range(0, len(rows), _PAIR_CHUNK):
