@@ -2,10 +2,11 @@
 
 The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 :mod:`skdpx.datasets`. Explanations come back as :class:`FeatureAttribution`,
-:class:`CounterfactualSet` and :class:`RecoursePaths`.
+:class:`CounterfactualSet`, :class:`RecoursePaths` and (the global
+explanation of a locally linear model) :class:`LocallyLinearMaps`.
 """
 
-from ._explanation import CounterfactualSet, FeatureAttribution, RecoursePaths
+from ._explanation import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
 from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
 from .linear import DPLocallyLinearClassifier
@@ -19,6 +20,7 @@ __all__ = [
     "DPLimeExplainer",
     "DPLocallyLinearClassifier",
     "FeatureAttribution",
+    "LocallyLinearMaps",
     "PrivRecourse",
     "RecoursePaths",
     "__version__",

@@ -4,9 +4,12 @@
   package (no download).
 - :func:`encode_adult`: a numeric encoding of the Adult features whose bounds
   are public, fixed a priori and independent of the data, as differential
-  privacy requires.
+  privacy requires (a thin use of
+  :class:`skdpx.preprocessing.PublicSchemaEncoder`).
+- :func:`adult_schema`: Adult's public ``bounds`` and ``categories``, for the
+  estimators' parameters on the raw DataFrame.
 """
 
-from ._adult import encode_adult, load_adult
+from ._adult import adult_schema, encode_adult, load_adult
 
-__all__ = ["load_adult", "encode_adult"]
+__all__ = ["adult_schema", "load_adult", "encode_adult"]

@@ -18,7 +18,9 @@ from importlib import resources
 import numpy as np
 from sklearn.utils import Bunch
 
-__all__ = ["load_adult", "encode_adult"]
+from ..preprocessing import PublicSchemaEncoder
+
+__all__ = ["adult_schema", "load_adult", "encode_adult"]
 
 _PACKAGE = "skdpx.datasets"
 
@@ -396,6 +398,46 @@ def _is_missing(values):
     )
 
 
+def adult_schema(*, features=None, drop=("fnlwgt",)):
+    """The public schema of Adult: numeric bounds and categorical levels.
+
+    What the estimators' ``bounds`` and ``categories`` parameters take for
+    the raw Adult DataFrame of :func:`load_adult` (``as_frame=True``). Both
+    come from public sources (``adult.names`` and Census top-codes), never
+    from the records; see :func:`encode_adult` for the ranges.
+
+    Parameters
+    ----------
+    features : list of str, default=None
+        The columns of the table (default: the 14 features, minus ``drop``).
+    drop : list of str, default=("fnlwgt",)
+        Left out when ``features`` is None.
+
+    Returns
+    -------
+    schema : :class:`~sklearn.utils.Bunch`
+        ``bounds``: dict ``{numeric column: (lower, upper)}``;
+        ``categories``: dict ``{categorical column: [level, ...]}``;
+        ``features``: the columns, in file order.
+
+    Examples
+    --------
+    >>> from skdpx.datasets import adult_schema
+    >>> schema = adult_schema()
+    >>> schema.bounds["age"], schema.categories["sex"]
+    ((17.0, 90.0), ['Female', 'Male'])
+    """
+    drop = _check_feature_list(() if drop is None else drop, "drop")
+    selected = (_check_feature_list(features, "features") if features is not None
+                else [f for f in FEATURE_NAMES if f not in drop])
+    categories = _schema_categories()
+    return Bunch(
+        bounds={f: PUBLIC_RANGES[f] for f in selected if f in NUMERIC_FEATURES},
+        categories={f: list(categories[f]) for f in selected if f in CATEGORICAL_FEATURES},
+        features=list(selected),
+    )
+
+
 def encode_adult(X, *, features=None, drop=("fnlwgt",), scale=True):
     """Encode raw Adult features as a float matrix with public bounds.
 
@@ -532,15 +574,12 @@ def encode_adult(X, *, features=None, drop=("fnlwgt",), scale=True):
 
     values, n_samples = _get_columns(X, selected)
     schema = _schema_categories()
-
-    blocks, names, lowers, uppers, raw_lowers, raw_uppers = [], [], [], [], [], []
-    columns = {}
-    start = 0
-    for feature in selected:
+    table = np.empty((n_samples, len(selected)), dtype=object)
+    for i, feature in enumerate(selected):
         col = values[feature]
+        missing = _is_missing(col)
         if feature in NUMERIC_FEATURES:
-            lo, hi = PUBLIC_RANGES[feature]
-            if _is_missing(col).any():
+            if missing.any():
                 raise ValueError(f"Numeric feature {feature!r} has missing values.")
             try:
                 num = np.asarray(col, dtype=np.float64)
@@ -550,49 +589,40 @@ def encode_adult(X, *, features=None, drop=("fnlwgt",), scale=True):
                 ) from exc
             if not np.isfinite(num).all():
                 raise ValueError(f"Numeric feature {feature!r} has non-finite values.")
-            num = np.clip(num, lo, hi)
-            if scale:
-                num = (num - lo) / (hi - lo)
-                lowers.append([0.0])
-                uppers.append([1.0])
-            else:
-                lowers.append([lo])
-                uppers.append([hi])
-            raw_lowers.append([lo])
-            raw_uppers.append([hi])
-            blocks.append(num.reshape(-1, 1))
-            names.append(feature)
-            width = 1
+            table[:, i] = num
         else:
-            categories = schema[feature]
-            width = len(categories)
-            missing = _is_missing(col)
-            observed = np.flatnonzero(~missing)
-            onehot = np.zeros((n_samples, width), dtype=np.float64)
-            if observed.size:
-                codes = _codes_from_strings(
-                    col[observed].astype(str), feature, categories
-                )
-                onehot[observed, codes] = 1.0
-            blocks.append(onehot)
-            names.extend(f"{feature}={c}" for c in categories)
-            for bound_list, value in (
-                (lowers, 0.0),
-                (uppers, 1.0),
-                (raw_lowers, 0.0),
-                (raw_uppers, 1.0),
-            ):
-                bound_list.append([value] * width)
-        columns[feature] = np.arange(start, start + width)
-        start += width
-
-    def _cat(parts):
-        return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts])
-
+            col = np.asarray(col, dtype=object).copy()
+            col[missing] = None  # an all-zero block
+            known = np.isin(col.astype(str), np.asarray(schema[feature]))
+            if (~missing & ~known).any():
+                _codes_from_strings(col[~missing].astype(str), feature, schema[feature])
+            table[:, i] = np.where(missing, None, col.astype(str))
+    if all(f in NUMERIC_FEATURES for f in selected):
+        table = table.astype(np.float64)
+    encoder = PublicSchemaEncoder(
+        bounds={i: PUBLIC_RANGES[f] for i, f in enumerate(selected) if f in NUMERIC_FEATURES},
+        categories={i: list(schema[f]) for i, f in enumerate(selected)
+                    if f not in NUMERIC_FEATURES},
+        scale=bool(scale),
+    )
+    # the schema only (even of zero rows): the values were checked above
+    encoder._fit_schema(table)
+    columns = {f: encoder.feature_groups_[i] for i, f in enumerate(selected)}
+    names, raw_lower, raw_upper = [], [], []
+    for f in selected:
+        if f in NUMERIC_FEATURES:
+            names.append(f)
+            raw_lower.append(PUBLIC_RANGES[f][0])
+            raw_upper.append(PUBLIC_RANGES[f][1])
+        else:
+            names.extend(f"{f}={c}" for c in schema[f])
+            raw_lower += [0.0] * len(schema[f])
+            raw_upper += [1.0] * len(schema[f])
     return Bunch(
-        data=np.hstack(blocks),
+        data=encoder.transform(table),
         feature_names=names,
-        bounds=(_cat(lowers), _cat(uppers)),
-        raw_bounds=(_cat(raw_lowers), _cat(raw_uppers)),
+        bounds=(encoder.lower_.copy(), encoder.upper_.copy()),
+        raw_bounds=(np.asarray(raw_lower, dtype=np.float64),
+                    np.asarray(raw_upper, dtype=np.float64)),
         columns=columns,
     )

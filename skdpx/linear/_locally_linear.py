@@ -9,10 +9,10 @@ from scipy.special import log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 from threadpoolctl import ThreadpoolController
 
-from .._explanation import FeatureAttribution
+from .._explanation import FeatureAttribution, LocallyLinearMaps
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
@@ -88,8 +88,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     Differentially Private Predictions", AAAI 2020). With ``n_maps=1`` this is
     multinomial logistic regression. Every prediction is explained exactly by
     one linear map per class: the softmax-weighted sum of the class's maps at
-    that input (:meth:`explain`); the maps themselves (``coef_``) are the
-    global explanation, and for images they can be shown as pictures.
+    that input (:meth:`explain`); the maps themselves with their weights are
+    the global explanation (:meth:`explain_global`), and for images they can
+    be shown as pictures.
 
     Privacy unit: one training row, add-or-remove neighbours (the only
     relation Poisson-subsampled DP-SGD is accounted for: a ledger kept under
@@ -554,21 +555,110 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             ``values`` of shape (n_samples, n_features); ``epsilon`` 0 per
             row; ``meta`` holds the model's ``epsilon_spent``,
             ``delta_spent``, the predicted classes and the weights of the maps.
+            It carries the features' public ranges (``bounds_``: its plot
+            ranks by the change across each feature's range) and the original
+            columns (``schema_.groups``: ``grouped_values()`` and
+            ``to_frame(grouped=True)`` report a categorical column once).
         """
         _, S, F = self._maps(X)
         pred = np.argmax(F, axis=1)
         weights = S[np.arange(len(pred)), pred]  # (n, M)
         values = np.einsum("nm,nmd->nd", weights, self.coef_[pred])
-        names = (list(self.schema_.feature_names_out)
-                 if hasattr(self, "feature_names_in_") or self.schema_.encoder is not None
-                 else None)
         return FeatureAttribution(
-            values, epsilon=0.0, feature_names=names,
+            values, epsilon=0.0, **self._result_features(),
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
             meta={
                 "estimator": type(self).__name__,
                 "predicted_class": self.classes_[pred].tolist(),
                 "map_weights": weights.tolist(),
+            },
+        )
+
+    def _result_features(self):
+        """What a result object needs to report in readable units: the
+        features' names, their public ranges (the bounds, upper - lower) and,
+        with a public schema, the original columns' groups."""
+        schema = self.schema_
+        names = (list(schema.feature_names_out)
+                 if hasattr(self, "feature_names_in_") or schema.encoder is not None
+                 else None)
+        return {
+            "feature_names": names,
+            "feature_range": self.bounds_[1] - self.bounds_[0],
+            "groups": schema.groups,
+        }
+
+    def explain_global(self, X=None, y=None):
+        """Every class's linear maps with their weights (the global explanation).
+
+        A map's weight is the mean of its softmax weight ``s_km(x) =
+        softmax_m(beta g_k(x))_m`` over the rows of ``X`` that belong to
+        class ``k``: how much of the class's score that map carries there
+        (Harder, Bauer & Park 2020, Fig. 3). Rows belong to the class ``y``
+        says, or without ``y`` to their predicted class. The weights depend
+        on the rows, so they need data: give public rows or the queries you
+        are explaining. The maps are post-processing of the DP-trained model
+        and cost no budget; the weights and ``support`` (the rows per class)
+        are exact statistics of ``X`` and ``y``, computed without noise: on
+        private rows (such as the training data) they would be a release that
+        no ledger accounts for.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or None, default=None
+            Public or query rows for the weights. None: the maps alone (the
+            weights NaN, maps in their index order).
+        y : array-like of shape (n_samples,) or None, default=None
+            Their labels (from ``classes_``); None: the predicted classes.
+
+        Returns
+        -------
+        LocallyLinearMaps
+            ``coef`` (n_classes, n_maps, n_features) and ``intercept`` as
+            ``coef_`` and ``intercept_``, ``weights`` (n_classes, n_maps),
+            ``support``, the features' public ranges (``bounds_``) and names;
+            ``plot(image_shape=(28, 28))`` draws the top maps of each class as
+            images, ``plot()`` as bars per feature (per original column with a
+            public schema).
+        """
+        check_is_fitted(self)
+        k, m, _ = self.coef_.shape
+        weights, support = np.full((k, m), np.nan), np.zeros(k, dtype=np.int64)
+        if X is None and y is not None:
+            raise ValueError("y gives the classes of the rows of X: pass X too")
+        if X is not None:
+            _, S, F = self._maps(X)
+            if y is None:
+                codes = np.argmax(F, axis=1)
+            else:
+                y = column_or_1d(y)
+                if len(y) != len(S):
+                    raise ValueError(f"y has {len(y)} labels, X has {len(S)} rows")
+                sorter = np.argsort(self.classes_, kind="stable")
+                pos = np.clip(np.searchsorted(self.classes_, y, sorter=sorter), 0, k - 1)
+                codes = sorter[pos]
+                unknown = self.classes_[codes] != y
+                if unknown.any():
+                    raise ValueError(
+                        f"y has labels outside classes_ {self.classes_.tolist()}: "
+                        f"{np.unique(y[unknown]).tolist()}"
+                    )
+            member = np.eye(k)[codes]  # (n, K)
+            support = member.sum(axis=0).astype(np.int64)
+            total = np.einsum("nk,nkm->km", member, S)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                weights = np.where(support[:, None] > 0, total / support[:, None], np.nan)
+            weights = np.clip(weights, 0.0, 1.0)  # a mean of softmax weights, up to rounding
+        return LocallyLinearMaps(
+            self.coef_, self.intercept_, classes=self.classes_, weights=weights,
+            support=support, **self._result_features(),
+            epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
+            meta={
+                "estimator": type(self).__name__,
+                "beta": float(self.beta),
+                "weights": ("none (no X)" if X is None else
+                            "mean softmax weight over the rows of X "
+                            + ("labelled" if y is not None else "predicted") + " as the class"),
             },
         )
 

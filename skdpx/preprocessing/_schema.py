@@ -138,7 +138,8 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             return X
         numeric = not self.categories
         return validate_data(self, X, reset=reset, dtype="numeric" if numeric else None,
-                             ensure_all_finite=numeric, accept_sparse="csr")
+                             ensure_all_finite=numeric, accept_sparse="csr",
+                             ensure_min_samples=1 if reset else 0)
 
     def _fit_schema(self, X):
         if _is_frame(X):
@@ -183,7 +184,8 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         for column, dtype in zip(columns, dtypes):
             if column in levels:
                 continue
-            if getattr(dtype, "kind", "O") not in "biuf":
+            # an object array's numeric columns are converted at transform
+            if getattr(dtype, "kind", "O") not in "biuf" and (self._frame or not levels):
                 raise ValueError(
                     f"column {column!r} is not numeric (dtype {dtype}): declare its public "
                     f"levels with categories={{{column!r}: [...]}}, or encode it first."

@@ -109,7 +109,8 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         """
         data = self._validate_fit(X, y)
         # validated above: a sequence, an array, a DataFrame, or an array-like
-        n_samples = len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0]
+        n_samples = (X.shape[0] if hasattr(X, "shape") and len(X.shape) == 2
+                     else len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0])
         if n_samples < self._min_samples:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_samples} samples to release "
