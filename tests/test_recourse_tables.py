@@ -109,6 +109,21 @@ def test_every_point_of_a_path_holds_the_constraints(fitted, table):
                 assert np.all(path[1:, block].sum(axis=1) == 1)
 
 
+def test_explain_carries_the_records(fitted, table):
+    X, _, _ = table
+    Q = X.iloc[:100]
+    res = fitted.explain(Q)
+    out = fitted.transform(Q)
+    records = res.counterfactual_records
+    assert list(records.columns) == list(X.columns)
+    pd.testing.assert_frame_equal(records, out.reset_index(drop=True))
+    pd.testing.assert_frame_equal(res.query_records, Q.reset_index(drop=True))
+    changes = res.changes() if hasattr(res, "changes") else None
+    assert changes is None or len(changes)
+    alt = fitted.alternatives(Q, n_paths=2)[0]
+    np.testing.assert_array_equal(alt.counterfactual_records.notna().all(axis=1), alt.success)
+
+
 def test_the_default_black_box_takes_the_frame(table):
     X, y, _ = table
     with warnings.catch_warnings():

@@ -656,12 +656,25 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         rows[~is_query] = points
         return np.split(rows, first[1:])
 
-    def _result(self, X, paths, cost, success, meta):
+    def _result(self, X, paths, cost, success, meta, *, queries=None, end=None):
+        """A RecoursePaths in the encoded space; fitted on a DataFrame, with the
+        queries and end points as records in its columns (``query_records``,
+        ``counterfactual_records``)."""
+        frame = self.schema_.kind == "frame"
         names = (list(self.schema_.feature_names_out)
-                 if self.schema_.kind == "frame" or self.schema_.encoder is not None else None)
+                 if frame or self.schema_.encoder is not None else None)
+        records = {}
+        if frame:
+            if end is None:  # the end point of each successful path, as RecoursePaths does
+                end = np.full(X.shape, np.nan)
+                for i in np.flatnonzero(success):
+                    end[i] = paths[i][-1]
+            given = queries if hasattr(queries, "columns") else self._decode(X)
+            records = dict(query_records=given,
+                           counterfactual_records=self._end_frame(end))
         return RecoursePaths(X, paths, cost=cost, success=success, feature_names=names,
                              epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
-                             meta={"estimator": type(self).__name__, **meta})
+                             meta={"estimator": type(self).__name__, **meta}, **records)
 
     def _search(self, X):
         """Validated queries and their admissible centres and candidates."""
@@ -711,19 +724,23 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         Returns
         -------
         RecoursePaths
-            ``paths[i]``: the query, then the centres of its path in input
-            units (the last one is the counterfactual). A query the black
-            box already gives the favourable class has the path ``[query]``,
-            cost 0 and success True; one with no admissible reachable
-            candidate, or whose end point the black box does not give the
-            favourable class, has the path ``[query]``, cost inf and
-            success False (a NaN counterfactual). ``meta["unverified"]``
-            counts the latter.
+            ``paths[i]``: the query, then the points of its path (the
+            last one is the counterfactual), in input units, or in the
+            encoded space of the public schema (``schema_.feature_names_out``:
+            one-hot blocks for categorical columns) when fitted on a
+            DataFrame; then ``query_records`` and ``counterfactual_records``
+            hold the queries and end points in the original columns, units
+            and categories. A query the black box already gives the
+            favourable class has the path ``[query]``, cost 0 and success
+            True; one with no admissible reachable candidate, or whose end
+            point the black box does not give the favourable class, has the
+            path ``[query]``, cost inf and success False (a NaN
+            counterfactual). ``meta["unverified"]`` counts the latter.
         """
         r = self._recourse(X)
         return self._result(r.X, self._split_paths(r.X, r.lengths, r.points), r.cost,
                             r.success, {"favorable_class": self.favorable_class_,
-                                        "unverified": r.unverified})
+                                        "unverified": r.unverified}, queries=X, end=r.end)
 
     def transform(self, X):
         """The verified counterfactual end points.
@@ -745,9 +762,13 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         end = self._recourse(X).end
         if self.schema_.kind != "frame":
             return end
+        return self._end_frame(end, X.index if hasattr(X, "index") else None)
+
+    def _end_frame(self, end, index=None):
+        """Encoded end points (NaN rows: none) as a DataFrame of the fitted columns."""
         ok = ~np.isnan(end).any(axis=1)
         frame = self._decode(end[ok])
-        index = X.index if hasattr(X, "index") else np.arange(len(end))
+        index = np.arange(len(end)) if index is None else index
         frame.index = index[ok]
         if ok.all():
             return frame
@@ -779,6 +800,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """
         if not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1, got {n_paths!r}.")
+        X_in = X
         X, Xc, already, Q01, admissible, candidates = self._search(X)
         starts = self._routes.search(Q01, skip=already, admissible=admissible,
                                      candidates=candidates).starts
@@ -801,7 +823,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                 cost[already] = 0.0
                 success |= already
             out.append(self._result(X, self._split_paths(X, lengths, points), cost, success,
-                                    {"favorable_class": self.favorable_class_, "rank": r + 1}))
+                                    {"favorable_class": self.favorable_class_, "rank": r + 1},
+                                    queries=X_in))
         return out
 
     def __sklearn_tags__(self):
