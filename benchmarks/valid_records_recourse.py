@@ -18,8 +18,9 @@ Two tables:
 
 - **Adult, raw** (the bundled ``load_adult(as_frame=True)``: 14 columns, 8 of
   them categorical, with their missing values): PrivRecourse is fitted on
-  the 32,561 training rows, with the public levels of adult.names as
-  ``categories`` and ``PUBLIC_RANGES`` as ``bounds`` (so no DP bounds);
+  the 32,561 training rows, with ``adult_schema(drop=())`` (the public
+  levels of adult.names, the public ranges) as ``categories`` and
+  ``bounds`` (so no DP bounds);
   ``sex`` and ``race`` immutable, ``age`` and ``education-num`` increasing.
   The black box is a column-selecting Pipeline (a ColumnTransformer that
   one-hot encodes the categorical columns by name and passes the numeric
@@ -68,9 +69,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skdpx import PrivRecourse
-from skdpx.datasets import load_adult
-from skdpx.datasets._adult import CATEGORICAL_FEATURES, NUMERIC_FEATURES, PUBLIC_RANGES
-from skdpx.datasets._adult import _schema_categories
+from skdpx.datasets import adult_schema, load_adult
 
 RESULTS = Path(__file__).parent / "results" / "valid_records_recourse.json"
 CHECKS = ("categories", "integers", "bounds", "immutables", "monotone")
@@ -144,12 +143,13 @@ def validity(queries, out, box, favorable, *, categories, bounds, immutable=(),
 def _adult():
     train = load_adult(as_frame=True)
     test = load_adult(subset="test", as_frame=True)
+    schema = adult_schema(drop=())
     half = len(test.data) // 2
     box_X, box_y = test.data.iloc[:half], test.target.iloc[:half]
     box = make_pipeline(
         ColumnTransformer([
-            ("categorical", OneHotEncoder(handle_unknown="ignore"), list(CATEGORICAL_FEATURES)),
-            ("numeric", StandardScaler(), list(NUMERIC_FEATURES)),
+            ("categorical", OneHotEncoder(handle_unknown="ignore"), list(schema.categories)),
+            ("numeric", StandardScaler(), list(schema.bounds)),
         ]),
         LogisticRegression(max_iter=1000),
     ).fit(box_X, box_y)
@@ -173,8 +173,8 @@ def adult_rows(*, epsilon=1.0, seeds=range(3), n_queries=500, constraints=ADULT_
     """One row per seed: PrivRecourse on raw Adult, a disjoint column-selecting Pipeline."""
     X, queries, box = _adult()
     queries = queries.iloc[:n_queries]
-    categories = {c: list(v) for c, v in _schema_categories().items()}
-    bounds = dict(PUBLIC_RANGES)
+    schema = adult_schema(drop=())  # the 14 raw columns, fnlwgt included
+    categories, bounds = schema.categories, schema.bounds
     constraints = {**NO_CONSTRAINTS, **constraints}
     rows = []
     for seed in seeds:
@@ -189,7 +189,8 @@ def adult_rows(*, epsilon=1.0, seeds=range(3), n_queries=500, constraints=ADULT_
         out = rec.transform(queries)
         query_s = time.perf_counter() - t0
         row = {"table": "adult (raw)", "method": "PrivRecourse", "epsilon": epsilon,
-               "constraints": _label(constraints), "seed": seed, "nodes": int(len(rec.cluster_centers_)),
+               "constraints": _label(constraints), "seed": seed,
+               "nodes": int(len(rec.cluster_centers_)),
                "candidates": int(len(rec.candidates_)), "fit_s": round(fit_s, 2),
                "query_ms": round(1e3 * query_s / max(len(queries), 1), 3)}
         row.update(validity(queries, out, box, 1, categories=categories, bounds=bounds,
@@ -235,7 +236,8 @@ def breast_cancer_rows(*, epsilon=1.0, seeds=range(3), constraints=CANCER_CONSTR
         fit_s = time.perf_counter() - t0
         out = rec.transform(queries)
         row = {"table": "breast cancer", "method": "PrivRecourse", "epsilon": epsilon,
-               "constraints": _label(constraints), "seed": seed, "nodes": int(len(rec.cluster_centers_)),
+               "constraints": _label(constraints), "seed": seed,
+               "nodes": int(len(rec.cluster_centers_)),
                "candidates": int(len(rec.candidates_)), "fit_s": round(fit_s, 2),
                "box_accuracy": float(box.score(X, y))}
         row.update(validity(queries, out, box, 1, categories={}, bounds=bounds, **constraints))

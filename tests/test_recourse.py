@@ -41,7 +41,8 @@ def problem():
 
 
 def _rec(estimator=None, **kw):
-    params = dict(estimator=estimator, n_clusters=40, epsilon=2.0, delta=1e-5, bounds=(0.0, 1.0), random_state=0)
+    params = dict(estimator=estimator, n_clusters=40, epsilon=2.0, delta=1e-5,
+                  bounds=(0.0, 1.0), random_state=0)
     params.update(kw)
     return PrivRecourse(**params)
 

@@ -4,6 +4,8 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import sparse
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -158,3 +160,31 @@ def test_column_positions_work_as_names(fitted, table):
     np.testing.assert_array_equal(by_position._held, fitted._held)
     pd.testing.assert_frame_equal(by_position.transform(X.iloc[:50]),
                                   fitted.transform(X.iloc[:50]))
+
+
+class _CsrBox(ClassifierMixin, BaseEstimator):
+    """A black box that takes CSR rows only: favourable when x0 + x1 > 1."""
+
+    def fit(self, X, y=None):
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def predict(self, X):
+        if not sparse.issparse(X):
+            raise TypeError("CSR rows expected")
+        X = X.toarray()
+        return (X[:, 0] + X[:, 1] > 1.0).astype(int)
+
+
+def test_csr_rows_reach_the_black_box_as_csr():
+    rng = np.random.RandomState(0)
+    dense = np.hstack([rng.uniform(size=(3000, 2)), np.eye(2)[rng.randint(0, 2, 3000)]])
+    X = sparse.csr_matrix(dense)
+    rec = PrivRecourse(_CsrBox().fit(X), epsilon=4.0, n_clusters=20, bounds=(0.0, 1.0),
+                       increasing_features=[0], immutable_features=[2, 3],
+                       random_state=0).fit(X)
+    out = rec.transform(X[:200])
+    ok = ~np.isnan(out).any(axis=1)
+    assert 0.3 < ok.mean() and np.all(out[ok][:, 0] >= dense[:200][ok, 0])
+    assert np.all(out[ok][:, 2:] == dense[:200][ok, 2:])
+    assert np.all(_CsrBox().predict(sparse.csr_matrix(out[ok])) == 1)

@@ -404,7 +404,10 @@ class RecourseGraph:
         return res.starts, res.reach, res.lengths, res.flat
 
     def walk(self, starts):
-        """Node paths of the start nodes on the whole graph: (lengths (n,), indices concatenated)."""
+        """Node paths of the start nodes on the whole graph.
+
+        Returns (lengths (n,), node indices concatenated).
+        """
         starts = np.asarray(starts, dtype=int)
         if len(self.paths) == 0:  # a graph with no node has no path
             return np.zeros(len(starts), dtype=int), np.empty(0, dtype=int)

@@ -831,4 +831,6 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self.estimator is None
         tags.transformer_tags.preserves_dtype = ["float64"]
+        # CSR rows (e.g. one-hot) are densified; the black box gets CSR rows back
+        tags.input_tags.sparse = True
         return tags
