@@ -262,7 +262,11 @@ def recourse_rows(*, epsilon=1.0, seeds=range(3), n_queries=500):
 
 
 def summary(rows):
-    """Mean over seeds per table, as printed."""
+    """Mean over seeds per table, as printed.
+
+    A seed that returns no end point counts 0 in ``coverage`` and NaN in the
+    checks and ``flip_ratio`` (left out of their means; see the JSON rows).
+    """
     frame = pd.DataFrame(rows)
     cols = ["queries", "nodes", "candidates", "coverage", *CHECKS, "flip_ratio"]
     return frame.groupby(["table", "method", "epsilon", "constraints"], sort=False)[cols].mean()
