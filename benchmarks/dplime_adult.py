@@ -160,7 +160,7 @@ def quality(fitted, Z, X, labels, opt):
     for eps_q, T in [(0.1, 30), (0.1, 100), (1.0, 100), (1.0, 300), (1.0, 500)]:
         explainer = fitted(epsilon_per_query=eps_q, max_iter=T)
         t0 = time.perf_counter()
-        phi = explainer.transform(Z)
+        phi = 2 * explainer.transform(Z)  # answers in units of P; the loss's labels are 2 P - 1
         per_1000 = (time.perf_counter() - t0) / len(Z) * 1000
         loss = explanation_loss(phi, Z, X, labels).mean()
         print(f"{eps_q:>9g} {T:>5d} {loss:>10.5f} {top_k_agreement(phi, opt):>12.2f} "
@@ -173,7 +173,7 @@ def run_stream(fitted, stream, strategy, eps_q, T, reuse):
                        reuse_distance=reuse)
     curve, phi = [], []
     for z in stream:  # one query at a time, as a user would ask them
-        phi.append(explainer.transform(z[None])[0])
+        phi.append(2 * explainer.transform(z[None])[0])  # in units of 2 P - 1, as the labels
         curve.append(explainer.epsilon_spent_)
     # history_ is in answer order; with one query per call that is stream order
     return (explainer, np.array(phi), np.array(explainer.history_["phase"]),
@@ -217,7 +217,7 @@ def budget(fitted, Z_all, X, labels, bounds, args):
             n_basic = int(paid.sum())
             # the paper's Algorithm 4 on the same history, for comparison
             rest = phase == "noninteractive"
-            past, answers = explainer._interactive()
+            past, answers, _ = explainer._interactive()
             proxy, _ = optimal_explanation(stream[rest], past, np.einsum("ij,ij->i", answers, past),
                                            radius=1.0)
             scale = np.where(bounds[1] > bounds[0], bounds[1] - bounds[0], 1)
@@ -272,7 +272,8 @@ def budget(fitted, Z_all, X, labels, bounds, args):
         row = []
         for t in steps:
             explainer = fitted(epsilon_per_query=e, max_iter=t)
-            row.append(explanation_loss(explainer.transform(spread), spread, X, labels).mean())
+            row.append(explanation_loss(2 * explainer.transform(spread), spread, X,  # 2 P - 1
+                                        labels).mean())
         sweep.append((n_affordable(explainer, 1.0), *row))
         print(f"{e:>9g} {sweep[-1][0]:>8d} " + " ".join(f"{v:>9.5f}" for v in row), flush=True)
     sweep = np.array(sweep)

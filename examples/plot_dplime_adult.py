@@ -53,6 +53,7 @@ def main(argv=None):
     dp = explainer.fit(X).explain(queries)
     labels = 2 * model.predict_proba(X)[:, 1] - 1
     exact, _ = optimal_explanation(queries, X, labels)  # non-private, for comparison
+    exact = exact / 2  # in units of P (the labels are 2 P - 1), as the DP answers
 
     names = np.array(enc.feature_names)
     fig, axes = plt.subplots(1, len(queries), figsize=(13, 4.2), sharex=True)

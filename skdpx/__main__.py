@@ -150,6 +150,7 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
     dp = explainer.explain(query)
     labels = 2 * black_box.predict_proba(X_private)[:, 1] - 1
     exact, _ = optimal_explanation(query, X_private, labels)  # non-private, for comparison only
+    exact = exact / 2  # in units of P (the labels are 2 P - 1), as the DP answer
     p_high = black_box.predict_proba(query)[0, 1]
     print_(f"black box: HistGradientBoostingClassifier trained on {len(X_model):,} training rows "
            f"(test accuracy {black_box.score(X_test, y_test):.4f}); explanation data: the other "
@@ -261,12 +262,30 @@ def main(argv=None):
     p_demo.add_argument("--seed", type=int, default=None,
                         help="reproducible noise (for testing: anyone who knows the seed "
                              "can remove the noise); default: secure noise")
+    p_demo.add_argument("--json", metavar="PATH", default=None,
+                        help="also write the figures shown to PATH, as JSON")
     args = parser.parse_args(argv)
     if args.command == "demo":
         if not args.epsilon > 0 or not 0 < args.delta < 1:
             parser.error("--epsilon must be > 0 and --delta in (0, 1)")
-        demo(epsilon=args.epsilon, delta=args.delta, seed=args.seed)
+        figures = demo(epsilon=args.epsilon, delta=args.delta, seed=args.seed)
+        if args.json:
+            import json
+
+            with open(args.json, "w") as fh:
+                json.dump(figures, fh, indent=1, default=_plain)
     return 0
+
+
+def _plain(value):
+    """numpy values as JSON: arrays as lists, scalars as numbers."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.metrics import pairwise_distances_argmin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import FeatureAttribution
 from ..privacy import (
@@ -27,8 +27,10 @@ from ..privacy import (
     gaussian_to_pure,
     noise_source,
 )
+from ..utils._tables import validate_table
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import local_loss_terms
+from ._outputs import query_targets, resolve_output, row_labels, unit_scale
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 __all__ = ["DPLimeExplainer"]
@@ -53,7 +55,15 @@ _MIN_HISTORY = max(_CANDIDATE_SIZES)
 _RELEASED_ATTRIBUTES = (
     "history_", "ledger_", "bounds_", "sensitivity_", "noise_multiplier_",
     "warm_start_epsilon_", "n_iter_", "n_features_in_", "feature_names_in_",
+    "output_", "output_bounds_", "classes_", "schema_",
 )
+
+
+def _distances(Z, columns, past, past_columns):
+    """Euclidean distances from queries to past queries; inf between different classes."""
+    dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
+    dist[columns[:, None] != past_columns[None, :]] = np.inf
+    return dist
 
 
 class DPLimeExplainer(TransformerMixin, DPEstimator):
@@ -66,10 +76,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     For a query ``z`` the explanation is the ``phi`` minimising the weighted
     local loss over the private explanation dataset X (m rows, scaled into
-    [0, 1] by the public ``bounds``) and the black box's outputs f(X) in
-    [-1, 1]::
+    [0, 1] by the public ``bounds``) and labels ``y_z(x)`` in [-1, 1] made
+    from the black box's outputs::
 
-        L(phi, z) = (1/m) sum_x alpha(||x - z||) (phi . (x - z) - f(x))^2
+        L(phi, z) = (1/m) sum_x alpha(||x - z||) (phi . (x - z) - y_z(x))^2
 
     over the ball ``||phi|| <= radius`` (Patel, Shokri & Zick, "Model
     Explanations with Differential Privacy", 2020). Each query is answered
@@ -89,6 +99,39 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     * add-or-remove one row: ``c / m = 1 / m``;
     * replace one row: ``(c + 2 r*) / m`` with ``r* (radius r* + 1) = c / 2``
       (``sqrt(3) / m``, 1.732 / m, at radius 1).
+
+    Both bounds need ``|y_z(x)| <= 1`` for every row and query, and nothing
+    else about the black box: every kind of output is mapped into [-1, 1]
+    by a fixed map of a public range, never read from the data
+    (:mod:`skdpx.explain._outputs`), so the same sensitivity, noise and
+    epsilon hold for all of them:
+
+    * a classifier with ``predict_proba``: ``y = 2 P(k | x) - 1``, the
+      probability of the explained class ``k`` (the paper's labels);
+    * a classifier without it (``predict`` only, or ``decision_function``,
+      e.g. ``SVC(probability=False)``): ``y = 2 [f(x) = k] - 1``, the
+      indicator that it predicts ``k`` (a score has no public range, the
+      indicator has);
+    * a regressor (any black box that is neither tagged a classifier nor
+      has ``predict_proba``): its output ``t`` clipped to the declared
+      ``output_bounds = (lo, hi)`` (the clipping is part of the mechanism,
+      and a range too narrow biases the explanation), centred on its value
+      at the query: ``y_z(x) = (t(x) - t(z)) / (hi - lo)``, in [-1, 1].
+      ``t(z)`` is a function of the public query and of the black box (which
+      must not depend on the explanation rows), not of the rows. The
+      centring makes the local model, which has no intercept, fit
+      ``f(x) - f(z)``; a wide range costs accuracy (the signal shrinks as
+      ``1 / (hi - lo)`` against the same noise);
+    * ``estimator=None``: ``y`` given to ``fit``, clipped to
+      ``output_bounds`` (default (-1, 1)) and mapped affinely onto [-1, 1].
+
+    The explained class ``k`` is ``target_class`` (of :meth:`explain`, else
+    the parameter), by default the positive class ``classes_[1]`` of a binary
+    black box and, for more classes, the class the black box predicts at
+    the query (public: a function of the query). Answers are reused, and
+    the non-interactive phase serves them, only for the same class. The
+    attributions are in the explained output's units (the probability, the
+    indicator or the regression output) per unit of each feature.
 
     The noise is ``noise_multiplier_`` times that sensitivity, so an answer
     costs ``epsilon_per_query`` under either relation. The explainer owns a
@@ -133,12 +176,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     Parameters
     ----------
-    estimator : object with predict_proba or predict, or None
-        The black box. Labels are ``2 P(k | x) - 1``: of the positive class
-        for a binary classifier, else of the class ``k`` the black box
-        predicts at the query (public: a function of the query). Without
-        ``predict_proba``, ``predict`` clipped to [-1, 1]. ``None``:
-        the labels are ``y`` given to ``fit``, clipped to [-1, 1].
+    estimator : fitted object with predict, or None
+        The black box (any fitted classifier or regressor, or a Pipeline
+        ending in one; see above for what is explained of each). ``None``:
+        the labels are ``y`` given to ``fit``, clipped to ``output_bounds``.
     epsilon : float, default=1.0
         The total budget of the explanation dataset.
     delta : float, default=1e-6
@@ -178,14 +219,39 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         (rows of the explanation dataset) as their queries; then later
         queries may reuse their answers. Kept or not, :meth:`release` drops
         them.
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features (scalars or arrays); data are clipped
-        to them.
+    bounds : tuple (lower, upper), dict or None, default=None
+        Public bounds of the features (scalars or arrays), or a dict
+        ``{column: (lower, upper)}`` for the numeric columns of a DataFrame
+        (a numeric column left out has its bounds estimated with DP, as
+        with ``None``); data are clipped to them.
         ``None`` estimates them with a DP histogram charged inside this
         estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
         it, coarse on small data; never the raw minimum and maximum), with a
         ``PrivacyLeakWarning`` that declared bounds are better. Bounds with
         lower == upper for every feature are refused.
+    categories : dict or None, default=None
+        ``{column: [level, ...]}``: the public levels of each categorical
+        column of a DataFrame, one-hot encoded internally
+        (:class:`~skdpx.preprocessing.PublicSchemaEncoder`); never read from
+        the data. The attributions then have one value per encoded feature
+        (``schema_.feature_names_out``). The black box always receives rows
+        of the kind the explainer was fitted on (the same DataFrame columns
+        and dtypes, valid categories, integer columns as integers:
+        ``schema_.decode``), the explanation rows at ``fit`` as the queries
+        in :meth:`explain`.
+    output_bounds : tuple (lower, upper) or None, default=None
+        The public range of a regressor's output (required for a regressor,
+        refused for a classifier; with ``estimator=None``, the range of
+        ``y``, default (-1, 1)). Declared, never read from the data; the
+        outputs are clipped to it before they enter the loss, so the
+        sensitivity above holds. A regressor without it is refused at
+        ``fit`` before anything is spent.
+    target_class : label, or None, default=None
+        The class explained by default (a label of the black box's
+        ``classes_``). None: the positive class ``classes_[1]`` of a binary
+        black box; the class the black box predicts at each query for more
+        classes. :meth:`explain` can choose it per query. Must be None for a
+        regressor.
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
         Where every spend is recorded as well; its neighbouring relation is
         the one the sensitivity is calibrated under.
@@ -201,10 +267,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     Attributes
     ----------
     history_ : dict of lists
-        ``queries`` (scaled), ``explanations`` (scaled units), ``phase``,
-        ``epsilon`` (the answer's own cost), ``n_iter`` (gradient steps
-        run) and ``private`` (whether the query was a row of the explanation
-        dataset, from ``fit_transform``) of every answer so far. The query
+        ``queries`` (scaled), ``explanations`` (scaled units, in label units:
+        times ``(hi - lo) / 2`` of ``output_bounds_`` for a probability, an
+        indicator or labels, ``hi - lo`` for a regressor, gives the explained
+        output's), ``phase``, ``epsilon``
+        (the answer's own cost), ``n_iter`` (gradient steps run), ``private``
+        (whether the query was a row of the explanation dataset, from
+        ``fit_transform``) and ``target`` (the class explained; None for a
+        regressor) of every answer so far. The query
         of a private entry is ``None`` (not kept; its answer is never
         reused) unless ``store_fit_queries``.
     noise_multiplier_ : float
@@ -230,6 +300,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         Answers given so far.
     n_features_in_ : int
     bounds_ : tuple of ndarray
+    output_ : str
+        What is explained: "probability", "indicator" (a classifier without
+        ``predict_proba``), "regression" or "labels" (``estimator=None``).
+    output_bounds_ : tuple of float
+        Its public range: (0, 1) for a probability or an indicator, else
+        ``output_bounds``.
+    classes_ : ndarray
+        The black box's classes (a classifier only).
 
     Examples
     --------
@@ -250,6 +328,17 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     0.9
     >>> explainer.explain(X[:1]).phase.tolist()  # asked again: free
     ['reused']
+
+    A regressor, with the public range of its output (it never saw the
+    explanation rows):
+
+    >>> from sklearn.linear_model import Ridge
+    >>> reg = Ridge().fit(X[:1000], X[:1000] @ [2.0, -1.0, 0.0])
+    >>> explainer = DPLimeExplainer(reg, epsilon=1.0, epsilon_per_query=1.0, bounds=(0, 1),
+    ...                             output_bounds=(-1, 2)).fit(X[1000:])
+    >>> result = explainer.explain(X[:2])
+    >>> result.meta["output"], result.meta["target_class"]
+    ('regression', [None, None])
     """
 
     _parameter_constraints = {
@@ -263,6 +352,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "reuse_distance": [Interval(Real, 0, None, closed="left")],
         "on_budget_exhausted": [StrOptions({"noninteractive", "raise"})],
         "store_fit_queries": ["boolean"],
+        "output_bounds": ["array-like", None],
+        "categories": [dict, None],
+        "target_class": "no_validation",  # any label of the black box's classes_
     }
 
     def __init__(
@@ -280,6 +372,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         on_budget_exhausted="noninteractive",
         store_fit_queries=False,
         bounds=None,
+        output_bounds=None,
+        target_class=None,
+        categories=None,
         accountant=None,
         random_state=None,
     ):
@@ -295,6 +390,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.on_budget_exhausted = on_budget_exhausted
         self.store_fit_queries = store_fit_queries
         self.bounds = bounds
+        self.output_bounds = output_bounds
+        self.target_class = target_class
+        self.categories = categories
         self.accountant = accountant
         self.random_state = random_state
 
@@ -314,7 +412,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         ----------
         X : array-like of shape (m, n_features)
         y : array-like of shape (m,), optional
-            The labels when ``estimator`` is None (clipped to [-1, 1]).
+            The labels when ``estimator`` is None (clipped to
+            ``output_bounds``, default (-1, 1)).
 
         Returns
         -------
@@ -324,10 +423,20 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def _validate_fit(self, X, y):
         """Everything checked before the ledger is made (validation only)."""
+        # X in the encoded space of its public schema (schema_): numeric columns
+        # as they are, categorical ones one-hot with their declared levels
         if self.estimator is None:  # y is required (see __sklearn_tags__)
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            X, y = validate_table(self, X, y, reset=True, categories=self.categories,
+                                  y_numeric=True)
+            try:
+                y = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("y must be numeric: the labels explained when "
+                                 "estimator=None.") from None
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y must be finite (no NaN or infinity).")
         else:
-            X = validate_data(self, X, dtype=np.float64)
+            X = validate_table(self, X, reset=True, categories=self.categories)
         if self.delta == 0:
             raise ValueError("the Gaussian mechanism needs delta > 0.")
         if self.epsilon_per_query > self.epsilon:
@@ -335,7 +444,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 f"epsilon_per_query ({self.epsilon_per_query:g}) exceeds the total epsilon "
                 f"({self.epsilon:g}): no query could ever be answered interactively."
             )
-        return X, y
+        # the explained output (kind, classes, public range): a regressor without
+        # output_bounds, a bad target_class... are refused here, before any spend
+        output = resolve_output(self.estimator, self.output_bounds, self.schema_.decode(X[:1]))
+        if self.target_class is not None:
+            query_targets(*output, None, X[:1], self.target_class)
+        return X, y, output
 
     def _plan_spend(self, data, relation, bounds):
         """Nothing is released at fit: a no-op plan, and the queries' calibration.
@@ -367,12 +481,16 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         # nothing is released here but the bounds when they are not declared
-        X, y = data
+        X, y, (kind, classes, output_bounds) = data
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
-        if self.estimator is None:
-            labels = np.clip(np.asarray(y, dtype=float), -1.0, 1.0)[:, None]
-        else:
-            labels = self._black_box_labels(X)
+        # the black box gets rows of the kind it was fitted on (DataFrame columns, dtypes)
+        labels = row_labels(kind, classes, output_bounds, self.estimator,
+                            self.schema_.decode(X), y)
+        self.output_, self.output_bounds_ = kind, output_bounds
+        if classes is not None:
+            self.classes_ = classes
+        elif hasattr(self, "classes_"):  # a refit on a regressor
+            del self.classes_
         self.bounds_ = (lower, upper)
         self._X = BoundsScaler(lower, upper).transform(X)
         self._labels = labels
@@ -381,28 +499,31 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.warm_start_epsilon_ = plan.warm_start_epsilon
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
         self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
-                         "n_iter": [], "private": []}
-
-    def _black_box_labels(self, X):
-        """(m, K) labels in [-1, 1]: 2 P(k | x) - 1, or predict clipped."""
-        if hasattr(self.estimator, "predict_proba"):
-            return 2.0 * np.asarray(self.estimator.predict_proba(X), dtype=float) - 1.0
-        return np.clip(np.asarray(self.estimator.predict(X), dtype=float), -1, 1).reshape(len(X), -1)
+                         "n_iter": [], "private": [], "target": []}
 
     def _weight(self, r):
         if self.kernel_width is None:
             return stable_weight(r, c=_C, radius=self.radius)
         return kernel_weight(r, kernel_width=self.kernel_width, c=_C, radius=self.radius)
 
-    def _query_columns(self, Z_raw):
-        """Per query, the label column to explain (the black box's class at it)."""
-        if self._labels.shape[1] == 1:
-            return np.zeros(len(Z_raw), dtype=int)
-        if self._labels.shape[1] == 2:  # binary: always the positive class
-            return np.ones(len(Z_raw), dtype=int)
-        if hasattr(self.estimator, "predict_proba"):
-            return np.argmax(self.estimator.predict_proba(Z_raw), axis=1)
-        return np.zeros(len(Z_raw), dtype=int)
+    def _query_targets(self, X, target_class):
+        """Per query (encoded input units): label column, offset, class explained.
+
+        Only the queries (public) and the black box are read; the black box
+        gets the queries within the bounds, as rows of the kind it was
+        fitted on (``schema_.decode``). A released explainer holds no black
+        box: its regression offsets are 0 (it never answers interactively)
+        and a multiclass query needs ``target_class``.
+        """
+        if target_class is None:
+            target_class = self.target_class
+        classes = getattr(self, "classes_", None)
+        if self._is_curator():
+            estimator, rows = self.estimator, self.schema_.decode(X, *self.bounds_)
+        else:
+            estimator, rows = None, X
+        return query_targets(self.output_, classes, self.output_bounds_, estimator, rows,
+                             target_class)
 
     def _scaler(self):
         """The public map between input units and the unit cube of the bounds."""
@@ -411,28 +532,41 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     # -------------------------------------------------------------- queries
 
-    def explain(self, X):
+    def explain(self, X, target_class=None):
         """Explain each row of X, spending from the budget as needed.
 
         The releases of the new interactive answers are committed to the
         ledger before the explanation dataset is read, and never refunded.
         The noise comes from a source made for this call (secure when
-        ``random_state`` is None) and dropped at its end.
+        ``random_state`` is None) and dropped at its end. A bad
+        ``target_class`` raises before anything is spent or recorded.
 
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features)
+        target_class : label, array-like of shape (n_queries,) or None, default=None
+            For a classifier, the class whose output is explained at each
+            query (one label for all, or one per query); None: the
+            ``target_class`` parameter, else the default (the positive
+            class ``classes_[1]`` of a binary black box, the class the black
+            box predicts at the query for more classes). Answers are reused
+            only for the same class. Must be None for a regressor.
 
         Returns
         -------
         FeatureAttribution
-            ``values`` in input-feature units (per unit of each feature),
+            ``values``: per unit of each input feature, the change of the
+            explained output (the probability of the class, the indicator
+            that the black box predicts it, or the regression output);
             ``epsilon`` what each answer cost, ``phase`` "interactive",
-            "reused" or "noninteractive".
+            "reused" or "noninteractive"; ``meta["target_class"]`` the class
+            explained at each query (a list; None for a regressor),
+            ``meta["output"]`` the kind of output explained and
+            ``meta["output_bounds"]`` its public range.
         """
-        return self._explain(X, private=False)
+        return self._explain(X, private=False, target_class=target_class)
 
-    def _explain(self, X, *, private):
+    def _explain(self, X, *, private, target_class=None):
         """Answer the rows of X; ``private``: they are rows of the explanation dataset.
 
         Invalid input raises before anything is recorded. The query points
@@ -440,30 +574,35 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         however it ends (unless ``store_fit_queries``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        lower, upper = self.bounds_
+        X = validate_table(self, X, reset=False)  # encoded
         scaler = self._scaler()
         Z = scaler.transform(X)
-        if self._is_curator():
-            columns = self._query_columns(np.clip(X, lower, upper))
-        else:  # released: never answers interactively, never asks the black box
-            columns = np.zeros(len(Z), dtype=int)
+        # the class explained at each query (and a regressor's output there):
+        # validated before anything is recorded or spent
+        columns, offsets, targets = self._query_targets(X, target_class)
         # one source per call, never kept: a seeded one is told apart by the
         # number of answers given before
         noise = noise_source(self.random_state, stream=(len(self.history_["queries"]),))
         start = len(self.history_["phase"])
         try:
-            phi, phase, cost = self._answer(Z, columns, noise)
+            phi, phase, cost = self._answer(Z, columns, offsets, noise)
         finally:
             del noise
             if private:
                 self._withhold(start)
-        values = scaler.coef_to_input(phi)
-        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        # from label units to the explained output's, then per input unit
+        values = scaler.coef_to_input(phi * unit_scale(self.output_, self.output_bounds_))
+        names = (list(self.schema_.feature_names_out)
+                 if hasattr(self, "feature_names_in_") or self.schema_.encoder is not None
+                 else None)
         return FeatureAttribution(
             values, epsilon=cost, phase=phase, feature_names=names,
+            # public: the declared (or DP) bounds, and the schema's columns
+            feature_range=self.bounds_[1] - self.bounds_[0], groups=self.schema_.groups,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
-            meta={"estimator": type(self).__name__, "strategy": self.strategy},
+            meta={"estimator": type(self).__name__, "strategy": self.strategy,
+                  "output": self.output_, "output_bounds": list(self.output_bounds_),
+                  "target_class": targets.tolist()},
         )
 
     def transform(self, X):
@@ -556,30 +695,36 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             )
         return state
 
-    def _answer(self, Z, columns, noise):
+    def _answer(self, Z, columns, offsets, noise):
+        """Answer each query ``Z`` (scaled) for its label column ``columns``.
+
+        ``offsets``: per query, the value subtracted from the row labels (a
+        regressor's output at the query). Reuse and the non-interactive
+        phase serve only past answers for the same column (class).
+        """
         n, d = Z.shape
         phi = np.zeros((n, d))
         phase = np.empty(n, dtype=object)
         cost = np.zeros(n)
         todo = np.ones(n, dtype=bool)
 
-        # 1. reuse interactive answers to the same (or a close) query
-        past, answers = self._interactive()
+        # 1. reuse interactive answers to the same (or a close) query, same class
+        past, answers, past_columns = self._interactive()
         if len(past):
-            dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
+            dist = _distances(Z, columns, past, past_columns)
             nearest = np.argmin(dist, axis=1)
             hit = dist[np.arange(n), nearest] <= self.reuse_distance
             phi[hit] = answers[nearest[hit]]
             phase[hit], todo[hit] = "reused", False
-            self._record(Z[hit], phi[hit], "reused", 0.0, 0)
+            self._record(Z[hit], phi[hit], "reused", 0.0, 0, columns[hit])
 
         # 2. answer new queries interactively while the budget lasts (a
         # released explainer has no rows to answer from)
         if self._is_curator():
             if self.strategy == "basic":
-                self._answer_basic(Z, columns, phi, phase, cost, todo, noise)
+                self._answer_basic(Z, columns, offsets, phi, phase, cost, todo, noise)
             else:
-                self._answer_adaptive(Z, columns, phi, phase, cost, todo, noise)
+                self._answer_adaptive(Z, columns, offsets, phi, phase, cost, todo, noise)
 
         # 3. the rest: non-interactive (free), or refused
         rest = np.flatnonzero(todo)
@@ -596,13 +741,13 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                     f"{len(rest)} more queries at epsilon_per_query={self.epsilon_per_query:g}; "
                     "the queries answered before are kept in history_."
                 )
-            phi[rest] = self._noninteractive(Z[rest])
+            phi[rest] = self._noninteractive(Z[rest], columns[rest])
             phase[rest] = "noninteractive"
-            self._record(Z[rest], phi[rest], "noninteractive", 0.0, 0)
+            self._record(Z[rest], phi[rest], "noninteractive", 0.0, 0, columns[rest])
         return phi, phase, cost
 
     def _interactive(self):
-        """The past interactive queries and their answers (the ones reuse may serve).
+        """The past interactive queries, their answers and label columns (what reuse serves).
 
         An answer whose query point was not kept (a private row) is left out.
         """
@@ -611,18 +756,26 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 if p == "interactive" and q is not None]
         d = self.n_features_in_
         if not keep:
-            return np.empty((0, d)), np.empty((0, d))
+            return np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=int)
         queries = np.array([hist["queries"][i] for i in keep])
-        return queries, np.array([hist["explanations"][i] for i in keep])
+        targets = [hist["target"][i] for i in keep]
+        if getattr(self, "classes_", None) is None:
+            columns = np.zeros(len(keep), dtype=int)
+        else:  # the classes are the black box's: every recorded target is one of them
+            match = np.asarray(targets, dtype=object)[:, None] == self.classes_.astype(object)
+            columns = np.argmax(match, axis=1)
+        return queries, np.array([hist["explanations"][i] for i in keep]), columns
 
-    def _answer_basic(self, Z, columns, phi, phase, cost, todo, noise):
+    def _answer_basic(self, Z, columns, offsets, phi, phase, cost, todo, noise):
         """Algorithm 1 for the distinct new queries, as many as the budget pays for.
 
         Their ``max_iter * k`` Gaussian releases are committed as one event
         before the local loss (the only read of the dataset) is computed.
         """
         new = np.flatnonzero(todo)
-        _, first, inverse = np.unique(Z[new], axis=0, return_index=True, return_inverse=True)
+        # distinct (query, class) pairs: the same point explained for two classes is two answers
+        key = np.column_stack([Z[new], columns[new]])
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.ravel()
         arrival = np.argsort(first)  # distinct queries in order of first arrival
         rank = np.empty_like(arrival)
@@ -640,18 +793,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 affordable = 0
         if affordable:
             paid = new[np.sort(first[arrival[:affordable]])]
-            phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment)
+            phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment, offsets[paid])
             phase[paid], cost[paid], todo[paid] = "interactive", self.epsilon_per_query, False
-            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter)
+            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter,
+                         columns[paid])
         else:
             paid = new[:0]
         # repeats of a paid query within the batch share its answer for free
         repeat = (rank[inverse] < affordable) & ~np.isin(new, paid)
         source = new[first[inverse[repeat]]]
         phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
-        self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0)
+        self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0, columns[new[repeat]])
 
-    def _answer_adaptive(self, Z, columns, phi, phase, cost, todo, noise):
+    def _answer_adaptive(self, Z, columns, offsets, phi, phase, cost, todo, noise):
         """Algorithms 2-3 (and the enhanced variant), one query at a time, in order.
 
         Each new query: reuse an interactive answer within ``reuse_distance``
@@ -678,15 +832,18 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         noise_std = z * self.sensitivity_
         # the smallest gradient norm one noisy gradient tells from 0 (see _n_steps)
         resolution = (2.0 * Z.shape[1]) ** 0.25 * noise_std
-        past, answers = self._interactive()
+        all_past, all_answers, all_columns = self._interactive()
         exhausted = False
         for i in new:
+            # the past answers for the same class: what reuse and warm starts draw on
+            same = all_columns == columns[i]
+            past, answers = all_past[same], all_answers[same]
             if len(past):
                 dist = np.linalg.norm(past - Z[i], axis=1)
                 j = int(np.argmin(dist))
                 if dist[j] <= self.reuse_distance:
                     phi[i], phase[i], todo[i] = answers[j], "reused", False
-                    self._record(Z[i:i + 1], phi[i:i + 1], "reused", 0.0, 0)
+                    self._record(Z[i:i + 1], phi[i:i + 1], "reused", 0.0, 0, columns[i:i + 1])
                     continue
             if exhausted:
                 continue
@@ -706,7 +863,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             except BudgetError:  # taken by another user of a shared ledger
                 exhausted = True
                 continue
-            H, g = self._forms(Z[i:i + 1], columns[i:i + 1])
+            H, g = self._forms(Z[i:i + 1], columns[i:i + 1], offsets[i:i + 1])
             phi0 = np.zeros(Z.shape[1])
             if n_em:
                 near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
@@ -735,8 +892,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             # the steps were chosen from released values only: a Gaussian privacy filter
             cost[i] = gaussian_epsilon(z, self.delta, steps=n_steps + n_em)
             phase[i], todo[i] = "interactive", False
-            self._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], n_steps)
-            past, answers = np.vstack([past, Z[i]]), np.vstack([answers, phi[i]])
+            self._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], n_steps,
+                         columns[i:i + 1])
+            all_past, all_answers = np.vstack([all_past, Z[i]]), np.vstack([all_answers, phi[i]])
+            all_columns = np.r_[all_columns, columns[i]]
             if refused:
                 exhausted = True
 
@@ -780,11 +939,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             return T
         return int(max(2, np.ceil(T * b * np.log(T))))
 
-    def _forms(self, Z, columns):
+    def _forms(self, Z, columns, offsets=None):
         """The quadratic forms (H, g) of each query's local loss, grouped by explained class.
 
-        The only read of the private rows: every caller has committed the
-        spend of the releases computed from them before.
+        At query z the labels are ``self._labels[:, column] - offset``, in
+        [-1, 1] for every kind of output (see :mod:`skdpx.explain._outputs`):
+        what the sensitivity needs. The only read of the private rows: every
+        caller has committed the spend of the releases computed from them
+        before.
         """
         d = Z.shape[1]
         H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
@@ -792,7 +954,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             rows = np.flatnonzero(columns == col)
             # Z and the rows were validated (finite) and scaled already
             H[rows], g[rows], _ = local_loss_terms(Z[rows], self._X, self._labels[:, col],
-                                                   weight=self._weight, check_input=False)
+                                                   weight=self._weight, check_input=False,
+                                                   offset=None if offsets is None
+                                                   else offsets[rows])
         return H, g
 
     def _affordable(self, k):
@@ -815,9 +979,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         return lo
 
-    def _dpgd(self, Z, columns, noise, commitment):
+    def _dpgd(self, Z, columns, noise, commitment, offsets=None):
         """Algorithm 1 for each query, vectorised over queries, paid by ``commitment``."""
-        H, g = self._forms(Z, columns)
+        H, g = self._forms(Z, columns, offsets)
         return dpgd_explain(
             H, g, noise_multiplier=self.noise_multiplier_,
             sensitivity=self.sensitivity_, radius=self.radius,
@@ -825,8 +989,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             commitment=commitment,
         )
 
-    def _noninteractive(self, Z):
+    def _noninteractive(self, Z, columns):
         """The non-interactive phase: the DP answer at the nearest past interactive query.
+
+        Only past answers for the same class serve; a query whose class has
+        none gets 0.
 
         Reads only the history (public DP outputs). The paper's Algorithm 4
         instead fits the local loss on the proxy dataset of past queries
@@ -834,13 +1001,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         box (a local slope times a point, no intercept), and on Adult its
         answers were worse than no explanation at all (see the doc page).
         """
-        past, answers = self._interactive()
-        if not len(past):
-            return np.zeros_like(Z)
-        return answers[pairwise_distances_argmin(Z, past)]
+        past, answers, past_columns = self._interactive()
+        phi = np.zeros_like(Z)
+        for col in np.unique(columns):
+            rows, served = np.flatnonzero(columns == col), past_columns == col
+            if served.any():
+                phi[rows] = answers[served][pairwise_distances_argmin(Z[rows], past[served])]
+        return phi
 
-    def _record(self, Z, phi, phase, epsilon, n_iter):
+    def _record(self, Z, phi, phase, epsilon, n_iter, columns):
         hist = self.history_
+        classes = getattr(self, "classes_", None)
+        hist["target"].extend([None] * len(Z) if classes is None
+                              else classes.astype(object)[columns].tolist())
         hist["queries"].extend(z.copy() for z in Z)
         hist["explanations"].extend(p.copy() for p in phi)
         hist["phase"].extend([phase] * len(Z))
@@ -866,4 +1039,6 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self.estimator is None
+        # CSR input (e.g. one-hot) is densified; the black box gets CSR rows back
+        tags.input_tags.sparse = True
         return tags

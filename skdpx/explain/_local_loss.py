@@ -26,13 +26,16 @@ def _distances(queries, X):
     return np.sqrt(d2, out=d2)
 
 
-def local_loss_terms(queries, X, y, *, weight=stable_weight, chunk=16, check_input=True):
+def local_loss_terms(queries, X, y, *, weight=stable_weight, chunk=16, check_input=True,
+                     offset=None):
     """The quadratic form of the local loss at each query.
 
     ``L(phi, z) = phi' H phi - 2 g' phi + s`` with, over the m rows x and
     their labels y, ``H = (1/m) sum a (x - z)(x - z)'``,
     ``g = (1/m) sum a y (x - z)``, ``s = (1/m) sum a y^2`` and
-    ``a = weight(||x - z||)``.
+    ``a = weight(||x - z||)``. With ``offset``, the labels at query z are
+    ``y - offset_z`` (centred on a per-query value, e.g. the black box's
+    output at z).
 
     Parameters
     ----------
@@ -46,6 +49,8 @@ def local_loss_terms(queries, X, y, *, weight=stable_weight, chunk=16, check_inp
     check_input : bool, default=True
         False skips the validation of finite values (for callers that
         validated ``queries`` and ``X`` already).
+    offset : ndarray of shape (q,), optional
+        Per query, a value subtracted from every label (default 0).
 
     Returns
     -------
@@ -68,8 +73,14 @@ def local_loss_terms(queries, X, y, *, weight=stable_weight, chunk=16, check_inp
     outer = np.einsum("qi,qj->qij", Xa, queries)
     H += total[:, None, None] * np.einsum("qi,qj->qij", queries, queries) - outer
     H -= np.swapaxes(outer, 1, 2)
-    g = (A * y) @ X - (A @ y)[:, None] * queries
+    Ay = A @ y
+    g = (A * y) @ X - Ay[:, None] * queries
     s = A @ (y * y)
+    if offset is not None:
+        # labels y - o: g -= o sum a (x - z); s -= 2 o sum a y - o^2 sum a
+        o = np.broadcast_to(np.asarray(offset, dtype=float), (len(queries),))
+        g -= o[:, None] * (Xa - total[:, None] * queries)
+        s += o * (o * total - 2.0 * Ay)
     return H, g, s
 
 

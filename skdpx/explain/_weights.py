@@ -16,6 +16,12 @@ one row's contribution has norm at most c / m, whatever ``phi`` in the ball
 and ``z``: this is the paper's Lemma 3.1 (stated there for k = 1), the family
 F(c) of admissible weights. Every weight here is capped by (*).
 
+Every kind of black-box output is mapped into [-1, 1] before it is a label
+(a probability as ``2 P - 1``, an indicator as ``2 [f = k] - 1``, a
+regressor's output clipped to its declared range and centred on its value
+at the query: :mod:`skdpx.explain._outputs`), so the bounds below hold for
+all of them.
+
 The neighbouring relation is add-or-remove-one (that of dp_accounting's
 subsampled events and of skdpx's DP-SGD), with m public: the normaliser 1/m
 is the number of rows of the explanation dataset, treated as public as

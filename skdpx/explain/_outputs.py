@@ -1,0 +1,230 @@
+"""What DPLimeExplainer explains of a black box: one bounded label per row and class.
+
+The DP analysis of the local loss (:mod:`skdpx.explain._weights`, the
+paper's Lemma 3.1) needs every label in [-1, 1]. Each kind of black box
+output is mapped there by a fixed affine map of a public, declared range
+(the range is never read from the data):
+
+========== =================================== ====================== ==========
+kind       black box                           label of row x          unit scale
+========== =================================== ====================== ==========
+probability ``predict_proba`` (a classifier)   ``2 P(k | x) - 1``      1 / 2
+indicator  ``predict`` only (a classifier)     ``2 [f(x) = k] - 1``    1 / 2
+regression ``predict`` (a regressor), declared ``(t(x) - t(z)) / w``   w
+           ``output_bounds = (lo, hi)``        with t = clip(f, lo, hi)
+                                               and w = hi - lo
+labels     none: ``y`` given to fit            ``2 (t - lo) / w - 1``  w / 2
+========== =================================== ====================== ==========
+
+``z`` is the query. A regressor's label is centred on the black box's output
+at the query (a public value: the query is public and the black box does not
+depend on the explanation rows), so the local model ``phi . (x - z)``,
+which has no intercept (the paper's loss), fits ``f(x) - f(z)``: an
+uncentred label would make the answer depend on where the declared range
+puts 0 (on a Ridge regressor with ``output_bounds=(0, 50)`` around outputs of
+8 to 13, the non-private optimum's median cosine with the coefficients falls
+from 1.0 to 0.21). ``|t(x) - t(z)| <= hi - lo`` keeps the label in [-1, 1].
+A probability or indicator label is the paper's: 0 on the decision
+boundary ``P = 1/2``.
+
+An attribution (``phi`` in scaled units) times the unit scale is in units of
+the explained output: the change of the probability, of the indicator, or
+of the regression output per unit of the scaled features.
+"""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import is_classifier
+
+__all__ = ["OUTPUT_KINDS", "query_targets", "resolve_output", "row_labels", "unit_scale"]
+
+OUTPUT_KINDS = ("probability", "indicator", "regression", "labels")
+
+
+def _check_output_bounds(output_bounds):
+    try:
+        lo, hi = (float(v) for v in output_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"output_bounds must be a pair (lower, upper) of numbers, got {output_bounds!r}."
+        ) from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(
+            f"output_bounds must be finite with lower < upper, got {output_bounds!r}."
+        )
+    return lo, hi
+
+
+def resolve_output(estimator, output_bounds, probe):
+    """The kind of output explained, the classes and the output range (validation only).
+
+    Called before anything is spent: every error here leaves the ledgers as
+    they were. ``probe`` is one row (any row of the kind the black box
+    takes): it only checks the shape of the black box's output, a property
+    of the model.
+
+    Returns
+    -------
+    kind : str
+        One of :data:`OUTPUT_KINDS`.
+    classes : ndarray or None
+        The black box's classes (a classifier), in the order of its
+        ``predict_proba`` columns.
+    bounds : tuple of float
+        The public range of the explained output.
+    """
+    if output_bounds is not None:
+        output_bounds = _check_output_bounds(output_bounds)
+    if estimator is None:
+        return "labels", None, (-1.0, 1.0) if output_bounds is None else output_bounds
+    name = type(estimator).__name__
+    if is_classifier(estimator) or hasattr(estimator, "predict_proba"):
+        if output_bounds is not None:
+            raise ValueError(
+                f"output_bounds is the range of a regressor's output; {name} is a classifier, "
+                "explained through the probability of a class (predict_proba) or, without "
+                "predict_proba, the indicator that it predicts the class, both in [0, 1]. "
+                "Leave output_bounds=None. Nothing was spent."
+            )
+        classes = getattr(estimator, "classes_", None)
+        if hasattr(estimator, "predict_proba"):
+            n_columns = np.asarray(estimator.predict_proba(probe)).shape[-1]
+            if classes is None:
+                classes = np.arange(n_columns)
+            elif len(classes) != n_columns:
+                raise ValueError(
+                    f"{name}.predict_proba has {n_columns} columns but classes_ has "
+                    f"{len(classes)} classes. Nothing was spent."
+                )
+            kind = "probability"
+        else:
+            if classes is None:
+                raise ValueError(
+                    f"{name} has neither predict_proba nor classes_: DPLimeExplainer explains "
+                    "a predict-only classifier through the indicator of each class, and needs "
+                    "its classes_. Nothing was spent."
+                )
+            kind = "indicator"
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or len(classes) < 2:
+            raise ValueError(f"{name}.classes_ must hold at least 2 classes, got {classes!r}.")
+        return kind, classes, (0.0, 1.0)
+    if output_bounds is None:
+        raise ValueError(
+            f"{name} is not a classifier (no predict_proba, not tagged a classifier): "
+            "DPLimeExplainer explains its predict output, whose public range must be declared "
+            "for the DP guarantee: pass output_bounds=(lower, upper) (outputs are clipped to "
+            "it). It is never read from the data. Nothing was spent."
+        )
+    shape = np.shape(estimator.predict(probe))
+    if not (len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)):
+        raise ValueError(
+            f"{name}.predict returns outputs of shape {shape[1:]} per row: DPLimeExplainer "
+            "explains one output. Wrap the model to select one. Nothing was spent."
+        )
+    return "regression", None, output_bounds
+
+
+def row_labels(kind, classes, bounds, estimator, X, y=None):
+    """The labels of the explanation rows, one column per class: (m, K).
+
+    In [-1, 1] for every kind but "regression", whose column is
+    ``(t(x) - lo) / (hi - lo)`` in [0, 1]: a query's labels subtract its own
+    value of the same map (:func:`query_targets`), landing in [-1, 1].
+    """
+    lo, hi = bounds
+    if kind == "labels":
+        t = np.clip(np.asarray(y, dtype=float), lo, hi)
+        return (2.0 * (t - lo) / (hi - lo) - 1.0)[:, None]
+    if kind == "probability":
+        P = np.clip(np.asarray(estimator.predict_proba(X), dtype=float), 0.0, 1.0)
+        return 2.0 * P - 1.0
+    if kind == "indicator":
+        predicted = np.asarray(estimator.predict(X)).reshape(-1)
+        return 2.0 * (predicted[:, None] == classes[None, :]) - 1.0
+    return _unit_output(estimator, X, bounds)[:, None]
+
+
+def _unit_output(estimator, X, bounds):
+    """A regressor's output clipped to ``bounds``, mapped onto [0, 1]."""
+    lo, hi = bounds
+    f = np.asarray(estimator.predict(X), dtype=float).reshape(-1)
+    return (np.clip(f, lo, hi) - lo) / (hi - lo)
+
+
+def _class_columns(classes, labels, n):
+    """The column of each label in ``classes``: (n,) ints, or ValueError."""
+    labels = np.asarray(labels, dtype=object)
+    if labels.ndim == 0:
+        labels = np.full(n, labels.item(), dtype=object)
+    if labels.ndim != 1 or len(labels) != n:
+        raise ValueError(
+            f"target_class must be one class label, or one per query ({n}), got shape "
+            f"{labels.shape}."
+        )
+    match = labels[:, None] == classes.astype(object)[None, :]
+    unknown = ~match.any(axis=1)
+    if unknown.any():
+        raise ValueError(
+            f"target_class {labels[unknown][0]!r} is not a class of the black box; its classes "
+            f"are {classes.tolist()}."
+        )
+    return np.argmax(match, axis=1)
+
+
+def query_targets(kind, classes, bounds, estimator, Z, target_class):
+    """Per query: the label column explained, the label offset, and the class explained.
+
+    ``target_class`` None: the positive class ``classes[1]`` of a binary
+    classifier; for more classes, the class the black box predicts at the
+    query (``estimator.predict``: public, a function of the query).
+    ``estimator`` None (a released explainer) cannot predict: a multiclass
+    query then needs ``target_class``. ``Z``: the queries as the black box
+    takes them (an array, a DataFrame or CSR rows).
+
+    Returns
+    -------
+    columns : ndarray of int, shape (n,)
+    offsets : ndarray of shape (n,)
+        Subtracted from the row labels at each query ("regression": the
+        black box's output at the query, clipped and mapped like the rows';
+        0 otherwise, and for a released explainer, which never reads rows).
+    targets : ndarray of object, shape (n,)
+        The class explained at each query (None for a regressor or labels).
+    """
+    n = Z.shape[0]  # an array, a DataFrame or CSR rows
+    offsets = np.zeros(n)
+    if classes is None:
+        if target_class is not None:
+            raise ValueError(
+                f"target_class={target_class!r} applies to a classifier; the explained output "
+                f"({kind}) has no classes. Leave target_class=None."
+            )
+        if kind == "regression" and estimator is not None:
+            offsets = _unit_output(estimator, Z, bounds)
+        return np.zeros(n, dtype=int), offsets, np.full(n, None, dtype=object)
+    if target_class is not None:
+        columns = _class_columns(classes, target_class, n)
+    elif len(classes) == 2:
+        columns = np.ones(n, dtype=int)
+    elif estimator is None:
+        raise ValueError(
+            f"the black box has {len(classes)} classes and a released explainer holds no black "
+            "box to tell the class it predicts at each query: pass target_class."
+        )
+    else:
+        columns = _class_columns(classes, np.asarray(estimator.predict(Z)).reshape(-1), n)
+    targets = np.empty(n, dtype=object)
+    targets[:] = classes.astype(object)[columns]
+    return columns, offsets, targets
+
+
+def unit_scale(kind, bounds):
+    """The factor from an explanation in label units to the explained output's units."""
+    lo, hi = bounds
+    if kind in ("probability", "indicator"):
+        return 0.5
+    if kind == "regression":
+        return hi - lo
+    return (hi - lo) / 2.0
