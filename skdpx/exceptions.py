@@ -1,4 +1,12 @@
-"""Exceptions and warnings of skdpx (diffprivlib's, so both libraries agree)."""
+"""Exceptions and warnings of skdpx.
+
+``BudgetError`` (a ``ValueError``) and ``PrivacyLeakWarning`` (a
+``RuntimeWarning``) speak diffprivlib's vocabulary: where diffprivlib is
+installed and imports cleanly they subclass its classes of the same names, so
+handlers and warning filters written for diffprivlib catch skdpx's too;
+elsewhere (diffprivlib is not a dependency) they have plain bases. See
+``skdpx/privacy/_exceptions.py`` and ``doc/privacy.rst``.
+"""
 
 from .privacy import BudgetError, LedgerDetachedError, PrivacyLeakWarning, UncappedBudgetWarning
 

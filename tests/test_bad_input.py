@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import InvalidParameterError
+from skdpx._sklearn_compat import InvalidParameterError
 
 from skdpx.privacy import PrivacyLedger
 

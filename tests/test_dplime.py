@@ -34,7 +34,7 @@ from skdpx.privacy import (
 
 # most tests seed the noise on purpose (each seeded fit and answer warns);
 # test_a_seed_reproduces_the_answers_and_warns checks the warning
-pytestmark = pytest.mark.filterwarnings("ignore::diffprivlib.utils.PrivacyLeakWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from skdpx.explain._local_loss import local_loss_terms, trust_region
 from skdpx.privacy import PrivacyLedger
 
 # the tests seed the noise on purpose (each seeded fit and answer warns)
-pytestmark = pytest.mark.filterwarnings("ignore::diffprivlib.utils.PrivacyLeakWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
 _RNG = np.random.RandomState(0)
 X = _RNG.uniform(0, 1, size=(2400, 3))

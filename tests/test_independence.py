@@ -13,7 +13,7 @@ import pytest
 from skdpx import DPLimeExplainer, DPLocallyLinearClassifier
 from skdpx.privacy import ComposedDpEvent, PrivacyLedger, compute_epsilon
 
-pytestmark = pytest.mark.filterwarnings("ignore::diffprivlib.utils.PrivacyLeakWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
 DELTA = 1e-5
 

@@ -122,7 +122,7 @@ def test_negative_sensitivity_raises():
 
 @pytest.mark.parametrize("mech", [_gauss, _lap], ids=["gaussian", "laplace"])
 def test_nan_epsilon_raises(mech):
-    # Regression: diffprivlib's validation (``epsilon < 0``) lets NaN through.
+    # Regression (when diffprivlib validated): ``epsilon < 0`` lets NaN through.
     # laplace_mechanism then released the exact value (scale NaN is not > 0),
     # and gaussian_mechanism recorded GaussianDpEvent(nan), whose epsilon is
     # 0.0, so the ledger reported nothing spent and accepted any later release.
@@ -138,7 +138,7 @@ def test_nan_epsilon_raises(mech):
 
 @pytest.mark.parametrize("mech", [_gauss, _lap], ids=["gaussian", "laplace"])
 def test_nan_sensitivity_raises(mech):
-    # Regression: Laplace(sensitivity=nan) passes diffprivlib's validation; the
+    # Regression (when diffprivlib validated): Laplace(sensitivity=nan) passed; the
     # scale is NaN, so laplace_mechanism released the exact value, unrecorded.
     with pytest.raises(ValueError):
         mech(np.array([1.0, 2.0]), sensitivity=float("nan"), random_state=0)
@@ -306,6 +306,11 @@ def test_exponential_bad_sensitivity_raises():
         exponential_mechanism([0.0, 1.0], epsilon=1.0, sensitivity=-1.0)
     with pytest.raises(ValueError):
         exponential_mechanism(np.zeros((2, 2)), epsilon=1.0, sensitivity=-1.0)
+    # a zero sensitivity is refused before anything is spent
+    ledger = PrivacyLedger(epsilon=1.0)
+    with pytest.raises(ValueError, match="sensitivity"):
+        exponential_mechanism([0.0, 1.0], epsilon=0.5, sensitivity=0.0, ledger=ledger)
+    assert len(ledger) == 0
 
 
 # --------------------------------------------------------------------------

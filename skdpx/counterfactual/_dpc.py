@@ -6,10 +6,10 @@ import numpy as np
 from scipy.linalg import hadamard
 from scipy.special import log_softmax
 from sklearn.base import TransformerMixin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._explanation import CounterfactualSet
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.metrics import pairwise_distances_argmin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import FeatureAttribution

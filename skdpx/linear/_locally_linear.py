@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import log_softmax, softmax
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from .._sklearn_compat import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 from threadpoolctl import ThreadpoolController

@@ -33,7 +33,9 @@ from sklearn.model_selection import (
     check_cv,
 )
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils import get_tags
+
+from .._sklearn_compat import safe_indexing as _safe_indexing
 
 from ..privacy import (
     BudgetError,

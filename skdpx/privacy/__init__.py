@@ -1,8 +1,9 @@
 """The privacy core of skdpx: the only door through which private values leave.
 
 Every privacy noise draw, every sample that a guarantee depends on (Poisson
-subsampling, exponential-mechanism choices) and every call into diffprivlib
-and dp_accounting lives in this package: calibration and accounting
+subsampling, exponential-mechanism choices) and every call into
+dp_accounting lives in this package (and the one guarded import of
+diffprivlib, which is not a dependency: :mod:`._exceptions`): calibration and accounting
 (:mod:`._accounting`), the privacy ledger and the estimators' ledgers, the
 noise sources (:mod:`._random`, secure by default), the release functions
 (:mod:`._mechanisms`, floating-point-safe sampling in :mod:`._sampling`), the
@@ -11,7 +12,6 @@ the tests. ``tests/test_privacy_core.py`` checks that no other module of
 skdpx draws noise or imports diffprivlib or dp_accounting.
 """
 
-from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 # the event vocabulary estimators plan their spends with (they never import
 # dp_accounting themselves)
 from dp_accounting import ComposedDpEvent, NonPrivateDpEvent, NoOpDpEvent
@@ -36,6 +36,7 @@ from ._accounting import (
     gaussian_to_pure,
 )
 from ._audit import GDPAudit, GDPAuditWarning, audit_epsilon, audit_gdp
+from ._exceptions import BudgetError, PrivacyLeakWarning
 from ._bounds import BOUNDS_SHARE, FitBounds, bounds_bins, histogram_bounds
 from ._budget import (
     BUDGET_PARAMETER_CONSTRAINTS,

@@ -437,6 +437,44 @@ def _log_delta_gaussian(sigma, eps):
     return x + math.log1p(-math.exp(y - x)) if y <= x else -math.inf
 
 
+def analytic_gaussian_sigma(epsilon, delta):
+    """The smallest noise multiplier of one (epsilon, delta)-DP Gaussian release.
+
+    The analytic Gaussian mechanism (Balle & Wang 2018): dp_accounting's
+    ``get_sigma_gaussian`` finds the root of ``delta(epsilon; sigma) =
+    delta`` to 1e-12; the answer is then stepped up, if need be, until
+    ``delta(epsilon; sigma) <= delta`` holds exactly as computed (a root
+    search can land a rounding error on the wrong side). The noise standard
+    deviation is the multiplier times the L2 sensitivity.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        ``np.inf`` gives 0 (no noise).
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float
+    """
+    if not isinstance(epsilon, Real) or not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    if not isinstance(delta, Real) or not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    if math.isinf(epsilon):
+        return 0.0
+    return _analytic_gaussian_sigma(float(epsilon), float(delta))
+
+
+@lru_cache(maxsize=1024)
+def _analytic_gaussian_sigma(epsilon, delta):
+    sigma = float(dp_accounting.get_sigma_gaussian(epsilon, delta))
+    log_delta = math.log(delta)
+    while _log_delta_gaussian(sigma, epsilon) > log_delta:
+        sigma *= 1 + 1e-12
+    return sigma
+
+
 def _gaussian_epsilon_exact(sigma, delta, tol=1e-12):
     """dp_accounting's ``get_epsilon_gaussian``, step for step, on scipy.special.
 

@@ -29,11 +29,11 @@ bounds are always better.
 import math
 import warnings
 
-from diffprivlib.utils import PrivacyLeakWarning
 import numpy as np
 from scipy.special import ndtri
 
 from ._accounting import calibrate_noise, gaussian_event
+from ._exceptions import PrivacyLeakWarning
 from ._mechanisms import gaussian_release
 from ._random import _outside_stacklevel
 from ._validation import check_bounds

@@ -5,12 +5,12 @@ from functools import lru_cache
 import math
 import warnings
 
-from diffprivlib.accountant import BudgetAccountant
-from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.utils.validation import check_is_fitted
 
+from .._sklearn_compat import HasMethods
 from ._accounting import event_to_json, is_pure, leaf_counts
-from ._ledger import PrivacyLedger
+from ._exceptions import PrivacyLeakWarning
+from ._ledger import ACCOUNTANT_METHODS, PrivacyLedger, is_budget_accountant
 from ._random import _outside_stacklevel
 
 from ._validation import DELTA_CONSTRAINT, EPSILON_CONSTRAINT
@@ -27,7 +27,8 @@ BUDGET_PARAMETER_CONSTRAINTS = {
     "delta": [DELTA_CONSTRAINT],
     # a dict {column: (lower, upper)} for a DataFrame's numeric columns
     "bounds": [tuple, list, dict, None],
-    "accountant": [PrivacyLedger, BudgetAccountant, None],
+    # a diffprivlib BudgetAccountant, or alike (duck typed: skdpx never imports diffprivlib)
+    "accountant": [PrivacyLedger, HasMethods(list(ACCOUNTANT_METHODS)), None],
     "random_state": ["random_state"],
 }
 
@@ -49,10 +50,11 @@ def resolve_ledger(accountant):
 
     Parameters
     ----------
-    accountant : PrivacyLedger, diffprivlib.BudgetAccountant or None
-        A ledger is used as it is. A BudgetAccountant gets a fresh, uncapped
-        ledger that mirrors every spend into it, so its own cap is enforced
-        by diffprivlib too. ``None``: a fresh, uncapped ledger for this fit
+    accountant : PrivacyLedger, diffprivlib.BudgetAccountant (or alike) or None
+        A ledger is used as it is. A BudgetAccountant (any object with its
+        ``check`` and ``spend`` methods: duck typed, diffprivlib is not
+        imported) gets a fresh, uncapped ledger that mirrors every spend
+        into it, so its own cap is enforced by the accountant too. ``None``: a fresh, uncapped ledger for this fit
         alone, and an :class:`UncappedBudgetWarning` (nothing caps the total
         spent on these data). Spends are never copied into diffprivlib's
         global default accountant: it composes naively and has no cap.
@@ -62,11 +64,12 @@ def resolve_ledger(accountant):
     if accountant is None:
         warnings.warn(_UNCAPPED, UncappedBudgetWarning, stacklevel=_outside_stacklevel())
         return PrivacyLedger()
-    if isinstance(accountant, BudgetAccountant):
+    if is_budget_accountant(accountant):
         return PrivacyLedger(accountant=accountant)
     raise TypeError(
-        "accountant must be a skdpx.privacy.PrivacyLedger, a diffprivlib BudgetAccountant or "
-        f"None, got {type(accountant).__name__}."
+        "accountant must be a skdpx.privacy.PrivacyLedger, a diffprivlib BudgetAccountant (or "
+        f"any object with its `check` and `spend` methods) or None, got "
+        f"{type(accountant).__name__}."
     )
 
 

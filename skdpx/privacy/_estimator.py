@@ -15,7 +15,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from dp_accounting import ComposedDpEvent, NoOpDpEvent
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
+from .._sklearn_compat import fit_context as _fit_context
 
 from ._bounds import FitBounds
 from ._budget import EstimatorLedger, SpendReportMixin

@@ -11,13 +11,28 @@ import uuid
 import warnings
 import weakref
 
-from diffprivlib.accountant import BudgetAccountant
-from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 import dp_accounting
 
 from ._accounting import epsilon_of_spends, event_from_json, event_to_json, is_pure
+from ._exceptions import BudgetError, PrivacyLeakWarning
 
-__all__ = ["LedgerDetachedError", "PrivacyLedger", "RELATIONS"]
+__all__ = ["LedgerDetachedError", "PrivacyLedger", "RELATIONS", "is_budget_accountant"]
+
+#: The methods of diffprivlib's ``BudgetAccountant`` a ledger mirrors its
+#: spends with: ``check(epsilon, delta)`` raises if the spend would exceed the
+#: accountant's cap; ``spend(epsilon, delta)`` records it.
+ACCOUNTANT_METHODS = ("check", "spend")
+
+
+def is_budget_accountant(obj):
+    """Whether ``obj`` can be mirrored into like a diffprivlib ``BudgetAccountant``.
+
+    Duck typing (callable ``check`` and ``spend``), so that skdpx never
+    imports diffprivlib, which fails to import on recent scikit-learn.
+    A :class:`PrivacyLedger` is not one: pass it as the ledger itself.
+    """
+    return not isinstance(obj, PrivacyLedger) and all(
+        callable(getattr(obj, name, None)) for name in ACCOUNTANT_METHODS)
 
 #: The neighbouring relations a ledger can be kept under: datasets that differ
 #: by one row added or removed (the size of the data is private), or by one
@@ -64,7 +79,7 @@ class PrivacyLedger:
     composed with privacy loss distributions (exactly for Gaussian
     mechanisms), and a release that would take the total above the cap
     (``epsilon``, ``delta``) is refused with
-    :class:`diffprivlib.utils.BudgetError` before any data are touched.
+    :class:`~skdpx.exceptions.BudgetError` before any data are touched.
 
     Several estimators working on the same private data should share one
     ledger. A ledger is an identity, not a value: ``clone``, ``copy.copy``,
@@ -85,9 +100,15 @@ class PrivacyLedger:
         that restarts, then share one budget: restarting never resets it.
         The file keeps the cap it was created with; opening it with another
         cap raises ``ValueError``.
-    accountant : diffprivlib.BudgetAccountant, default=None
+    accountant : diffprivlib.BudgetAccountant or alike, default=None
         Each spend is mirrored into it as the (epsilon, delta) of that event
-        alone, and its own cap is checked too.
+        alone, and its own cap is checked too: before recording,
+        ``accountant.check(epsilon, delta)`` (a ``ValueError`` from it, such
+        as diffprivlib's ``BudgetError``, refuses the spend and is raised
+        as skdpx's :class:`~skdpx.exceptions.BudgetError`), after,
+        ``accountant.spend(epsilon, delta)``.
+        Any object with those two methods will do (found by duck typing:
+        skdpx does not import diffprivlib).
     relation : {"add_or_remove", "replace_one"}, default="add_or_remove"
         The neighbouring relation every spend in this ledger is calibrated
         for: the sensitivities of all its releases are stated under it, so
@@ -126,7 +147,7 @@ class PrivacyLedger:
     >>> ledger.spend(gaussian_event(6.0), "one too many")
     Traceback (most recent call last):
     ...
-    diffprivlib.utils.BudgetError: ...
+    skdpx.exceptions.BudgetError: ...
     """
 
     def __init__(self, epsilon=math.inf, delta=1.0, path=None, accountant=None, *,
@@ -137,10 +158,10 @@ class PrivacyLedger:
             raise ValueError(f"epsilon must be > 0 (np.inf for no cap), got {epsilon!r}.")
         if not isinstance(delta, Real) or not 0 <= delta <= 1:
             raise ValueError(f"delta must be in [0, 1], got {delta!r}.")
-        if accountant is not None and not isinstance(accountant, BudgetAccountant):
+        if accountant is not None and not is_budget_accountant(accountant):
             raise TypeError(
-                "accountant must be a diffprivlib BudgetAccountant or None, "
-                f"got {type(accountant).__name__}."
+                "accountant must be a diffprivlib BudgetAccountant (or any object with its "
+                f"`check` and `spend` methods) or None, got {type(accountant).__name__}."
             )
         self._epsilon = float(epsilon)
         self._delta = float(delta)
@@ -350,10 +371,20 @@ class PrivacyLedger:
                 f"{self._epsilon:g}, delta={self._delta:g} (spent so far: epsilon={spent:.4g})."
             )
         if self.accountant is not None:
-            self.accountant.check(*self._own_cost(new))
+            try:
+                self.accountant.check(*self._own_cost(new))
+            except BudgetError:
+                raise
+            except ValueError as exc:
+                # diffprivlib's BudgetError (a ValueError) or alike: the
+                # accountant refuses the spend; one error type for callers
+                raise BudgetError(
+                    f"the mirrored accountant ({type(self.accountant).__name__}) refuses "
+                    f"{new['label']!r}: {exc}"
+                ) from exc
 
     def _own_cost(self, entry):
-        """(epsilon, delta) of one release alone, for a diffprivlib accountant."""
+        """(epsilon, delta) of one release alone, for a diffprivlib-like accountant."""
         return epsilon_of_spends([entry["event"]], entry["delta"])[0], entry["delta"]
 
     def _read(self):

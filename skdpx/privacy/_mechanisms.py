@@ -21,11 +21,17 @@ The randomness comes from a :class:`~skdpx.privacy.NoiseSource` (see
 import math
 from numbers import Real
 
-from diffprivlib.mechanisms import Exponential, GaussianAnalytic, Laplace
 from dp_accounting import GaussianDpEvent, NonPrivateDpEvent, SelfComposedDpEvent
 import numpy as np
 
-from ._accounting import PureDpEvent, gaussian_event, gaussian_to_pure, laplace_event, pure_event
+from ._accounting import (
+    PureDpEvent,
+    analytic_gaussian_sigma,
+    gaussian_event,
+    gaussian_to_pure,
+    laplace_event,
+    pure_event,
+)
 from ._budget import Commitment, EstimatorLedger
 from ._ledger import PrivacyLedger
 from ._random import NoiseSource, noise_source
@@ -44,7 +50,7 @@ def _finite_array(value):
 
 
 def _check_budget(epsilon, sensitivity):
-    # diffprivlib's own checks let NaN through; NaN noise would release the exact value
+    # written so that NaN is refused: NaN noise would release the exact value
     if not isinstance(epsilon, Real) or not epsilon > 0:
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
     if not isinstance(sensitivity, Real) or not 0 <= sensitivity < math.inf:
@@ -276,12 +282,14 @@ def gaussian_mechanism(
     ((2,), True)
     """
     _check_budget(epsilon, sensitivity)
-    mech = GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
-    sigma = math.sqrt(mech.variance(0.0))
+    if not isinstance(delta, Real) or not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     arr = _nonempty(_finite_array(value))
     if sensitivity == 0:  # a public value: nothing to protect, nothing spent
         return _out(arr, arr.copy())
-    z = sigma / sensitivity
+    # the noise multiplier (sigma over the L2 sensitivity) of the analytic
+    # Gaussian mechanism: the smallest one that is (epsilon, delta)-DP
+    z = analytic_gaussian_sigma(epsilon, delta)
     commitment = _commit(ledger, gaussian_event(z), label, delta)
     noise = noise_source(random_state)
     return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
@@ -302,12 +310,10 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
     True
     """
     _check_budget(epsilon, sensitivity)
-    mech = Laplace(epsilon=epsilon, delta=0.0, sensitivity=sensitivity)
-    scale = math.sqrt(mech.variance(0.0) / 2.0)
     arr = _nonempty(_finite_array(value))
     if sensitivity == 0:
         return _out(arr, arr.copy())
-    b = scale / sensitivity
+    b = 1.0 / epsilon  # the noise multiplier: scale sensitivity / epsilon (0 at epsilon = inf)
     commitment = _commit(ledger, laplace_event(b), label)
     noise = noise_source(random_state)
     return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
@@ -354,8 +360,8 @@ def exponential_mechanism(
     u = _finite_array(utility)
     if u.ndim not in (1, 2) or u.shape[-1] == 0:
         raise ValueError("utility must be a non-empty 1-D or 2-D array.")
-    # validate the parameters as diffprivlib does (sensitivity > 0 among them)
-    Exponential(epsilon=epsilon, sensitivity=sensitivity, utility=[0.0], monotonic=monotonic)
+    if not sensitivity > 0:
+        raise ValueError(f"sensitivity must be > 0, got {sensitivity!r}.")
     n_releases = 1 if u.ndim == 1 else u.shape[0]
     event = pure_event(epsilon)
     if n_releases > 1:

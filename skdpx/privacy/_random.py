@@ -17,7 +17,7 @@ of Mironov (2012) cannot read.
 
 An int, ``RandomState`` or ``Generator`` makes the noise reproducible, for
 tests and documentation, and emits a
-:class:`~diffprivlib.utils.PrivacyLeakWarning`: anyone who knows the seed can
+:class:`~skdpx.exceptions.PrivacyLeakWarning`: anyone who knows the seed can
 recompute the noise and remove it. An int seed is used whole (not cut to 32
 bits), and tagged with its length: different seeds give different streams.
 """
@@ -27,9 +27,10 @@ import os
 import sys
 import warnings
 
-from diffprivlib.utils import PrivacyLeakWarning
 import numpy as np
 from randomgen import AESCounter
+
+from ._exceptions import PrivacyLeakWarning
 
 __all__ = ["NoiseSource", "noise_source"]
 
@@ -180,7 +181,7 @@ def noise_source(random_state=None, *, stream=None):
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         None: a cryptographically secure source keyed by the operating
         system. Anything else: a reproducible source and a
-        :class:`~diffprivlib.utils.PrivacyLeakWarning`.
+        :class:`~skdpx.exceptions.PrivacyLeakWarning`.
     stream : tuple of int, optional
         Tells apart the computations of one seeded estimator (e.g. the
         number of queries answered before): an int seed with the same

@@ -2,7 +2,8 @@
 
 import warnings
 
-from diffprivlib.utils import PrivacyLeakWarning
+from ._exceptions import PrivacyLeakWarning
+
 
 __all__ = ["warn_exact_scores"]
 

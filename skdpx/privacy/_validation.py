@@ -3,10 +3,9 @@
 from numbers import Integral, Real
 import warnings
 
-from diffprivlib.utils import PrivacyLeakWarning
 import numpy as np
-from sklearn.utils._param_validation import Interval
-
+from .._sklearn_compat import Interval
+from ._exceptions import PrivacyLeakWarning
 from ._random import _outside_stacklevel
 
 __all__ = [

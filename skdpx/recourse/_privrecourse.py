@@ -10,10 +10,10 @@ from sklearn.base import TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._explanation import RecoursePaths
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,

@@ -1,0 +1,81 @@
+"""The scikit-learn names skdpx needs that scikit-learn does not make public.
+
+skdpx supports scikit-learn 1.6 and later (CI runs the oldest, 1.6.1, and
+the current release). Where a public API exists skdpx uses it; the few names
+below have none, so every module of skdpx imports them from here, and this
+is the one place that reaches into scikit-learn's private modules, each
+import guarded. ``tests/test_sklearn_compat.py`` checks them on the
+installed version, and that no other module of skdpx imports a private
+scikit-learn module.
+
+* Parameter validation (``Interval``, ``StrOptions``, ``HasMethods``,
+  ``InvalidParameterError``, ``validate_parameter_constraints``): the
+  ``_parameter_constraints`` vocabulary of scikit-learn's own estimators and
+  of ``check_estimator``'s ``check_param_validation``; it lives in the
+  private ``sklearn.utils._param_validation`` (1.2 to 1.9 at least).
+* :func:`fit_context`: scikit-learn's ``_fit_context`` decorator (validate
+  the parameters once, skip nested validation); where scikit-learn no longer
+  has it, an equivalent built on the validation names above and the public
+  ``get_config`` / ``config_context``.
+* :func:`safe_indexing`: rows of an array, a DataFrame or a list
+  (``sklearn.utils._safe_indexing``, documented in scikit-learn's API
+  reference despite its underscore).
+"""
+
+import functools
+
+from sklearn import config_context, get_config
+
+__all__ = [
+    "HasMethods", "Interval", "InvalidParameterError", "StrOptions", "fit_context",
+    "safe_indexing", "validate_parameter_constraints",
+]
+
+try:
+    from sklearn.utils._param_validation import (
+        HasMethods,
+        Interval,
+        InvalidParameterError,
+        StrOptions,
+        validate_parameter_constraints,
+    )
+except ImportError as exc:  # pragma: no cover - a future scikit-learn
+    import sklearn
+
+    raise ImportError(
+        f"skdpx needs scikit-learn's parameter validation (sklearn.utils._param_validation), "
+        f"which scikit-learn {sklearn.__version__} does not have: install a scikit-learn that "
+        "skdpx supports (1.6 or later, tested up to the current release) and report the "
+        "version at skdpx's issue tracker."
+    ) from exc
+
+try:
+    from sklearn.utils import _safe_indexing as safe_indexing
+except ImportError:  # pragma: no cover - a future scikit-learn
+    from sklearn.utils._indexing import _safe_indexing as safe_indexing
+
+
+def _own_fit_context(*, prefer_skip_nested_validation):
+    """``fit`` validates the parameters once, then runs with nested validation skipped."""
+
+    def decorator(fit_method):
+        @functools.wraps(fit_method)
+        def wrapper(estimator, *args, **kwargs):
+            skip = get_config()["skip_parameter_validation"]
+            if not skip:
+                validate_parameter_constraints(
+                    estimator._parameter_constraints, estimator.get_params(deep=False),
+                    caller_name=type(estimator).__name__,
+                )
+            with config_context(skip_parameter_validation=prefer_skip_nested_validation or skip):
+                return fit_method(estimator, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+try:
+    from sklearn.base import _fit_context as fit_context
+except ImportError:  # pragma: no cover - a future scikit-learn
+    fit_context = _own_fit_context
