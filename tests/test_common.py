@@ -1,12 +1,28 @@
 """scikit-learn's common checks over every estimator, with the per-class table."""
 
+import re
+
 import pytest
+import sklearn
+from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 from ._estimators import TEST_TABLE, estimator_classes, make_estimator
 from skdpx.utils.discovery import all_estimators
 
 ESTIMATORS = [make_estimator(cls) for cls in estimator_classes()]
+SKLEARN_VERSION = tuple(int(p) for p in re.findall(r"\d+", sklearn.__version__)[:2])
+
+
+def _expected_failed_checks(estimator):
+    """Checks that fail because of the installed scikit-learn, not of the estimator."""
+    if SKLEARN_VERSION < (1, 7) and get_tags(estimator).input_tags.categorical:
+        # 1.6's check makes an int32 X for a categorical estimator, then
+        # subtracts a float mean from it in place (a numpy casting error);
+        # 1.7 casts the mean first
+        return {"check_positive_only_tag_during_fit":
+                "scikit-learn 1.6's check fails on the int32 X it makes itself"}
+    return {}
 
 
 def test_every_estimator_has_test_parameters():
@@ -14,7 +30,7 @@ def test_every_estimator_has_test_parameters():
     assert not missing, f"add these estimators to tests/_estimators.py: {missing}"
 
 
-@parametrize_with_checks(ESTIMATORS)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
