@@ -173,8 +173,12 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
     from skdpx.counterfactual import DPCounterfactualGenerator
 
     # a fourth release of the explanation rows (not the black box's), with its own ledger here
+    # sex and race are held as the applicant's (their whole one-hot blocks)
+    fixed = [j for j, name in enumerate(enc_train.feature_names)
+             if name.startswith(("sex=", "race="))]
     dpc = DPCounterfactualGenerator(black_box, epsilon=epsilon, delta=delta,
-                                    bounds=enc_train.bounds, random_state=seed).fit(X_private)
+                                    immutable_features=fixed, bounds=enc_train.bounds,
+                                    random_state=seed).fit(X_private)
     # the first of 20 denied applicants with a valid counterfactual (post-processing: free)
     candidates = np.flatnonzero(black_box.predict(X_test) == 0)[:20]
     cf = dpc.explain(X_test[candidates])
@@ -190,8 +194,8 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
         for j in np.argsort(-np.abs(change))[:5]:
             print_(f"  {enc_train.feature_names[j]:<36} {X_test[denied, j]:.2f} -> "
                    f"{cf.counterfactuals[k, j]:.2f}")
-    print_("(this method has no actionability constraints: it may change attributes such as "
-           "race; PrivRecourse, next, takes them)")
+    print_("(sex and race are immutable: every counterfactual keeps the applicant's; each is "
+           "re-checked with the black box, and one that does not flip is not returned)")
     print_(f"the generator's privacy cost (autoencoder + class prototypes): epsilon "
            f"{dpc.epsilon_spent_:.4f} at delta {dpc.delta_spent_:g}; every further "
            "counterfactual is free")

@@ -39,7 +39,7 @@ def _quiet():
 
 
 ESTIMATORS = [
-    lambda: DPLocallyLinearClassifier(epochs=2, classes=[0, 1]),
+    lambda: DPLocallyLinearClassifier(epochs=2, batch_size=1000, classes=[0, 1]),  # full batch
     lambda: PrivRecourse(n_clusters=4, classes=[0, 1]),
     lambda: DPLimeExplainer(estimator=None),
     lambda: DPCounterfactualGenerator(max_iter=5, latent_dim=2, classes=[0, 1]),

@@ -43,7 +43,10 @@ REF_Q = 500 / 60000
 REF_EPS_PLD = 1.4736
 REF_EPS_RDP = 1.62
 
-SLOW = settings(max_examples=8, deadline=None, derandomize=True)
+# Each example runs several PLD evaluations of a subsampled Gaussian (seconds
+# each at small noise); the fixed cases below (pinned references, five
+# subsampled calibrations) cover the rest.
+SLOW = settings(max_examples=4, deadline=None, derandomize=True)
 
 
 def _ref_event():
@@ -184,7 +187,7 @@ def test_plain_gaussian_composition_is_exact(epsilon, delta, steps):
 # --------------------------------------------------------------------------
 # Monotonicity of the epsilon of a (subsampled, composed) Gaussian
 # --------------------------------------------------------------------------
-@settings(max_examples=6, deadline=None, derandomize=True)
+@settings(max_examples=3, deadline=None, derandomize=True)
 @given(
     z=st.floats(min_value=0.6, max_value=20.0),
     factor=st.floats(min_value=1.1, max_value=3.0),

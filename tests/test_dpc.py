@@ -276,8 +276,9 @@ def test_mlp_decoder_vjp_matches_finite_differences():
 
 def test_search_can_start_near_the_query(problem):
     X, _, model = problem
-    from_prototype = _dpc(model, max_iter=5).fit(X).explain(X[:40])
-    from_query = _dpc(model, max_iter=5, init_blend=0.9).fit(X).explain(X[:40])
+    # the latent search alone (no segment search after it)
+    from_prototype = _dpc(model, max_iter=5, line_steps=0).fit(X).explain(X[:40])
+    from_query = _dpc(model, max_iter=5, init_blend=0.9, line_steps=0).fit(X).explain(X[:40])
     both = from_prototype.valid & from_query.valid
     assert both.sum() >= 10
     # a start near the query ends nearer to it
@@ -286,8 +287,9 @@ def test_search_can_start_near_the_query(problem):
 
 def test_a_query_without_counterfactual_keeps_its_own_prediction(problem):
     X, _, model = problem
-    # start at the query's own code, one step, no pull to the class: mostly no flip
-    dpc = _dpc(model, max_iter=1, alpha=0.0, init_blend=1.0).fit(X)
+    # start at the query's own code, one step, no pull to the class, no segment
+    # search after it: mostly no flip
+    dpc = _dpc(model, max_iter=1, alpha=0.0, init_blend=1.0, line_steps=0).fit(X)
     result = dpc.explain(X[:40])
     missing = ~result.valid
     assert missing.any()

@@ -279,10 +279,12 @@ def test_from_budget_steps_are_epochs_times_n_over_batch(n, batch_size, epochs):
 
 
 def test_event_tracks_steps_and_budget_is_enforced():
-    engine = _bind(DPSGD.from_budget(2.0, 1e-5, n_samples=200, batch_size=50, epochs=1,
+    # the plan of test_from_budget_accounting's first case: its (slow, subsampled)
+    # calibration is memoised
+    engine = _bind(DPSGD.from_budget(1.0, 1e-5, n_samples=1000, batch_size=100, epochs=3,
                                max_grad_norm=1.0), 0)
     z, q = engine.noise_multiplier, engine.sample_rate
-    assert engine.max_steps == 4
+    assert engine.max_steps == 30
     assert engine.event == dp_accounting.NoOpDpEvent()
     for k in range(1, engine.max_steps + 1):
         _batches(engine, 1)
@@ -412,16 +414,53 @@ def audit_noise():
     return z, claim
 
 
-def test_dpsgd_audit_below_claim(audit_noise):
+def _half_noise(statistic, dataset):
+    """The statistic the same run gives with half the noise.
+
+    Each step's statistic is the canary's clipped gradient (1 when present, 0
+    when absent: it sits far below the clipping range) plus the step's noise,
+    z times a standard normal: with z / 2 and the same draws, the noise halves.
+    """
+    canary = AUDIT_STEPS * dataset[-1]
+    return canary + (statistic - canary) / 2
+
+
+@pytest.fixture(scope="module")
+def dpsgd_audits(audit_noise):
+    """The audits of the 3 steps, and of the 3 steps with half the noise.
+
+    One set of 10,000 runs a side serves both (see _half_noise;
+    test_dpsgd_audit_catches_2x_under_noising checks it against the engine
+    run with half the noise). Returns the two audits.
+    """
+    z, _ = audit_noise
+    outputs = {}
+
+    def release(dataset, random_state, n):
+        key = int(dataset.sum())  # each dataset is drawn once per audit, in the same order
+        if key not in outputs:
+            run = _dpsgd_release(z)
+            stats = np.array([run(dataset, random_state) for _ in range(n)])
+            outputs[key] = np.c_[stats, _half_noise(stats, dataset)]
+        return outputs[key]
+
+    return [audit_gdp(release, AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=10_000, delta=AUDIT_DELTA,
+                      statistic=lambda out, c=column: out[c], batched=True, random_state=0)
+            for column in (0, 1)]
+
+
+def test_dpsgd_audit_below_claim(audit_noise, dpsgd_audits):
     z, claim = audit_noise
-    audit = audit_gdp(_dpsgd_release(z), AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=10_000,
-                      delta=AUDIT_DELTA, random_state=0)
-    assert audit.epsilon < claim
+    assert dpsgd_audits[0].epsilon < claim
 
 
-def test_dpsgd_audit_catches_2x_under_noising(audit_noise):
+def test_dpsgd_audit_catches_2x_under_noising(audit_noise, dpsgd_audits):
     # half the noise: the true epsilon of the three steps is 2.15 for a claim of 1
     z, claim = audit_noise
-    audit = audit_gdp(_dpsgd_release(z / 2), AUDIT_DATA, AUDIT_NEIGHBOUR, n_trials=10_000,
-                      delta=AUDIT_DELTA, random_state=0)
-    assert audit.epsilon > claim
+    # the half-noise statistics of the shared runs are those of the engine with z / 2
+    for dataset in (AUDIT_DATA, AUDIT_NEIGHBOUR):
+        for seed in range(3):
+            full = _dpsgd_release(z)(dataset, np.random.RandomState(seed))
+            half = _dpsgd_release(z / 2)(dataset, np.random.RandomState(seed))
+            assert abs(_half_noise(full, dataset) - half) < 1e-9
+    assert dpsgd_audits[1].epsilon > claim

@@ -3,16 +3,19 @@
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import softmax
+from scipy.linalg import hadamard
+from scipy.special import log_softmax
 from sklearn.base import TransformerMixin
-from .._sklearn_compat import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._explanation import CounterfactualSet
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     RELATIONS,
     BoundsScaler,
+    check_classes,
     ComposedDpEvent,
     DPEstimator,
     NonPrivateDpEvent,
@@ -23,7 +26,7 @@ from ..privacy import (
     gaussian_release,
     laplace_event,
 )
-from ..utils._targets import validate_classes
+from ..utils._tables import validate_table
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
 from ._mlp_autoencoder import MLPAutoencoder
 
@@ -37,6 +40,13 @@ __all__ = ["DPCounterfactualGenerator"]
 _AE_SHARE = 0.9
 #: central finite-difference step in the latent space (codes live in (0, 1))
 _FD_STEP = 0.02
+#: the input-space search (after the latent one): finite-difference step in the
+#: scaled space [-1, 1]^d, and rounds of line search along the gradient
+_INPUT_FD_STEP = 0.05
+_INPUT_ROUNDS = 5
+#: the last stage: points per fixed direction, and black-box rows per call
+_DIRECTION_STEPS = 10
+_DIRECTION_ROWS = 50_000
 #: without a black box: P(class) = softmax(-sharpness * mean squared latent
 #: distance to the class prototypes)
 _PROTOTYPE_SHARPNESS = 50.0
@@ -79,12 +89,33 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     3. for a query q and a desired class s, the search minimises
        ``alpha CE(f(dec(rho_s + delta)), s) + beta ||dec(rho_s + delta) - q||
        + gamma ||delta||`` over the latent perturbation delta, from
-       ``rho_s``. Only the black box's ``predict_proba`` is used: the
-       cross-entropy's gradient is estimated by central finite differences
-       in the K-dimensional latent space (2K black-box rows per query and
-       step, one batched call for all queries); the other terms have exact
-       gradients through the linear decoder. The search is post-processing
-       of the DP autoencoder and prototypes: it costs no budget.
+       ``rho_s``. The black box's smooth signal (``predict_proba``, else
+       ``decision_function``; a predict-only black box is steered by the
+       DP prototypes' own surrogate) enters through the cross-entropy,
+       whose gradient is estimated by central finite differences in the
+       K-dimensional latent space (2K black-box rows per query and step,
+       one batched call for all queries); the other terms have exact
+       gradients through the decoder. Each step's point, made to keep the
+       constraints relative to the query, is checked with the black box's
+       ``predict``, and the closest point in class s is kept;
+    4. the search continues in input space: on the segment from the query
+       to that point (or, where the latent search found none, through the
+       decoded prototype of class s, ``line_reach`` times as far), the
+       closest of ``line_steps`` points that the black box puts in class s,
+       all checked in one call; where that fails too, a line search along
+       the black box's own gradient from the query (a DP decoder trained on
+       a few hundred rows may decode every code into one class), then, for
+       scores that lead nowhere (a predict-only black box), lines along
+       fixed directions (the feature axes and the rows of a Hadamard
+       matrix); each found point is then brought as close to the query as
+       its segment allows. What still fails is a row of NaN with
+       ``valid=False``: no returned point fails to flip the black box.
+
+    Steps 3 and 4 are post-processing of the DP autoencoder and prototypes
+    (and of the public black box, bounds and query): they cost no budget.
+    Every candidate keeps ``immutable_features`` at the query's value,
+    ``increasing_features`` at or above it and ``decreasing_features`` at
+    or below it, within the public bounds, before the black box sees it.
 
     Privacy unit: one training row, under the neighbouring relation of the
     ledger (``accountant``; add-or-remove-one by default). The whole spend of
@@ -113,8 +144,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
 
     Parameters
     ----------
-    estimator : classifier with predict_proba, or None
-        The black box to explain, already fitted. ``None``: the DP
+    estimator : fitted classifier, or None
+        The black box to explain, already fitted: anything with ``predict``
+        and ``classes_``. Its ``predict_proba`` (else the margins of its
+        ``decision_function``: binary ``(n,)``, or ``(n, n_classes)``)
+        steers the search; with ``predict`` only, the DP prototypes' latent
+        distances do, and the black box verifies. Fitted on a DataFrame,
+        this estimator passes it DataFrames with the same columns.
+        ``None``: the DP
         prototypes themselves classify (nearest prototype in the latent
         space, probabilities by a softmax of minus the squared distances),
         which costs nothing more.
@@ -150,9 +187,24 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         "opposite": the class the black box does not predict for the query
         (multi-class: the most probable of the others, the paper's
         unspecified scenario).
-    bounds : tuple (lower, upper) or None
-        Public bounds of the features (scalars or arrays); data are clipped
-        to them.
+    immutable_features, increasing_features, decreasing_features : list of int or str, optional
+        Features (indices, or column names of a DataFrame fit) that every
+        counterfactual keeps equal to the query's value, at or above it,
+        at or below it. A feature in two lists, an unknown name or an index
+        out of range is refused before anything is spent.
+    line_steps : int, default=20
+        Points per segment of the input-space search after the latent one
+        (0: none; the latent search's result is then returned as is, NaN
+        where it found nothing).
+    line_reach : float >= 1, default=2.0
+        Where the latent search found nothing, the segment from the query
+        through the decoded prototype goes this many times as far (clipped
+        to the bounds).
+    bounds : tuple (lower, upper), dict or None
+        Public bounds of the features (scalars or arrays), or a dict
+        ``{column: (lower, upper)}`` for the numeric columns of a
+        DataFrame; data are clipped to them. A numeric column left out of
+        the dict has its bounds estimated with DP, as with ``None``.
         ``None`` estimates them with a DP histogram charged inside this
         estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
         it, coarse on small data; never the raw minimum and maximum), with a
@@ -164,6 +216,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         the rows (assumed public, not declared). A label of ``y`` outside
         the declared set is refused before anything is spent.
         With a black box (``estimator``), its ``classes_`` must match them.
+    categories : dict or None, default=None
+        ``{column: [level, ...]}``: the public levels of each categorical
+        column of a DataFrame, one-hot encoded internally
+        (:class:`~skdpx.preprocessing.PublicSchemaEncoder`); never read from
+        the data. Every candidate is made a valid record (one declared
+        level per categorical column, integer columns integers, within the
+        bounds) before the black box checks it, and the black box receives
+        rows of the kind this estimator was fitted on.
     accountant : PrivacyLedger, BudgetAccountant or None
         Where the spend is recorded too; its ``relation`` is the
         neighbouring relation the fit is calibrated under.
@@ -187,6 +247,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     classes_ : ndarray
     n_iter_ : int
         Search steps per query (``max_iter``).
+    immutable_features_, increasing_features_, decreasing_features_ : ndarray of int
+        The constrained features' indices.
     epsilon_spent_, delta_spent_ : float
     ledger_ : EstimatorLedger
         The fit's spend (one event: the autoencoder and the prototypes).
@@ -214,7 +276,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],
-        "estimator": [HasMethods(["predict_proba"]), None],
+        "categories": [dict, None],
+        "estimator": [HasMethods(["predict"]), None],
         "latent_dim": [Interval(Integral, 1, None, closed="left")],
         "ae_method": [StrOptions({"functional", "dpsgd"})],
         "hidden_layer_sizes": ["array-like"],
@@ -225,6 +288,11 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "init_blend": [Interval(Real, 0, 1, closed="both")],
         "desired_class": ["array-like", Real, str],
+        "immutable_features": ["array-like", None],
+        "increasing_features": ["array-like", None],
+        "decreasing_features": ["array-like", None],
+        "line_steps": [Interval(Integral, 0, None, closed="left")],
+        "line_reach": [Interval(Real, 1, None, closed="left")],
     }
 
     def __init__(
@@ -243,8 +311,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         learning_rate=0.05,
         init_blend=0.0,
         desired_class="opposite",
+        immutable_features=None,
+        increasing_features=None,
+        decreasing_features=None,
+        line_steps=20,
+        line_reach=2.0,
         bounds=None,
         classes=None,
+        categories=None,
         accountant=None,
         random_state=None,
     ):
@@ -261,8 +335,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         self.learning_rate = learning_rate
         self.init_blend = init_blend
         self.desired_class = desired_class
+        self.immutable_features = immutable_features
+        self.increasing_features = increasing_features
+        self.decreasing_features = decreasing_features
+        self.line_steps = line_steps
+        self.line_reach = line_reach
         self.bounds = bounds
         self.classes = classes
+        self.categories = categories
         self.accountant = accountant
         self.random_state = random_state
 
@@ -292,7 +372,26 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         return super().fit(X, y)
 
     def _validate_fit(self, X, y):
-        X, y = validate_classes(self, X, y, "counterfactuals need")
+        # the rows in the encoded space of the public schema (one-hot
+        # categories with their declared levels); classes: declared, the
+        # black box's, or y's
+        declared = self.classes
+        if self.estimator is None:
+            X, y = validate_table(self, X, y, reset=True, categories=self.categories)
+            check_classification_targets(y)
+            self.classes_, _ = check_classes(declared, y, needs="counterfactuals need")
+        else:
+            X, y = validate_table(self, X, reset=True, categories=self.categories), None
+            if not hasattr(self.estimator, "classes_"):
+                raise ValueError("estimator must be a fitted classifier with classes_.")
+            self.classes_ = np.asarray(self.estimator.classes_)
+            if declared is not None and not np.array_equal(np.unique(np.asarray(declared)),
+                                                           np.unique(self.classes_)):
+                raise ValueError(f"classes={declared!r} differ from the black box's classes_ "
+                                 f"{self.classes_.tolist()!r}.")
+        if len(self.classes_) < 2:
+            raise ValueError(f"counterfactuals need at least two classes; got "
+                             f"{len(self.classes_)} class.")
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
@@ -301,7 +400,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if not all(h >= 1 for h in hidden):
             raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
-        return X, y, hidden
+        return X, y, hidden, self._validate_constraints()
 
     def _plan_spend(self, data, relation, bounds):
         """The whole fit: the autoencoder's release, then the prototypes'.
@@ -311,7 +410,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         planned autoencoder event as ``prior``, so that the two compose to
         exactly (``epsilon``, ``delta``).
         """
-        X, _, _ = data
+        X = data[0]
         n, d = X.shape
         n_classes = len(self.classes_)
         functional = self.ae_method == "functional"
@@ -342,12 +441,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
                          f"{ae_label} + {proto_label}", prototype_noise_multiplier=z, **plan)
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, y, hidden = data
+        X, y, hidden, constraints = data
+        self.immutable_features_, self.increasing_features_, self.decreasing_features_ = constraints
         self.bounds_ = plan.bounds.release(X, noise=noise, commitment=commitment)
         X11 = self._scaler().transform(X)
         # the classes of the rows: they enter the releases only through the
         # prototypes' table (whose sensitivity covers any class of a row)
-        labels = np.searchsorted(self.classes_, self.estimator.predict(X) if y is None else y)
+        labels = np.searchsorted(self.classes_,
+                                 self.estimator.predict(self._rows(X)) if y is None else y)
         if self.ae_method == "functional":
             self.autoencoder_ = FunctionalAutoencoder.fit(
                 X11, self.latent_dim, noise_multiplier=plan.ae_noise_multiplier,
@@ -383,13 +484,62 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
 
     # ------------------------------------------------------------ the black box
 
-    def _proba(self, X):
-        """The black box's class probabilities for rows in input units."""
-        if self.estimator is not None:
-            return np.asarray(self.estimator.predict_proba(X), dtype=float)
-        codes = self.autoencoder_.encode(self._scaler().transform(X))
+    def _rows(self, Z):
+        """Rows for the black box, of the kind this estimator was fitted on.
+
+        ``Z`` is in the encoded space: the public schema decodes it (a
+        DataFrame with the fitted columns and dtypes, valid categories and
+        integers, within the bounds), so that the black box sees its
+        feature names and a Pipeline that selects columns by name works.
+        """
+        return self.schema_.decode(Z, *self.bounds_)
+
+    def _signal(self):
+        """Which output of the black box steers the search."""
+        if self.estimator is None:
+            return "prototypes"
+        for method in ("predict_proba", "decision_function"):
+            if hasattr(self.estimator, method):
+                return method
+        return "prototypes"
+
+    def _scores(self, Z):
+        """Log class scores, shape (n, n_classes), of rows ``Z`` in input units.
+
+        The search's smooth signal: the black box's log-probabilities
+        (``predict_proba``); else the log-softmax of its margins
+        (``decision_function``: ``(0, margin)`` for two classes, one column
+        per class otherwise); else (``predict`` only, or no black box) the
+        DP prototypes' surrogate, the log-softmax of minus the squared
+        latent distances to them (post-processing of the DP release).
+        """
+        signal = self._signal()
+        if signal == "predict_proba":
+            proba = np.asarray(self.estimator.predict_proba(self._rows(Z)), dtype=float)
+            return np.log(np.clip(proba, 1e-12, 1.0))
+        if signal == "decision_function":
+            margins = np.asarray(self.estimator.decision_function(self._rows(Z)), dtype=float)
+            k = len(self.classes_)
+            if margins.ndim == 1 and k == 2:
+                margins = np.column_stack([np.zeros_like(margins), margins])
+            elif margins.shape != (len(Z), k):
+                raise ValueError(
+                    f"the black box's decision_function returned shape {margins.shape}; "
+                    f"DPCounterfactualGenerator needs (n,) for two classes or (n, n_classes) = "
+                    f"(n, {k}) (one-vs-rest margins, e.g. SVC(decision_function_shape='ovr')).")
+            return log_softmax(margins, axis=1)
+        codes = self.autoencoder_.encode(self._scaler().transform(Z))
         sq = ((codes[:, None, :] - self.prototypes_[None]) ** 2).sum(axis=2)
-        return softmax(-_PROTOTYPE_SHARPNESS * sq / self.latent_dim, axis=1)
+        return log_softmax(-_PROTOTYPE_SHARPNESS * sq / self.latent_dim, axis=1)
+
+    def _predict(self, Z):
+        """The black box's labels for rows ``Z`` in input units: what verifies a counterfactual.
+
+        Without a black box, the nearest DP prototype's class.
+        """
+        if self.estimator is None:
+            return self.classes_[np.argmax(self._scores(Z), axis=1)]
+        return np.asarray(self.estimator.predict(self._rows(Z)))
 
     def _scaler(self):
         """The public map between input units and the autoencoder's [-1, 1]^d."""
@@ -403,9 +553,12 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             if desired != "opposite":
                 raise ValueError(f"desired_class must be 'opposite' or a class label, "
                                  f"got {desired!r}.")
-            proba = self._proba(X)
-            proba[np.arange(len(X)), np.argmax(proba, axis=1)] = -np.inf
-            return np.argmax(proba, axis=1)  # the other class (multi-class: the runner-up)
+            scores = self._scores(X)
+            label = self._predict(X)
+            own = np.clip(np.searchsorted(self.classes_, label), 0, len(self.classes_) - 1)
+            own = np.where(self.classes_[own] == label, own, np.argmax(scores, axis=1))
+            scores[np.arange(len(X)), own] = -np.inf
+            return np.argmax(scores, axis=1)  # the other class (multi-class: the runner-up)
         desired = np.broadcast_to(np.asarray(desired), (len(X),))
         index = np.searchsorted(self.classes_, desired)
         index = np.clip(index, 0, len(self.classes_) - 1)
@@ -413,10 +566,77 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             raise ValueError(f"desired_class must be one of {self.classes_.tolist()}.")
         return index
 
+    # ------------------------------------------------------------ constraints
+
+    def _feature_indices(self, features, name):
+        """Encoded indices of the columns named (or numbered) by the parameter ``name``.
+
+        A categorical column gives its whole one-hot block, which only
+        ``immutable_features`` may hold.
+        """
+        if features is None:
+            return np.empty(0, dtype=int)
+        idx = self.schema_.indices(list(np.atleast_1d(np.asarray(features, dtype=object))),
+                                   name)
+        if name != "immutable_features" and self.schema_.categorical[idx].any():
+            columns = [c for c, block in self.schema_.groups if np.isin(block, idx).any()
+                       and self.schema_.categorical[block].all()]
+            raise ValueError(f"{name}: {columns} are categorical: their levels have no order "
+                             "(only immutable_features takes categorical columns).")
+        return np.unique(np.asarray(idx, dtype=int))
+
+    def _validate_constraints(self):
+        """The three constraint sets as index arrays; a feature in two sets is refused."""
+        sets = {name: self._feature_indices(getattr(self, name), name)
+                for name in ("immutable_features", "increasing_features", "decreasing_features")}
+        seen = {}
+        for name, idx in sets.items():
+            for f in idx.tolist():
+                if f in seen:
+                    raise ValueError(f"feature {f} is in both {seen[f]} and {name}.")
+                seen[f] = name
+        return tuple(sets.values())
+
+    def _constrain(self, Z, Q, lower, upper):
+        """``Z`` within ``[lower, upper]`` and the constraints relative to the queries ``Q``.
+
+        Row i of Q is the query of row i of Z (in the same units). Immutable
+        features take the query's value, increasing ones at least it,
+        decreasing ones at most it. Returns a new array.
+        """
+        Z = np.clip(Z, lower, upper)
+        Z[:, self.immutable_features_] = Q[:, self.immutable_features_]
+        inc, dec = self.increasing_features_, self.decreasing_features_
+        Z[:, inc] = np.maximum(Z[:, inc], Q[:, inc])
+        Z[:, dec] = np.minimum(Z[:, dec], Q[:, dec])
+        return Z
+
+    def _project(self, Z, Q):
+        """Candidates in input units made what the black box verifies and the user gets.
+
+        The constraints relative to the queries ``Q`` (within the public
+        bounds), then the records' validity: one call, the same point is
+        verified and returned.
+        """
+        lower, upper = self.bounds_
+        return self.schema_.project(self._constrain(Z, Q, lower, upper), lower, upper)
+
     # ------------------------------------------------------------ search
 
     def explain(self, X, desired_class=None):
-        """One counterfactual per row of X.
+        """One verified counterfactual per row of X.
+
+        The latent search (from the desired class's DP prototype) keeps the
+        closest point the black box puts in the desired class; then, on
+        the segment from the query to that point (or, where the latent
+        search found none, through the desired class's decoded DP
+        prototype, up to ``line_reach`` times as far), the closest point the
+        black box puts there; where that fails too, a line search along the
+        black box's own gradient from the query, then along fixed
+        directions. Every candidate respects
+        the constraints relative to its query, the public bounds and the
+        schema (a valid record) before the black box sees it. All of it is
+        post-processing of the DP release: free.
 
         Parameters
         ----------
@@ -427,65 +647,253 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         Returns
         -------
         CounterfactualSet
-            ``valid`` is re-checked with the black box: True where it
-            predicts the desired class for the counterfactual; a row of NaN
-            where the search found none (``predicted_class`` is then the
-            black box's class for the query itself).
+            ``valid`` is re-checked with the black box (its ``predict``):
+            True where it predicts the desired class for the counterfactual.
+            Where no counterfactual was found the row is NaN, ``valid`` is
+            False and ``predicted_class`` is the black box's class for the
+            query itself: no returned point fails to flip.
+            ``meta["found_by"]`` counts the counterfactuals each stage found
+            (the latent search, the segment through the decoded prototype,
+            the input-space search).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
         target = self._targets(Xc, desired_class)
-        cf = self._search(self._scaler().transform(Xc), target)
+        cf = self._search(Xc, target)
+        stages = {"latent": ~np.isnan(cf).any(axis=1)}
+        if self.line_steps:
+            found = stages["latent"]
+            decoded = self._scaler().inverse_transform(self.autoencoder_.decode(self.prototypes_))
+            anchors = np.where(found[:, None], cf, decoded[target])
+            cf = self._segment_search(Xc, anchors, target,
+                                      np.where(found, 1.0, float(self.line_reach)))
+            stages["prototype segment"] = ~np.isnan(cf).any(axis=1) & ~found
+            missing = np.flatnonzero(np.isnan(cf).any(axis=1))
+            stages["input space"] = np.zeros(len(cf), dtype=bool)
+            if missing.size:
+                anchors = self._input_search(Xc[missing], target[missing])
+                lost = np.isnan(anchors).any(axis=1)
+                if lost.any():
+                    anchors[lost] = self._direction_search(Xc[missing[lost]],
+                                                           target[missing[lost]])
+                ok = ~np.isnan(anchors).any(axis=1)
+                # the closest point on the segment from the query to what was found
+                cf[missing[ok]] = self._segment_search(Xc[missing[ok]], anchors[ok],
+                                                       target[missing[ok]], np.ones(ok.sum()))
+                stages["input space"][missing] = ~np.isnan(cf[missing]).any(axis=1)
         found = ~np.isnan(cf).any(axis=1)
-        # where no counterfactual was found the prediction stays the query's
-        predicted = self.classes_[np.argmax(self._proba(np.where(found[:, None], cf, Xc)), axis=1)]
-        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        # the final check: where none was found, the prediction is the query's
+        predicted = self._predict(np.where(found[:, None], cf, Xc))
+        valid = found & (predicted == self.classes_[target])
+        cf[~valid] = np.nan
+        schema = self.schema_
+        records = {}
+        if schema.kind == "frame" or schema.encoder is not None:
+            names = list(schema.feature_names_out)
+            records = {"query_records": self._rows(Xc), "counterfactual_records": self._records(cf)}
+        else:
+            names = None
         return CounterfactualSet(
             X, cf, desired_class=self.classes_[target], predicted_class=predicted,
-            valid=found & (predicted == self.classes_[target]), feature_names=names,
+            valid=valid, feature_names=names, **records,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
-            meta={"estimator": type(self).__name__},
+            meta={"estimator": type(self).__name__, "signal": self._signal(),
+                  # how many counterfactuals each stage of the search found
+                  "found_by": {k: int(np.sum(v & valid)) for k, v in stages.items()}},
         )
 
     def transform(self, X):
-        """The counterfactuals of :meth:`explain` as an array (NaN rows: none found)."""
-        return self.explain(X).counterfactuals
+        """The counterfactuals of :meth:`explain`.
+
+        Returns
+        -------
+        ndarray or DataFrame of shape (n_queries, n_features)
+            One row per query, NaN (missing values) where none was found.
+            Fitted on a DataFrame: a DataFrame with its columns, in original
+            units and categories (the query's index when ``X`` is a
+            DataFrame); integer columns become pandas' nullable ``Int64``
+            when a row is missing. Otherwise an array in the encoded space.
+        """
+        cf = self.explain(X).counterfactuals
+        if self.schema_.kind != "frame":
+            return cf
+        return self._records(cf, index=X.index if hasattr(X, "index") else None)
+
+    def _records(self, cf, index=None):
+        """Counterfactuals (encoded, NaN rows: none) as records of the fitted kind."""
+        ok = ~np.isnan(cf).any(axis=1)
+        frame = self._rows(cf[ok])
+        if self.schema_.kind != "frame":
+            import pandas as pd
+
+            frame = pd.DataFrame(frame, columns=[c for c, _ in self.schema_.groups])
+        index = np.arange(len(cf)) if index is None else index
+        frame.index = index[ok]
+        if ok.all():
+            return frame
+        ints = [c for c in frame.columns if frame[c].dtype.kind in "biu"]
+        return frame.astype({c: "Int64" for c in ints}).reindex(index)
+
+    def _segment_search(self, Q, anchors, target, reach):
+        """The closest point the black box puts in the target class, on each query's segment.
+
+        Points ``Q + t (anchors - Q)`` for ``line_steps`` values of t evenly
+        spaced in ``(0, reach]`` (per query), each projected
+        (:meth:`_project`), all verified in one black-box call. Returns the
+        first (smallest t) verified point per query, NaN where none.
+        """
+        n, d = Q.shape
+        if n == 0:
+            return np.empty((0, d))
+        m = int(self.line_steps)
+        t = np.linspace(1.0 / m, 1.0, m)[None, :] * np.asarray(reach, dtype=float)[:, None]
+        points = Q[:, None, :] + t[:, :, None] * (anchors - Q)[:, None, :]
+        points = self._project(points.reshape(n * m, d), np.repeat(Q, m, axis=0))
+        hit = (self._predict(points) == np.repeat(self.classes_[target], m)).reshape(n, m)
+        found = hit.any(axis=1)
+        out = points.reshape(n, m, d)[np.arange(n), np.argmax(hit, axis=1)]
+        out[~found] = np.nan
+        return out
+
+    def _input_search(self, Q, target):
+        """A point the black box puts in the target class, found in input space.
+
+        For the queries the latent search could not serve (e.g. a DP
+        decoder whose whole range falls in one class): from the query,
+        ``_INPUT_ROUNDS`` rounds of a line search along the black box's
+        target-score gradient (central finite differences in the scaled
+        space, every probe projected), each taking the first point of the
+        line that the black box puts in the target class, else moving to
+        the line's best-scoring point. Uses only the public black box, the
+        query and the public bounds: no private data. Returns NaN rows where
+        nothing was found.
+        """
+        scaler = self._scaler()
+        to_input = scaler.inverse_transform
+        n, d = Q.shape
+        Qs = scaler.transform(Q)
+        x = Qs.copy()
+        wanted = self.classes_[target]
+        out = np.full(Q.shape, np.nan)
+        eye = _INPUT_FD_STEP * np.eye(d)
+        # from 1/1000 of the box's diagonal to all of it
+        reach = np.geomspace(2e-3 * np.sqrt(d), 2 * np.sqrt(d), max(int(self.line_steps), 2))
+        m = len(reach)
+        active = np.arange(n)
+        for _ in range(_INPUT_ROUNDS):
+            if not active.size:
+                break
+            k = len(active)
+            xa, qa, ta = x[active], Qs[active], target[active]
+            probe = np.concatenate([xa[:, None, :] + eye, xa[:, None, :] - eye], axis=1)
+            probe = self._constrain(probe.reshape(-1, d), np.repeat(qa, 2 * d, axis=0), -1.0, 1.0)
+            score = self._scores(to_input(probe))[np.arange(k * 2 * d), np.repeat(ta, 2 * d)]
+            score = score.reshape(k, 2 * d)
+            grad = score[:, :d] - score[:, d:]
+            norm = np.linalg.norm(grad, axis=1)
+            moving = norm > 0  # a flat score: nowhere to go from here
+            u = grad / np.maximum(norm, 1e-300)[:, None]
+            line = xa[:, None, :] + reach[None, :, None] * u[:, None, :]
+            line = self._project(to_input(line.reshape(-1, d)), np.repeat(Q[active], m, axis=0))
+            hit = (self._predict(line) == np.repeat(wanted[active], m)).reshape(k, m)
+            hit &= moving[:, None]
+            done = hit.any(axis=1)
+            line = line.reshape(k, m, d)
+            out[active[done]] = line[done, np.argmax(hit[done], axis=1)]
+            rest = ~done & moving
+            if rest.any():
+                score = self._scores(line[rest].reshape(-1, d))
+                score = score[np.arange(rest.sum() * m), np.repeat(ta[rest], m)].reshape(-1, m)
+                x[active[rest]] = scaler.transform(line[rest, np.argmax(score, axis=1)])
+            active = active[rest]
+        return out
+
+    def _direction_search(self, Q, target):
+        """The closest point the black box puts in the target class along fixed directions.
+
+        The last stage, for black boxes whose scores do not lead there (a
+        predict-only black box steered by a degenerate DP decoder's
+        surrogate, a flat region): from each query, lines along every
+        feature axis (both ways) and along the rows of a Hadamard matrix
+        (both ways: the directions toward the box's corners, spread evenly),
+        ``_DIRECTION_STEPS`` points each out to the box's diagonal, every
+        point projected; the closest one the black box puts in the target
+        class. Deterministic, and it uses no private data. Returns NaN rows
+        where no line gets there.
+        """
+        scaler = self._scaler()
+        n, d = Q.shape
+        Qs = scaler.transform(Q)
+        size = 1 << max(int(np.ceil(np.log2(d))), 0)
+        corners = hadamard(size)[:, :d] / np.sqrt(d)
+        directions = np.vstack([np.eye(d), -np.eye(d), corners, -corners])
+        reach = np.geomspace(2e-2 * np.sqrt(d), 2 * np.sqrt(d), _DIRECTION_STEPS)
+        steps = (reach[None, :, None] * directions[:, None, :]).reshape(-1, d)  # (D m, d)
+        per_query = len(steps)
+        out = np.full(Q.shape, np.nan)
+        chunk = max(1, _DIRECTION_ROWS // per_query)
+        for start in range(0, n, chunk):
+            rows = slice(start, min(start + chunk, n))
+            k = rows.stop - rows.start
+            points = (Qs[rows, None, :] + steps[None]).reshape(-1, d)
+            points = self._project(scaler.inverse_transform(points),
+                                   np.repeat(Q[rows], per_query, axis=0))
+            hit = self._predict(points) == np.repeat(self.classes_[target[rows]], per_query)
+            dist = np.linalg.norm(scaler.transform(points) - np.repeat(Qs[rows], per_query, axis=0),
+                                  axis=1)
+            dist = np.where(hit, dist, np.inf).reshape(k, per_query)
+            best = np.argmin(dist, axis=1)
+            found = np.isfinite(dist[np.arange(k), best])
+            chosen = points.reshape(k, per_query, d)[np.arange(k), best]
+            out[rows][found] = chosen[found]  # out[rows] is a view (a slice)
+        return out
 
     def _search(self, Q, target):
         """Vectorised over queries: Adam on delta, finite differences for the black box.
 
-        Q : (n, d) queries in [-1, 1]; returns (n, d) counterfactuals in input
-        units (NaN where no step reached the desired class).
+        Q : (n, d) queries in input units, within the bounds; returns (n, d)
+        counterfactuals in input units, projected (:meth:`_project`) and
+        put in the target class by the black box (NaN where no step got
+        there).
         """
         n, K = len(Q), self.latent_dim
         ae = self.autoencoder_
-        to_input = self._scaler().inverse_transform
+        scaler = self._scaler()
+        to_input = scaler.inverse_transform
+        Qs = scaler.transform(Q)  # the queries in the autoencoder's [-1, 1]^d
+        Q_probe = np.repeat(Qs, 2 * K + 1, axis=0)
+        wanted = self.classes_[target]
         rho = self.prototypes_[target]
-        delta = self.init_blend * (ae.encode(Q) - rho)
+        delta = self.init_blend * (ae.encode(Qs) - rho)
         m, v = np.zeros((n, K)), np.zeros((n, K))
-        best = np.full((n, Q.shape[1]), np.nan)
+        best = np.full(Q.shape, np.nan)
         best_dist = np.full(n, np.inf)
         rows = np.arange(n)
         eye = _FD_STEP * np.eye(K)
         for t in range(1, self.max_iter + 1):
             Hc = np.clip(rho + delta, 0.0, 1.0)
-            # the black box at the point and at +-h along each latent axis, one call
+            # the black box at the point and at +-h along each latent axis, one
+            # call; every probe keeps the constraints relative to its query
             probe = np.concatenate([Hc[:, None, :], Hc[:, None, :] + eye, Hc[:, None, :] - eye],
                                    axis=1).reshape(-1, K)
-            P = self._proba(to_input(ae.decode(probe))).reshape(n, 2 * K + 1, -1)
-            logp = np.log(np.clip(P[rows, :, target], 1e-12, 1.0))  # (n, 2K + 1)
-            x = ae.decode(Hc)
-            # keep the closest counterfactual that the black box puts in the target class
-            hit = np.argmax(P[:, 0, :], axis=1) == target
-            dist = np.linalg.norm(x - Q, axis=1)
+            raw = ae.decode(probe)
+            X_probe = self._constrain(raw, Q_probe, -1.0, 1.0)
+            logp = self._scores(to_input(X_probe)).reshape(n, 2 * K + 1, -1)[rows, :, target]
+            x = X_probe[::2 * K + 1]  # the constrained point itself
+            # keep the closest projected point that the black box puts in the target class
+            candidate = self._project(to_input(x), Q)
+            hit = self._predict(candidate) == wanted
+            dist = np.linalg.norm(scaler.transform(candidate) - Qs, axis=1)
             better = hit & (dist < best_dist)
-            best[better], best_dist[better] = to_input(x[better]), dist[better]
-            # gradient of alpha CE + beta ||x - q|| + gamma ||delta||
+            best[better], best_dist[better] = candidate[better], dist[better]
+            # gradient of alpha CE + beta ||x - q|| + gamma ||delta||; the
+            # distance moves only the features the constraints leave free
             grad = -self.alpha * (logp[:, 1:K + 1] - logp[:, K + 1:]) / (2 * _FD_STEP)
-            diff = x - Q
-            grad += self.beta * ae.decode_vjp(Hc, diff / np.maximum(dist, 1e-12)[:, None])
+            diff = np.where(x == raw[::2 * K + 1], x - Qs, 0.0)
+            norm = np.maximum(np.linalg.norm(x - Qs, axis=1), 1e-12)[:, None]
+            grad += self.beta * ae.decode_vjp(Hc, diff / norm)
             grad += self.gamma * delta / np.maximum(np.linalg.norm(delta, axis=1), 1e-12)[:, None]
             m = 0.9 * m + 0.1 * grad
             v = 0.999 * v + 0.001 * grad**2
@@ -498,4 +906,6 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self.estimator is None
+        # CSR rows (e.g. one-hot) are densified; the black box still gets CSR
+        tags.input_tags.sparse = True
         return tags

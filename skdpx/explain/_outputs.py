@@ -79,7 +79,7 @@ def resolve_output(estimator, output_bounds, probe):
     if estimator is None:
         return "labels", None, (-1.0, 1.0) if output_bounds is None else output_bounds
     name = type(estimator).__name__
-    if is_classifier(estimator) or hasattr(estimator, "predict_proba"):
+    if _is_classifier(estimator):
         if output_bounds is not None:
             raise ValueError(
                 f"output_bounds is the range of a regressor's output; {name} is a classifier, "
@@ -228,3 +228,19 @@ def unit_scale(kind, bounds):
     if kind == "regression":
         return hi - lo
     return (hi - lo) / 2.0
+
+
+def _is_classifier(estimator):
+    """scikit-learn's ``is_classifier``, and duck typing for any other model.
+
+    scikit-learn >= 1.9 raises for an object without its tags (a model that
+    does not derive from ``BaseEstimator``): such a model is a classifier
+    when it has ``predict_proba`` or ``classes_``.
+    """
+    try:
+        if is_classifier(estimator):
+            return True
+    except (AttributeError, TypeError):
+        pass
+    return hasattr(estimator, "predict_proba") or hasattr(estimator, "classes_")
+

@@ -10,9 +10,10 @@ from sklearn.base import TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from .._sklearn_compat import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from .._explanation import RecoursePaths
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
@@ -23,10 +24,11 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
+    check_classes,
     compose_events,
     gaussian_event,
 )
-from ..utils._targets import validate_classes
+from ..utils._tables import validate_table
 from . import _model
 from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
@@ -35,6 +37,26 @@ __all__ = ["PrivRecourse"]
 
 #: n_clusters="auto": at most this many clusters (the former fixed default)
 AUTO_MAX_CLUSTERS = 100
+
+#: queries: the black box checks at most this many (query, centre) records at once
+_PAIR_CHUNK = 50_000
+
+
+class _UnitCube:
+    """Rows of the kind PrivRecourse was fitted on -> its encoded unit cube (public maps).
+
+    The first step of the DP black box trained in :meth:`PrivRecourse.fit`,
+    so that it takes the same rows as the data it was fitted on.
+    """
+
+    def __init__(self, schema, scaler):
+        self.schema = schema
+        self.scaler = scaler
+
+    def __call__(self, X):
+        Z = self.schema.encode(X)
+        Z = Z.toarray() if hasattr(Z, "toarray") else Z
+        return self.scaler.transform(np.asarray(Z, dtype=float))
 
 
 class PrivRecourse(TransformerMixin, DPEstimator):
@@ -64,16 +86,33 @@ class PrivRecourse(TransformerMixin, DPEstimator):
        public bounds and the step respects the actionability constraints,
        weighted by ``||C_i - C_j|| / rho((C_i + C_j) / 2)`` with ``rho`` the
        Gaussian density of the centres weighted by their noisy counts;
-    4. the candidates: the centres the black box gives ``favorable_class``;
-    5. once, at fit, each node's shortest path to its nearest candidate (one
-       multi-source Dijkstra on the reversed graph), so a query costs a
-       nearest-node lookup and a table row, not a Dijkstra per query.
+    4. the candidates: the centres the black box gives ``favorable_class``
+       (as valid records: a categorical column at its largest one-hot
+       entry, integer columns rounded);
+    5. per query (:meth:`explain`), the constraints held from the query
+       itself, not only from one node to the next: the query may visit
+       only the centres *admissible* for it (immutable numeric features
+       within ``tolerance`` of the query's, increasing features at least,
+       and decreasing ones at most, the query's, up to ``tolerance``); its
+       candidates are the admissible centres whose record, set back to
+       hold the query's constraints exactly (its immutables, categorical
+       ones included, and its monotone features), the black box gives
+       ``favorable_class``; it starts at its nearest admissible
+       non-candidate centre from which such a candidate is reachable (the
+       paper's Algorithm 2 takes the nearest one) and follows the shortest
+       path through admissible centres. Queries sharing the same
+       admissible and candidate sets share one search: one multi-source
+       Dijkstra per chunk of distinct sets (disjoint copies of the graph).
+       Every point of the path is returned set back to the query's
+       constraints and as a valid record, and the end point is re-checked
+       by the black box.
 
     The model and the clustering are planned together from public facts (the
     number of rows and features, the parameters) and committed to the
     ledger as one composed event before any row is read; nothing refunds it,
     even if the fit is interrupted. Steps 3-5 and every query are
-    post-processing of the DP model and centres: they cost no budget.
+    post-processing of the DP model and centres (and of the public schema):
+    they cost no budget.
 
     Privacy unit: one training row, under the neighbouring relation of the
     ledger (``accountant``). L2 sensitivities, for d features:
@@ -119,9 +158,15 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     favorable_class : label, optional
         The outcome recourse leads to; the last of ``classes_`` by default.
     tolerance : float, default=0.05
-        How far, as a fraction of its public range, an immutable feature may
-        move along a step and between a query and its start node (DP centres
-        are averages: their immutable values are never exactly a query's).
+        How far, as a fraction of its public range, a centre on a query's
+        path may be from the query's value of an immutable numeric feature,
+        or below (above) it on an increasing (decreasing) one; an immutable
+        feature may also move by this much along each step of the graph.
+        DP centres are noisy averages: their values are never exactly a
+        query's. Every point returned is then set back: immutables (numeric
+        or categorical) to the query's values exactly, monotone features to
+        at least (at most) the query's. Larger: more queries reach a
+        favourable centre, through centres further from them.
     model_share : float in (0, 1), default=0.5
         Share of ``epsilon`` for the DP model when ``estimator`` is None:
         DP-SGD's noise is calibrated so that the model alone is
@@ -250,6 +295,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         "model_C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "count_threshold": [Interval(Real, 0, None, closed="left")],
+        "categories": [dict, None],
     }
 
     def __init__(
@@ -271,6 +317,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         max_iter=2,
         count_threshold=5.0,
         classes=None,
+        categories=None,
         accountant=None,
         random_state=None,
     ):
@@ -288,6 +335,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self.model_C = model_C
         self.bounds = bounds
         self.classes = classes
+        self.categories = categories
         self.max_iter = max_iter
         self.count_threshold = count_threshold
         self.accountant = accountant
@@ -295,24 +343,39 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     # ------------------------------------------------------------ fit
 
-    def _feature_indices(self, features, name):
-        if features is None:
-            return []
-        features = np.atleast_1d(np.asarray(features, dtype=object))
-        names = getattr(self, "feature_names_in_", None)
-        out = []
-        for f in features:
-            if isinstance(f, str):
-                if names is None or f not in list(names):
-                    raise ValueError(f"{name}: unknown feature {f!r} (names need X to be a "
-                                     f"DataFrame with that column).")
-                out.append(int(list(names).index(f)))
-            elif isinstance(f, Integral) and 0 <= f < self.n_features_in_:
-                out.append(int(f))
-            else:
-                raise ValueError(f"{name}: {f!r} is not a feature index in "
-                                 f"[0, {self.n_features_in_}) or a feature name.")
-        return sorted(set(out))
+    def _constraint_sets(self):
+        """The constraints' encoded indices: immutable numeric features, immutable
+        categorical blocks, increasing and decreasing features (validation only)."""
+        schema = self.schema_
+        names = ("immutable_features", "increasing_features", "decreasing_features")
+        sets = {}
+        for name in names:
+            features = getattr(self, name)
+            if features is not None and not isinstance(features, str):
+                features = list(np.atleast_1d(np.asarray(features, dtype=object)))
+                features = [f.item() if isinstance(f, np.generic) else f for f in features]
+            sets[name] = schema.indices(features, name)
+        seen = {}
+        for name, idx in sets.items():
+            for f in idx:
+                if f in seen:
+                    column = next(c for c, g in schema.groups if f in g)
+                    raise ValueError(f"feature {column!r} is in both {seen[f]} and {name}.")
+                seen[f] = name
+        for name in names[1:]:
+            if schema.categorical[sets[name]].any():
+                columns = [c for c, g in schema.groups
+                           if schema.categorical[g].all() and np.isin(g, sets[name]).any()]
+                raise ValueError(f"{name}: {columns} are categorical; only numeric columns "
+                                 f"can be increasing or decreasing (a categorical column can "
+                                 f"be immutable).")
+        immutable = sets["immutable_features"]
+        blocks = [np.asarray(g, dtype=int) for _, g in schema.groups
+                  if schema.categorical[g].all() and np.isin(g, immutable).all()]
+        numeric = [int(f) for f in immutable if not schema.categorical[f]]
+        return SimpleNamespace(immutable=sorted(numeric), blocks=blocks,
+                               increasing=sorted(int(f) for f in sets["increasing_features"]),
+                               decreasing=sorted(int(f) for f in sets["decreasing_features"]))
 
     def fit(self, X, y=None):
         """Train (or take) the black box, release the DP centres, build the graph.
@@ -342,19 +405,28 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     def _validate_fit(self, X, y):
         """Everything checked before the spend is committed (validation only)."""
-        X, y = validate_classes(self, X, y, "recourse needs")
+        declared = self.classes
+        if self.estimator is None:
+            X, y = validate_table(self, X, y, reset=True, categories=self.categories)
+            check_classification_targets(y)
+            self.classes_, _ = check_classes(declared, y, needs="recourse needs")
+        else:
+            X, y = validate_table(self, X, reset=True, categories=self.categories), None
+            if not hasattr(self.estimator, "classes_"):
+                raise ValueError("estimator must be a fitted classifier with classes_.")
+            self.classes_ = np.asarray(self.estimator.classes_)
+            if declared is not None and not np.array_equal(np.unique(np.asarray(declared)),
+                                                           np.unique(self.classes_)):
+                raise ValueError(f"classes={declared!r} differ from the black box's classes_ "
+                                 f"{self.classes_.tolist()!r}.")
+        if len(self.classes_) < 2:
+            raise ValueError(f"recourse needs at least two classes; got {len(self.classes_)} "
+                             f"class.")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
                              f"{self.classes_.tolist()}.")
-        sets = {name: self._feature_indices(getattr(self, name), name)
-                for name in ("immutable_features", "increasing_features", "decreasing_features")}
-        seen = {}
-        for name, idx in sets.items():
-            for f in idx:
-                if f in seen:
-                    raise ValueError(f"feature {f} is in both {seen[f]} and {name}.")
-                seen[f] = name
+        sets = self._constraint_sets()
         if not math.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the clustering's Gaussian releases need delta > 0.")
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
@@ -429,7 +501,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         X = data.X
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         self.favorable_class_ = data.favorable
-        self._immutable, self._increasing, self._decreasing = data.sets.values()
+        sets = data.sets
+        self._immutable, self._blocks = sets.immutable, sets.blocks
+        self._increasing, self._decreasing = sets.increasing, sets.decreasing
+        # every encoded index held at the query's value along a path
+        self._held = np.array(sorted(self._immutable + [int(f) for b in self._blocks
+                                                           for f in b]), dtype=int)
         self.bounds_ = (lower, upper)
         scaler = BoundsScaler(lower, upper)
         X01 = scaler.transform(X)
@@ -453,16 +530,19 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         nodes = centers[keep]
         self.cluster_centers_ = scaler.inverse_transform(nodes)
         self.cluster_counts_ = counts[keep]
-        self.node_class_ = (np.asarray(self.estimator_.predict(self.cluster_centers_))
-                            if len(nodes) else np.empty(0, dtype=self.classes_.dtype))
+        # the black box sees each centre as a valid record (categories, integers)
+        self.node_class_ = self._predict(self._project(self.cluster_centers_))
         self.candidates_ = np.flatnonzero(self.node_class_ == self.favorable_class_)
+        # a categorical immutable does not restrict the search: every point of a
+        # path gets the query's level back, and a DP centre's one-hot block is a
+        # mixture whose largest level is rarely a minority query's
+        constraints = dict(immutable=self._immutable, increasing=self._increasing,
+                           decreasing=self._decreasing, tolerance=self.tolerance)
         self.graph_ = recourse_graph(
             nodes, distance_threshold=(np.inf if self.distance_threshold is None
-                                       else self.distance_threshold), immutable=self._immutable,
-            increasing=self._increasing, decreasing=self._decreasing,
-            tolerance=self.tolerance, weights=self.cluster_counts_)
-        self._routes = RecourseGraph(nodes, self.graph_, self.candidates_,
-                                     immutable=self._immutable, tolerance=self.tolerance)
+                                       else self.distance_threshold),
+            weights=self.cluster_counts_, **constraints)
+        self._routes = RecourseGraph(nodes, self.graph_, self.candidates_, **constraints)
         self.path_cost_ = self._routes.cost
 
     def _fit_model(self, X01, y, scaler, engine, commitment, noise):
@@ -473,46 +553,169 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             codes = np.searchsorted(self.classes_, y)
             model = _model.train_dp_logistic(X01, codes, self.classes_,
                                              engine.bind(noise, commitment), C=self.model_C)
-        return make_pipeline(FunctionTransformer(scaler.transform).fit(X01[:0]), model)
+        encode = FunctionTransformer(_UnitCube(self.schema_, scaler))
+        encode.fit(self.schema_.decode(X01[:0]))  # the columns it takes: those fitted on
+        return make_pipeline(encode, model)
 
     # ------------------------------------------------------------ queries
 
-    def _route(self, X):
-        """Validated queries, whether each is already favourable, and their routes."""
+    def _queries(self, X):
+        """Encoded queries, clipped to the public bounds, their unit-cube image, and
+        whether the black box already gives each the favourable class."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
-        already = np.asarray(self.estimator_.predict(Xc)) == self.favorable_class_
-        return (X, already,
-                *self._routes.route(BoundsScaler(lower, upper).transform(Xc), skip=already))
+        already = self._predict(Xc) == self.favorable_class_
+        return X, Xc, already, BoundsScaler(lower, upper).transform(Xc)
 
-    def _points(self, queries, node_lists):
-        """Paths as arrays in input units: each query, then its nodes (one split)."""
-        counts = np.array([len(nodes) for nodes in node_lists], dtype=int)
-        flat = (np.concatenate(node_lists).astype(int) if counts.sum()
-                else np.empty(0, dtype=int))
+    def _decode(self, Z):
+        """Encoded rows as rows of the kind PrivRecourse was fitted on (valid records)."""
+        return self.schema_.decode(Z, *self.bounds_)
+
+    def _project(self, Z):
+        """Encoded rows made valid records (categories, integers, bounds), still encoded."""
+        return self.schema_.project(Z, *self.bounds_)
+
+    def _predict(self, Z):
+        """The black box's labels of encoded rows, given as the rows it was fitted on."""
+        if len(Z) == 0:
+            return np.empty(0, dtype=self.classes_.dtype)
+        return np.asarray(self.estimator_.predict(self._decode(Z)))
+
+    def _finish(self, points, queries):
+        """Path points made valid records that hold every constraint relative to their query.
+
+        The search already keeps each node within ``tolerance`` of the
+        query's immutables (at the query's level for a categorical one) and
+        on the right side of its monotone features; here the immutables are
+        set back to the query's values exactly, and the points are projected
+        to valid records (a categorical column's level is its largest
+        one-hot entry, integer columns are rounded, every column clipped to
+        its public bounds). The last clamp of the monotone features to the
+        query's value only removes rounding (a node above a query is above
+        it after rounding when the query's value is itself valid).
+        """
+        points = np.array(points, dtype=float, copy=True)
+        if len(points) == 0:
+            return points
+        points[:, self._held] = queries[:, self._held]
+        points = self._project(points)
+        points[:, self._increasing] = np.maximum(points[:, self._increasing],
+                                                 queries[:, self._increasing])
+        points[:, self._decreasing] = np.minimum(points[:, self._decreasing],
+                                                 queries[:, self._decreasing])
+        return points
+
+    def _query_candidates(self, Zc, admissible):
+        """(n, k): each query's candidates among its admissible centres.
+
+        A centre is a candidate for a query when the black box gives
+        ``favorable_class`` to its record made to hold the query's
+        constraints exactly (:meth:`_finish`): the record the query would be
+        shown. One call of the black box per chunk of (query, centre) pairs;
+        none with no constraint (the record is then the projected centre,
+        whose class is ``node_class_``).
+        """
+        if not (len(self._held) or self._increasing or self._decreasing):
+            # nothing to set back: a centre's record is the same for every query
+            return admissible & np.isin(np.arange(admissible.shape[1]), self.candidates_)
+        rows, cols = np.nonzero(admissible)
+        out = np.zeros(admissible.shape, dtype=bool)
+        for s in range(0, len(rows), _PAIR_CHUNK):
+            q, j = rows[s:s + _PAIR_CHUNK], cols[s:s + _PAIR_CHUNK]
+            finished = self._finish(self.cluster_centers_[j], Zc[q])
+            out[q, j] = self._predict(finished) == self.favorable_class_
+        return out
+
+    def _verified(self, Xc, lengths, flat):
+        """The finished path points of each query, and whether its end point is favourable.
+
+        ``lengths`` / ``flat``: node paths (concatenated). Returns the points
+        (concatenated, as ``flat``) and a mask (n,) of the queries whose
+        finished end point the black box gives ``favorable_class`` (False
+        for a query with no path).
+        """
+        owners = np.repeat(np.arange(len(Xc)), lengths)
+        points = self._finish(self.cluster_centers_[flat], Xc[owners])
+        has = lengths > 0
+        ends = np.cumsum(lengths)[has] - 1
+        verified = np.zeros(len(Xc), dtype=bool)
+        verified[has] = self._predict(points[ends]) == self.favorable_class_
+        return points, verified
+
+    @staticmethod
+    def _split_paths(queries, lengths, points):
+        """Paths as arrays: each query, then its (finished) points."""
         n = len(queries)
-        rows = np.empty((n + counts.sum(), queries.shape[1]))
-        first = np.concatenate([[0], np.cumsum(counts + 1)[:-1]])
+        rows = np.empty((n + lengths.sum(), queries.shape[1]))
+        first = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]])
         is_query = np.zeros(len(rows), dtype=bool)
         is_query[first] = True
         rows[is_query] = queries
-        rows[~is_query] = self.cluster_centers_[flat]
+        rows[~is_query] = points
         return np.split(rows, first[1:])
 
-    def _result(self, X, paths, cost, success, meta):
-        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+    def _result(self, X, paths, cost, success, meta, *, queries=None, end=None):
+        """A RecoursePaths in the encoded space; fitted on a DataFrame, with the
+        queries and end points as records in its columns (``query_records``,
+        ``counterfactual_records``)."""
+        frame = self.schema_.kind == "frame"
+        names = (list(self.schema_.feature_names_out)
+                 if frame or self.schema_.encoder is not None else None)
+        records = {}
+        if frame:
+            if end is None:  # the end point of each successful path, as RecoursePaths does
+                end = np.full(X.shape, np.nan)
+                for i in np.flatnonzero(success):
+                    end[i] = paths[i][-1]
+            given = queries if hasattr(queries, "columns") else self._decode(X)
+            records = dict(query_records=given,
+                           counterfactual_records=self._end_frame(end))
         return RecoursePaths(X, paths, cost=cost, success=success, feature_names=names,
                              epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
-                             meta={"estimator": type(self).__name__, **meta})
+                             meta={"estimator": type(self).__name__, **meta}, **records)
+
+    def _search(self, X):
+        """Validated queries and their admissible centres and candidates."""
+        X, Xc, already, Q01 = self._queries(X)
+        admissible = self._routes.admissible(Q01)
+        admissible[already] = False  # (their own counterfactual: no search)
+        candidates = self._query_candidates(Xc, admissible)
+        return X, Xc, already, Q01, admissible, candidates
+
+    def _recourse(self, X):
+        """Everything :meth:`explain` and :meth:`transform` return, verified."""
+        X, Xc, already, Q01, admissible, candidates = self._search(X)
+        found = self._routes.search(Q01, skip=already, admissible=admissible,
+                                    candidates=candidates)
+        points, verified = self._verified(Xc, found.lengths, found.flat)
+        success = already | (found.reach & verified)
+        keep = np.repeat(success, found.lengths)  # a failed path keeps only its query
+        lengths = np.where(success, found.lengths, 0)
+        cost = np.where(already, 0.0, np.where(success, found.cost, np.inf))
+        points = points[keep]
+        end = np.full(X.shape, np.nan)
+        end[already] = X[already]
+        routed = success & ~already
+        end[routed] = points[np.cumsum(lengths)[routed] - 1]
+        return SimpleNamespace(X=X, lengths=lengths, points=points, cost=cost, success=success,
+                               end=end, unverified=int(np.sum(found.reach & ~verified)))
 
     def explain(self, X):
-        """One recourse path per query.
+        """One recourse path per query, every point holding the constraints from the query.
 
-        A query goes to its nearest non-favourable centre that respects its
-        immutable features (the paper's Algorithm 2), then along that node's
-        precomputed shortest path to the nearest favourable centre.
+        A query may visit only the centres admissible relative to itself:
+        its immutable features within ``tolerance`` of the query's, its
+        increasing features at least, and decreasing ones at most, the
+        query's (the query is first clipped to the public bounds). It goes
+        to its nearest admissible non-favourable centre (the paper's
+        Algorithm 2; its nearest admissible favourable one if there is no
+        such centre), then along the shortest path through admissible
+        centres to the nearest favourable one. Every point of the path then
+        gets the query's immutable values back exactly, and the black box
+        checks the end point: one it no longer gives ``favorable_class`` is
+        a failure, never a recourse.
 
         Parameters
         ----------
@@ -521,35 +724,66 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         Returns
         -------
         RecoursePaths
-            ``paths[i]``: the query, then the centres of its path in input
-            units (the last one is the counterfactual). A query the black
-            box already gives the favourable class has the path ``[query]``,
-            cost 0 and success True; one with no reachable candidate has the
+            ``paths[i]``: the query, then the points of its path (the
+            last one is the counterfactual), in input units, or in the
+            encoded space of the public schema (``schema_.feature_names_out``:
+            one-hot blocks for categorical columns) when fitted on a
+            DataFrame; then ``query_records`` and ``counterfactual_records``
+            hold the queries and end points in the original columns, units
+            and categories. A query the black box already gives the
+            favourable class has the path ``[query]``, cost 0 and success
+            True; one with no admissible reachable candidate, or whose end
+            point the black box does not give the favourable class, has the
             path ``[query]``, cost inf and success False (a NaN
-            counterfactual).
+            counterfactual). ``meta["unverified"]`` counts the latter.
         """
-        X, already, starts, reach, lengths, flat = self._route(X)
-        node_lists = np.split(flat, np.cumsum(lengths)[:-1])
-        cost = np.where(already, 0.0, np.inf)
-        cost[reach] = self.path_cost_[starts[reach]]  # (a graph may have no node at all)
-        return self._result(X, self._points(X, node_lists), cost, already | reach,
-                            {"favorable_class": self.favorable_class_})
+        r = self._recourse(X)
+        return self._result(r.X, self._split_paths(r.X, r.lengths, r.points), r.cost,
+                            r.success, {"favorable_class": self.favorable_class_,
+                                        "unverified": r.unverified}, queries=X, end=r.end)
 
     def transform(self, X):
-        """The counterfactual end points (the query itself if already favourable; NaN if none)."""
-        X, already, _, reach, lengths, flat = self._route(X)
-        out = np.full(X.shape, np.nan)
-        out[already] = X[already]
-        out[reach] = self.cluster_centers_[flat[np.cumsum(lengths)[reach] - 1]]
-        return out
+        """The verified counterfactual end points.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_queries, n_features)
+
+        Returns
+        -------
+        ndarray or DataFrame
+            One row per query: its end point (the query itself if already
+            favourable), or a row of NaN (missing values) where it has
+            none. Fitted on a DataFrame: a DataFrame with its columns, in
+            original units and categories (the query's index when ``X`` is
+            a DataFrame); integer columns become pandas' nullable
+            ``Int64`` when a row is missing. Otherwise an ndarray.
+        """
+        end = self._recourse(X).end
+        if self.schema_.kind != "frame":
+            return end
+        return self._end_frame(end, X.index if hasattr(X, "index") else None)
+
+    def _end_frame(self, end, index=None):
+        """Encoded end points (NaN rows: none) as a DataFrame of the fitted columns."""
+        ok = ~np.isnan(end).any(axis=1)
+        frame = self._decode(end[ok])
+        index = np.arange(len(end)) if index is None else index
+        frame.index = index[ok]
+        if ok.all():
+            return frame
+        ints = [c for c in frame.columns if frame[c].dtype.kind in "biu"]
+        return frame.astype({c: "Int64" for c in ints}).reindex(index)
 
     def alternatives(self, X, n_paths=3):
         """Up to ``n_paths`` recourse paths per query, to distinct counterfactuals.
 
         The paper's diverse recourse: the r-th result holds each query's
         r-th shortest path to a favourable centre (a path ends at the first
-        favourable centre it reaches). Costs a Dijkstra per distinct start
-        node, so it is slower than :meth:`explain`, whose paths are the
+        favourable centre it reaches), through the centres admissible
+        relative to the query, as in :meth:`explain`, with the end point
+        checked by the black box. Costs a Dijkstra per distinct admissible
+        set, so it is slower than :meth:`explain`, whose paths are the
         first result's.
 
         Parameters
@@ -566,22 +800,37 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """
         if not isinstance(n_paths, Integral) or n_paths < 1:
             raise ValueError(f"n_paths must be an integer >= 1, got {n_paths!r}.")
-        X, already, starts, _, _, _ = self._route(X)
-        found = self._routes.k_best(starts, n_paths)
+        X_in = X
+        X, Xc, already, Q01, admissible, candidates = self._search(X)
+        starts = self._routes.search(Q01, skip=already, admissible=admissible,
+                                     candidates=candidates).starts
+        found = self._routes.k_best(starts, n_paths, admissible, candidates)
         out = []
         for r in range(n_paths):
             got = np.array([len(f) > r for f in found], dtype=bool)
             node_lists = [f[r][1] if len(f) > r else np.empty(0, int) for f in found]
+            lengths = np.array([len(nodes) for nodes in node_lists], dtype=int)
+            flat = (np.concatenate(node_lists).astype(int) if lengths.sum()
+                    else np.empty(0, dtype=int))
+            points, verified = self._verified(Xc, lengths, flat)
+            got &= verified
+            points = points[np.repeat(got, lengths)]
+            lengths = np.where(got, lengths, 0)
             cost = np.array([f[r][0] if len(f) > r else np.inf for f in found])
+            cost[~got] = np.inf
+            success = got.copy()
             if r == 0:
                 cost[already] = 0.0
-            success = got | (already if r == 0 else False)
-            out.append(self._result(X, self._points(X, node_lists), cost, success,
-                                    {"favorable_class": self.favorable_class_, "rank": r + 1}))
+                success |= already
+            out.append(self._result(X, self._split_paths(X, lengths, points), cost, success,
+                                    {"favorable_class": self.favorable_class_, "rank": r + 1},
+                                    queries=X_in))
         return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self.estimator is None
         tags.transformer_tags.preserves_dtype = ["float64"]
+        # CSR rows (e.g. one-hot) are densified; the black box gets CSR rows back
+        tags.input_tags.sparse = True
         return tags
