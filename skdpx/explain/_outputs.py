@@ -231,16 +231,10 @@ def unit_scale(kind, bounds):
 
 
 def _is_classifier(estimator):
-    """scikit-learn's ``is_classifier``, and duck typing for any other model.
+    """A classifier by scikit-learn's tags (or ``_estimator_type``), or by duck typing.
 
-    scikit-learn >= 1.9 raises for an object without its tags (a model that
-    does not derive from ``BaseEstimator``): such a model is a classifier
-    when it has ``predict_proba`` or ``classes_``.
+    A model that is not a scikit-learn estimator is a classifier when it has
+    ``predict_proba`` or ``classes_``.
     """
-    try:
-        if is_classifier(estimator):
-            return True
-    except (AttributeError, TypeError):
-        pass
-    return hasattr(estimator, "predict_proba") or hasattr(estimator, "classes_")
-
+    return (is_classifier(estimator) or hasattr(estimator, "predict_proba")
+            or hasattr(estimator, "classes_"))
