@@ -6,7 +6,6 @@ import numpy as np
 from scipy.linalg import hadamard
 from scipy.special import log_softmax
 from sklearn.base import TransformerMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
@@ -15,7 +14,6 @@ from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     RELATIONS,
     BoundsScaler,
-    check_classes,
     ComposedDpEvent,
     DPEstimator,
     NonPrivateDpEvent,
@@ -27,6 +25,7 @@ from ..privacy import (
     laplace_event,
 )
 from ..utils._tables import validate_table
+from ..utils._targets import validate_classes
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
 from ._mlp_autoencoder import MLPAutoencoder
 
@@ -375,23 +374,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         # the rows in the encoded space of the public schema (one-hot
         # categories with their declared levels); classes: declared, the
         # black box's, or y's
-        declared = self.classes
-        if self.estimator is None:
-            X, y = validate_table(self, X, y, reset=True, categories=self.categories)
-            check_classification_targets(y)
-            self.classes_, _ = check_classes(declared, y, needs="counterfactuals need")
-        else:
-            X, y = validate_table(self, X, reset=True, categories=self.categories), None
-            if not hasattr(self.estimator, "classes_"):
-                raise ValueError("estimator must be a fitted classifier with classes_.")
-            self.classes_ = np.asarray(self.estimator.classes_)
-            if declared is not None and not np.array_equal(np.unique(np.asarray(declared)),
-                                                           np.unique(self.classes_)):
-                raise ValueError(f"classes={declared!r} differ from the black box's classes_ "
-                                 f"{self.classes_.tolist()!r}.")
-        if len(self.classes_) < 2:
-            raise ValueError(f"counterfactuals need at least two classes; got "
-                             f"{len(self.classes_)} class.")
+        X, y = validate_classes(self, X, y, needs="counterfactuals need")
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:

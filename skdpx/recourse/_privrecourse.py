@@ -10,7 +10,6 @@ from sklearn.base import TransformerMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
@@ -24,11 +23,11 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
-    check_classes,
     compose_events,
     gaussian_event,
 )
 from ..utils._tables import validate_table
+from ..utils._targets import validate_classes
 from . import _model
 from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
@@ -68,8 +67,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     1. the black box: ``estimator`` if given (its own privacy is then the
        user's to guarantee), else a logistic regression trained on (X, y)
        by DP-SGD (the privacy core's engine: Poisson batches of expected
-       size ``max(256, n / 20)``, per-row clipping to norm 1, Gaussian noise;
-       5 epochs) on the rows scaled into the unit cube of the public bounds,
+       size ``max(256, n / 40)``, per-row clipping to norm 1, Gaussian noise;
+       10 epochs) on the rows scaled into the unit cube of the public bounds,
        its noise calibrated so that the model alone is
        (``model_share * epsilon``, ``delta``)-DP;
     2. DP clustering by Lloyd's algorithm with noisy sums and noisy counts
@@ -405,23 +404,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     def _validate_fit(self, X, y):
         """Everything checked before the spend is committed (validation only)."""
-        declared = self.classes
-        if self.estimator is None:
-            X, y = validate_table(self, X, y, reset=True, categories=self.categories)
-            check_classification_targets(y)
-            self.classes_, _ = check_classes(declared, y, needs="recourse needs")
-        else:
-            X, y = validate_table(self, X, reset=True, categories=self.categories), None
-            if not hasattr(self.estimator, "classes_"):
-                raise ValueError("estimator must be a fitted classifier with classes_.")
-            self.classes_ = np.asarray(self.estimator.classes_)
-            if declared is not None and not np.array_equal(np.unique(np.asarray(declared)),
-                                                           np.unique(self.classes_)):
-                raise ValueError(f"classes={declared!r} differ from the black box's classes_ "
-                                 f"{self.classes_.tolist()!r}.")
-        if len(self.classes_) < 2:
-            raise ValueError(f"recourse needs at least two classes; got {len(self.classes_)} "
-                             f"class.")
+        X, y = validate_classes(self, X, y, needs="recourse needs")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "

@@ -2,9 +2,9 @@
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from ..privacy import check_classes
+from ._tables import validate_table
 
 
 def validate_classes(estimator, X, y, needs):
@@ -17,19 +17,23 @@ def validate_classes(estimator, X, y, needs):
     ``needs`` starts the error raised for fewer than two classes, e.g.
     "recourse needs".
 
+    ``X`` goes through :func:`~skdpx.utils._tables.validate_table` (the
+    estimator's ``schema_`` from its ``bounds`` and ``categories``).
+
     Returns
     -------
-    X : ndarray of float64
+    X : ndarray of float64 (the encoded rows)
     y : ndarray or None
         Validated ``y`` when there is no black box, else None.
     """
     declared = getattr(estimator, "classes", None)
+    categories = getattr(estimator, "categories", None)
     if estimator.estimator is None:
-        X, y = validate_data(estimator, X, y, dtype=np.float64)
+        X, y = validate_table(estimator, X, y, reset=True, categories=categories)
         check_classification_targets(y)
         estimator.classes_, _ = check_classes(declared, y, needs=needs)
     else:
-        X, y = validate_data(estimator, X, dtype=np.float64), None
+        X, y = validate_table(estimator, X, reset=True, categories=categories), None
         if not hasattr(estimator.estimator, "classes_"):
             raise ValueError("estimator must be a fitted classifier with classes_.")
         estimator.classes_ = np.asarray(estimator.estimator.classes_)
