@@ -706,18 +706,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
 
     def _records(self, cf, index=None):
         """Counterfactuals (encoded, NaN rows: none) as records of the fitted kind."""
-        ok = ~np.isnan(cf).any(axis=1)
-        frame = self._rows(cf[ok])
-        if self.schema_.kind != "frame":
-            import pandas as pd
-
-            frame = pd.DataFrame(frame, columns=[c for c, _ in self.schema_.groups])
-        index = np.arange(len(cf)) if index is None else index
-        frame.index = index[ok]
-        if ok.all():
-            return frame
-        ints = [c for c in frame.columns if frame[c].dtype.kind in "biu"]
-        return frame.astype({c: "Int64" for c in ints}).reindex(index)
+        return self.schema_.records(cf, *self.bounds_, index=index)
 
     def _segment_search(self, Q, anchors, target, reach):
         """The closest point the black box puts in the target class, on each query's segment.

@@ -749,14 +749,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     def _end_frame(self, end, index=None):
         """Encoded end points (NaN rows: none) as a DataFrame of the fitted columns."""
-        ok = ~np.isnan(end).any(axis=1)
-        frame = self._decode(end[ok])
-        index = np.arange(len(end)) if index is None else index
-        frame.index = index[ok]
-        if ok.all():
-            return frame
-        ints = [c for c in frame.columns if frame[c].dtype.kind in "biu"]
-        return frame.astype({c: "Int64" for c in ints}).reindex(index)
+        return self.schema_.records(end, *self.bounds_, index=index)
 
     def alternatives(self, X, n_paths=3):
         """Up to ``n_paths`` recourse paths per query, to distinct counterfactuals.

@@ -152,6 +152,28 @@ class TableSchema:
             return sparse.csr_matrix(Z)
         return Z
 
+    def records(self, Z, lower=None, upper=None, index=None):
+        """Encoded rows (a NaN row: none) as a DataFrame of the input's columns.
+
+        Decoded as :meth:`decode`; a NaN row stays missing (integer columns
+        become pandas' nullable ``Int64`` then). ``index``: the rows' labels
+        (default 0..n-1).
+        """
+        import pandas as pd
+
+        Z = np.asarray(Z, dtype=float)
+        ok = ~np.isnan(Z).any(axis=1)
+        frame = self.decode(Z[ok], lower, upper)
+        if self.kind != "frame":
+            frame = pd.DataFrame(np.asarray(frame.toarray() if sparse.issparse(frame) else frame),
+                                 columns=[c for c, _ in self.groups])
+        index = np.arange(len(Z)) if index is None else np.asarray(index)
+        frame.index = index[ok]
+        if ok.all():
+            return frame
+        ints = [c for c in frame.columns if frame[c].dtype.kind in "biu"]
+        return frame.astype({c: "Int64" for c in ints}).reindex(index)
+
     def project(self, Z, lower=None, upper=None):
         """``Z`` made valid records, in encoded units (decode, then encode)."""
         Z = np.asarray(Z, dtype=float)
