@@ -9,5 +9,21 @@ that accounts for both, are to come here.
 """
 
 from ._price import FitPrice, SearchPrice, price_search
+from ._scorers import (
+    DPAccuracy,
+    DPBalancedAccuracy,
+    DPLogLoss,
+    DPScorer,
+    get_dp_scorer,
+)
 
-__all__ = ["FitPrice", "SearchPrice", "price_search"]
+__all__ = [
+    "DPAccuracy",
+    "DPBalancedAccuracy",
+    "DPLogLoss",
+    "DPScorer",
+    "FitPrice",
+    "SearchPrice",
+    "get_dp_scorer",
+    "price_search",
+]
