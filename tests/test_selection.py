@@ -86,6 +86,10 @@ def test_search_event_structure():
     # a holdout run costs the worse of its fit and its score, never their composition
     worse = RepeatAndSelectDpEvent(MixtureDpEvent(fits), 10.0, 0.0)
     assert e1 == pytest.approx(compute_epsilon(worse, 1e-5))
+    # ... and the score counts when it is the worse one
+    loud = search_event([gaussian_event(8.0)], gaussian_event(1.0), n_folds=1, mean=10, shape=0.0)
+    assert compute_epsilon(loud, 1e-5) == pytest.approx(
+        compute_epsilon(RepeatAndSelectDpEvent(gaussian_event(1.0), 10.0, 0.0), 1e-5))
 
 
 @pytest.mark.parametrize("selection,eta", [("negative_binomial", 0.0), ("negative_binomial", 0.5),

@@ -475,7 +475,7 @@ def _log_delta_gaussian(sigma, eps):
     t_star = eps * sigma + 1.0 / (2.0 * sigma)
     x = scipy.special.log_ndtr(1.0 / sigma - t_star)
     y = eps + scipy.special.log_ndtr(-t_star)
-    return x + math.log1p(-math.exp(y - x)) if y <= x else -math.inf
+    return x + math.log1p(-math.exp(y - x)) if y < x else -math.inf
 
 
 def analytic_gaussian_sigma(epsilon, delta):

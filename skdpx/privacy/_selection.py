@@ -41,11 +41,13 @@ from ._accounting import (
     compose_events,
     gaussian_event,
 )
+from ._budget import Commitment
 from ._mechanisms import gaussian_release
 from ._random import NoiseSource
 
 __all__ = [
     "SELECTIONS",
+    "commit_search",
     "draw_candidates",
     "draw_runs",
     "draw_split",
@@ -253,6 +255,35 @@ def search_event(fit_events, score_event, *, n_folds, mean, shape, refit_events=
         refit = WorstOfDpEvent(refit_events) if len(refit_events) > 1 else refit_events[0]
         return compose_events(event, refit)
     return event
+
+
+def commit_search(ledger, event, label, *, delta, score_noise_multiplier, n_runs):
+    """Record the whole search in ``ledger`` and return what pays for its score releases.
+
+    ``event`` (:func:`search_event`) is committed for good before any
+    private row is read. The returned :class:`Commitment` holds the
+    ``n_runs`` score releases that the committed event accounts for (None
+    when the scorer reads no private row): a release beyond them raises
+    before any noise is drawn.
+
+    Parameters
+    ----------
+    ledger : EstimatorLedger
+    event : DpEvent
+    label : str
+    delta : float
+        The delta ``event`` is accounted at.
+    score_noise_multiplier : float or None
+    n_runs : int
+
+    Returns
+    -------
+    Commitment or None
+    """
+    ledger.commit(event, label, delta=delta)
+    if score_noise_multiplier is None or n_runs < 1:
+        return None
+    return Commitment(gaussian_event(score_noise_multiplier, steps=int(n_runs)), label)
 
 
 def score_event(noise_multiplier):
