@@ -12,7 +12,10 @@ from ._price import FitPrice, SearchPrice, price_search
 from ._scorers import (
     DPAccuracy,
     DPBalancedAccuracy,
+    DPCounterfactualScore,
+    DPLimeFidelity,
     DPLogLoss,
+    DPRecourseScore,
     DPScorer,
     get_dp_scorer,
 )
@@ -20,7 +23,10 @@ from ._scorers import (
 __all__ = [
     "DPAccuracy",
     "DPBalancedAccuracy",
+    "DPCounterfactualScore",
+    "DPLimeFidelity",
     "DPLogLoss",
+    "DPRecourseScore",
     "DPScorer",
     "FitPrice",
     "SearchPrice",
