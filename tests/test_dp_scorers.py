@@ -514,3 +514,13 @@ def test_lime_fidelity_of_a_regressor_is_on_centred_outputs(black_box):
         zero += np.sum(a * labels ** 2)
     assert fidelity == pytest.approx(1.0 - loss / zero, rel=1e-9)
     assert fidelity > 0.9  # a linear black box, explained without noise
+
+
+def test_an_empty_validation_part_contributes_nothing(black_box):
+    X, y, model = black_box
+    empty = X[:0]
+    for scorer, n_stats in ((DPAccuracy(), 1), (DPBalancedAccuracy(), 4), (DPLogLoss(), 1),
+                            (DPCounterfactualScore(), 1), (DPRecourseScore(), 1)):
+        c = scorer.contributions(model, empty, y[:0])
+        assert c.shape == (0, n_stats)
+        assert np.isfinite(scorer.finalize(c.sum(axis=0), 0))

@@ -268,6 +268,8 @@ class DPAccuracy(DPScorer):
 
     def contributions(self, estimator, X, y):
         y = _labels(y)
+        if len(y) == 0:  # an empty validation part: nothing to predict
+            return np.zeros((0, 1))
         correct = np.asarray(estimator.predict(X)).reshape(len(y)) == y
         return (correct.astype(float) - 0.5)[:, None]
 
@@ -341,8 +343,10 @@ class DPBalancedAccuracy(DPScorer):
         classes = _fitted_classes(estimator, self.classes, who=type(self).__name__)
         k = len(classes)
         codes = _class_codes(classes, y)
-        correct = np.asarray(estimator.predict(X)).reshape(len(y)) == y
         out = np.zeros((len(y), 2 * k))
+        if len(y) == 0:
+            return out
+        correct = np.asarray(estimator.predict(X)).reshape(len(y)) == y
         rows = np.flatnonzero(codes >= 0)
         out[rows, codes[rows]] = correct[rows] - 0.5
         out[rows, k + codes[rows]] = 1.0
@@ -426,6 +430,8 @@ class DPLogLoss(DPScorer):
         L = self._loss_cap()
         y = _labels(y)
         classes = _fitted_classes(estimator, None, who=type(self).__name__)
+        if len(y) == 0:
+            return np.zeros((0, 1))
         proba = np.asarray(estimator.predict_proba(X), dtype=float)
         if proba.shape != (len(y), len(classes)):
             raise ValueError(
@@ -499,6 +505,8 @@ class _BoundedUtility(DPScorer):
 
     def contributions(self, estimator, X, y=None):
         w = self._w()
+        if _n_rows(X) == 0:
+            return np.zeros((0, 1))
         return (self._utility(estimator, X) - (1.0 - w) / 2.0)[:, None]
 
     def sensitivity(self, relation):
@@ -721,16 +729,21 @@ class DPLimeFidelity(DPScorer):
     >>> from sklearn.linear_model import LogisticRegression
     >>> from skdpx.explain import DPLimeExplainer
     >>> from skdpx.model_selection import DPLimeFidelity
+    >>> from skdpx.privacy import PrivacyLedger, compute_epsilon
     >>> rng = np.random.RandomState(0)
     >>> X = rng.uniform(0, 1, size=(1000, 2)); y = (X[:, 0] > X[:, 1]).astype(int)
-    >>> model = LogisticRegression().fit(X, y)
+    >>> model = LogisticRegression().fit(X[:500], y[:500])  # public, or on other rows
+    >>> ledger = PrivacyLedger(epsilon=2.0, delta=1e-5)
     >>> explainer = DPLimeExplainer(model, epsilon=1.0, epsilon_per_query=0.5, max_iter=20,
-    ...                             bounds=(0, 1), random_state=0)
-    >>> scorer = DPLimeFidelity(X[:3], X_reference=X[:200])
-    >>> plan = scorer.planned_event(explainer, n_rows=1000, relation="add_or_remove")
-    >>> fidelity = scorer.public_score(explainer.fit(X))
-    >>> bool(0 < fidelity <= 1)
-    True
+    ...                             bounds=(0, 1), accountant=ledger, random_state=0)
+    >>> queries = rng.uniform(0, 1, size=(3, 2))  # public points
+    >>> scorer = DPLimeFidelity(queries, X_reference=rng.uniform(0, 1, size=(200, 2)))
+    >>> plan = scorer.planned_event(explainer, n_rows=500, relation="add_or_remove")
+    >>> round(compute_epsilon(plan, 1e-6), 2)  # 3 answers at 0.5, under the cap of 1
+    0.9
+    >>> fidelity = scorer.public_score(explainer.fit(X[500:]))
+    >>> bool(0 < fidelity <= 1), ledger.epsilon_spent <= compute_epsilon(plan, 1e-5)
+    (True, True)
     """
 
     name = "lime_fidelity"
