@@ -15,6 +15,36 @@ into a score in two steps, the way the privacy core wants it:
 
 No noise is drawn here: the scorers compute exact statistics, the core
 (``skdpx.privacy``) releases them.
+
+The L2 sensitivities of the column sums (privacy unit: one validation row;
+``w`` the scorer's weight of distance or cost, ``L`` the log-loss clip):
+
+==================================  ==========  =================  =================
+scorer                              statistics  add-or-remove      replace-one
+==================================  ==========  =================  =================
+:class:`DPAccuracy`                 1           1/2                1
+:class:`DPBalancedAccuracy`         2 K         sqrt(5)/2 ~ 1.118  sqrt(5/2) ~ 1.581
+:class:`DPLogLoss`                  1           L/2                L
+:class:`DPCounterfactualScore`      1           (1 + w)/2          1 + w
+:class:`DPRecourseScore`            1           (1 + w)/2          1 + w
+:class:`DPLimeFidelity`             0           none (public)      none (public)
+==================================  ==========  =================  =================
+
+:class:`DPLimeFidelity` scores explanations of public queries; what they
+spend goes through the explainer's own ledger and is planned by
+:meth:`DPScorer.planned_event`.
+
+Each bound is attained (a row with the extreme contribution added, or
+replaced by the opposite extreme); ``tests/test_dp_scorers.py`` checks it by
+brute force over neighbouring datasets.
+
+References
+----------
+.. [1] N. Papernot and T. Steinke, "Hyperparameter tuning with Renyi
+   differential privacy", ICLR 2022 (private selection: each run's score
+   must itself be DP).
+.. [2] J. Liu and K. Talwar, "Private selection from private candidates",
+   STOC 2019.
 """
 
 import math
@@ -706,6 +736,15 @@ class DPLimeFidelity(DPScorer):
     explanation at all (``phi = 0``), negative for explanations worse than
     none. It is :func:`skdpx.metrics.explanation_loss`'s loss, measured on
     public points instead of the private explanation rows.
+
+    Privacy: no sum over private rows is released, so there is no
+    sensitivity to state under either relation (:meth:`sensitivity` is not
+    defined). What the score costs is the explanations of ``X_query``:
+    every candidate of a search explains them anew, through its own ledger
+    (each answer at most ``epsilon_per_query``, all of them within the
+    explainer's ``epsilon``), and :meth:`planned_event` bounds that spend
+    with one RDP-computable Gaussian event. Keep ``X_query`` small and
+    ``X_reference`` large: reference points are free.
 
     Parameters
     ----------
