@@ -524,3 +524,15 @@ def test_an_empty_validation_part_contributes_nothing(black_box):
         c = scorer.contributions(model, empty, y[:0])
         assert c.shape == (0, n_stats)
         assert np.isfinite(scorer.finalize(c.sum(axis=0), 0))
+
+
+def test_scorers_compare_by_parameters_with_arrays_and_frames():
+    pd = pytest.importorskip("pandas")
+    Q = np.arange(6.0).reshape(3, 2)
+    assert DPLimeFidelity(Q) == DPLimeFidelity(Q.copy())
+    assert DPLimeFidelity(Q) != DPLimeFidelity(Q + 1)
+    assert DPCounterfactualScore(X_query=pd.DataFrame(Q)) == DPCounterfactualScore(
+        X_query=pd.DataFrame(Q))
+    assert DPCounterfactualScore(X_query=Q) != DPCounterfactualScore()
+    assert DPRecourseScore(cost_weight=0.2) != DPRecourseScore(cost_weight=0.3)
+    assert "X_query" in repr(DPRecourseScore(X_query=Q))

@@ -256,8 +256,9 @@ def _same(a, b):
         return False
     for key in a:
         x, y = a[key], b[key]
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            if not np.array_equal(np.asarray(x, dtype=object), np.asarray(y, dtype=object)):
+        if hasattr(x, "shape") or hasattr(y, "shape"):  # arrays, DataFrames
+            if x is None or y is None or not np.array_equal(
+                    np.asarray(x, dtype=object), np.asarray(y, dtype=object)):
                 return False
         elif x != y:
             return False
