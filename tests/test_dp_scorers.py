@@ -536,3 +536,32 @@ def test_scorers_compare_by_parameters_with_arrays_and_frames():
     assert DPCounterfactualScore(X_query=Q) != DPCounterfactualScore()
     assert DPRecourseScore(cost_weight=0.2) != DPRecourseScore(cost_weight=0.3)
     assert "X_query" in repr(DPRecourseScore(X_query=Q))
+
+
+def test_explainer_scores_on_a_dataframe_with_a_categorical_column():
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.RandomState(0)
+    n = 500
+    df = pd.DataFrame({"a": rng.uniform(0, 1, n), "b": rng.uniform(0, 1, n),
+                       "c": rng.choice(["x", "y"], n)})
+    y = ((df.a + df.b + 0.3 * (df.c == "x")) > 1.1).astype(int).to_numpy()
+    black_box = make_pipeline(make_column_transformer((OneHotEncoder(), ["c"]),
+                                                      remainder="passthrough"),
+                              LogisticRegression()).fit(df, y)
+    public = dict(bounds={"a": (0, 1), "b": (0, 1)}, categories={"c": ["x", "y"]},
+                  random_state=0)
+    train, rows = df[:300], df[300:]
+    dpc = DPCounterfactualGenerator(black_box, epsilon=1.0, latent_dim=2, ae_method="functional",
+                                    max_iter=20, **public).fit(train)
+    scorer = DPCounterfactualScore()
+    c = scorer.contributions(dpc, rows, y[300:])
+    assert c.shape == (200, 1) and 0.5 < scorer.finalize(c.sum(axis=0), 200) <= 1.0
+    rec = PrivRecourse(black_box, n_clusters=10, epsilon=2.0, **public).fit(train, y[:300])
+    assert 0.5 < DPRecourseScore(X_query=rows[:50]).public_score(rec) <= 1.0
+    lime = DPLimeExplainer(black_box, epsilon=2.0, epsilon_per_query=0.5, max_iter=20,
+                           **public).fit(train)
+    assert 0.0 < DPLimeFidelity(rows[:4], X_reference=rows[4:]).public_score(lime) <= 1.0
