@@ -145,3 +145,32 @@ def test_secure_by_default_and_pickles_no_noise(data):
     assert clone(search).get_params()["epsilon"] == 2.0
     with pytest.warns(PrivacyLeakWarning, match="seed|random_state"):
         DPGridSearchCV(_clf(), GRID, epsilon=2.0, random_state=0).fit(X, y)
+
+
+def test_dataframes_pipelines_distributions_and_jobs():
+    pd = pytest.importorskip("pandas")
+    from scipy.stats import loguniform
+
+    from skdpx.preprocessing import PublicSchemaEncoder
+
+    rng = np.random.default_rng(0)
+    n = 600
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n),
+                          "job": rng.choice(["a", "b", "c"], n)})
+    y = ((frame["age"] > 45) ^ (frame["job"] == "c")).astype(int).to_numpy()
+    pipe = make_pipeline(
+        PublicSchemaEncoder(bounds={"age": (18, 90)}, categories={"job": ["a", "b", "c"]}),
+        DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=n, epochs=20))
+    ledger = PrivacyLedger(epsilon=4.0, delta=1e-5)
+    search = DPRandomSearchCV(
+        pipe, {"dplocallylinearclassifier__learning_rate": loguniform(0.05, 2.0)}, n_iter=3,
+        epsilon=2.0, accountant=ledger, n_jobs=2, random_state=3)
+    from joblib import parallel_backend
+
+    with parallel_backend("threading"):  # the joblib path, without starting processes
+        search.fit(frame, y)
+    assert len(search.cv_results_["params"]) == 3 and len(ledger) == 1
+    assert search.predict(frame.head(5)).shape == (5,)
+    # the estimator's own budget parameters are the search's
+    fitted = search.best_estimator_[-1]
+    assert fitted.epsilon == search.search_plan_.refit_epsilon
