@@ -46,6 +46,7 @@ from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPEstimator,
     EstimatorLedger,
+    MixtureDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
     SpendReportMixin,
@@ -53,12 +54,14 @@ from ..privacy import (
     compose_events,
     compute_epsilon,
     event_to_json,
+    gaussian_event,
     noise_source,
 )
 from ..privacy._budget import UncappedBudgetWarning
 from ..privacy._selection import (
     SELECTIONS,
     commit_search,
+    dominated_noise_multiplier,
     draw_candidates,
     draw_runs,
     draw_split,
@@ -385,7 +388,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         def evaluate(eps_c):
             if eps_c not in cache:
                 fits = [p(eps_c, delta) for p in fit_planners]
-                z = None if scorer.public else calibrate_noise(eps_c, delta)
+                z = None if scorer.public else _score_noise(fits, eps_c, delta, n_folds)
                 event = search_event(fits, None if z is None else score_event(z),
                                      n_folds=n_folds, mean=mean, shape=shape,
                                      refit_events=refit_events)
@@ -397,7 +400,21 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         key = (n, n_folds, len(pool), self.epsilon, self.delta, self.refit, self.refit_share,
                self.selection, self.eta, mean)
         hint = getattr(self, "_calibration_hint", (None, None))
-        x0 = hint[1] if hint[0] == key else self.epsilon / (4 if self.refit else 2)
+        if hint[0] == key:
+            x0 = hint[1]
+        else:
+            # else from a proxy that costs milliseconds: each run's fit as one Gaussian
+            # release with the same (epsilon, delta) (the fits' own calibration is slow)
+            def proxy(eps_c):
+                fit = gaussian_event(calibrate_noise(eps_c, delta))
+                z = None if scorer.public else _score_noise([fit], eps_c, delta, n_folds)
+                event = search_event([fit], None if z is None else score_event(z),
+                                     n_folds=n_folds, mean=mean, shape=shape,
+                                     refit_events=refit_events)
+                return compute_epsilon(event, delta)
+
+            x0 = _largest_below(proxy, self.epsilon, self.epsilon / (4 if self.refit else 2),
+                                rtol=0.01, max_evals=12) or self.epsilon / 4
         # a run never gets more than the whole budget (an estimator whose spend
         # does not grow with its epsilon, DPLime's per-query budget, stops there)
         eps_c = _largest_below(lambda e: evaluate(min(e, self.epsilon))[0], self.epsilon, x0)
@@ -616,6 +633,17 @@ class _NoScore:
 
     def public_score(self, estimator):
         return math.nan
+
+
+def _score_noise(fits, eps_c, delta, n_folds):
+    """A run's score noise: as little as costs nothing on top of a holdout run's fit
+    (its Renyi curve below the fits' mixture), else calibrated to the run's budget."""
+    z = calibrate_noise(eps_c, delta)
+    if n_folds == 1:
+        free = dominated_noise_multiplier(MixtureDpEvent(fits) if len(fits) > 1 else fits[0])
+        if math.isfinite(free):
+            return free
+    return z
 
 
 def _distinct(events):
