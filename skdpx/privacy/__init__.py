@@ -18,6 +18,9 @@ from dp_accounting import ComposedDpEvent, NonPrivateDpEvent, NoOpDpEvent
 
 from ._accounting import (
     ApproxDpEvent,
+    MixtureDpEvent,
+    WorstOfDpEvent,
+    rdp_curve,
     PureDpEvent,
     approx_event,
     calibrate_laplace,
@@ -88,6 +91,7 @@ __all__ = [
     "GDPAudit",
     "GDPAuditWarning",
     "LedgerDetachedError",
+    "MixtureDpEvent",
     "NoOpDpEvent",
     "NoiseSource",
     "NonPrivateDpEvent",
@@ -98,6 +102,7 @@ __all__ = [
     "SpendPlan",
     "SpendReportMixin",
     "UncappedBudgetWarning",
+    "WorstOfDpEvent",
     "approx_event",
     "audit_epsilon",
     "audit_gdp",
@@ -127,6 +132,7 @@ __all__ = [
     "noise_source",
     "noisy_gradient",
     "poisson_sample",
+    "rdp_curve",
     "pure_event",
     "pure_to_gaussian",
     "histogram_bounds",

@@ -35,13 +35,16 @@ from dp_accounting import dp_event as _dp_event
 from dp_accounting.pld import common as _pld_common
 from dp_accounting.pld import privacy_loss_distribution as _pld
 from dp_accounting.rdp import RdpAccountant
+from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 import numpy as np
 import scipy.optimize
 import scipy.special
 
 __all__ = [
     "ApproxDpEvent",
+    "MixtureDpEvent",
     "PureDpEvent",
+    "WorstOfDpEvent",
     "calibrate_laplace",
     "calibrate_noise",
     "compose_events",
@@ -97,6 +100,42 @@ class ApproxDpEvent(_dp_event.DpEvent):
 
     epsilon: float
     delta: float
+
+
+def _event_tuple(events):
+    events = tuple(events)
+    if not events or not all(isinstance(e, _dp_event.DpEvent) for e in events):
+        raise ValueError("events must be a non-empty sequence of DpEvents.")
+    return events
+
+
+@attr.define(frozen=True)
+class MixtureDpEvent(_dp_event.DpEvent):
+    """One of ``events``, drawn uniformly at random (independently of the data) and named.
+
+    A private search's run: it draws a candidate from a public pool and
+    releases which one it drew. Its Renyi divergence at order ``a`` is the
+    exact ``1/(a-1) log mean_c exp((a-1) eps_c(a))`` of the candidates'
+    curves ``eps_c`` (the label is revealed, so the mixture is a
+    disjoint one), never above their maximum. Accounted with Renyi DP only.
+    """
+
+    events: tuple = attr.field(converter=_event_tuple)
+
+
+@attr.define(frozen=True)
+class WorstOfDpEvent(_dp_event.DpEvent):
+    """One of ``events``, chosen in a way that may depend on earlier releases.
+
+    The refit of a private search (its candidate is the one selected), or
+    the part of a holdout split that holds the protected row (drawn
+    independently of the data, not revealed). Renyi divergence is jointly
+    quasi-convex, and an adaptive choice composes with the worst option, so
+    at every order it is the maximum of the options' curves. Accounted with
+    Renyi DP only.
+    """
+
+    events: tuple = attr.field(converter=_event_tuple)
 
 
 # --------------------------------------------------------------------------
@@ -250,6 +289,8 @@ def _event_classes():
     }
     classes["PureDpEvent"] = PureDpEvent
     classes["ApproxDpEvent"] = ApproxDpEvent
+    classes["MixtureDpEvent"] = MixtureDpEvent
+    classes["WorstOfDpEvent"] = WorstOfDpEvent
     return classes
 
 
@@ -434,7 +475,7 @@ def _log_delta_gaussian(sigma, eps):
     t_star = eps * sigma + 1.0 / (2.0 * sigma)
     x = scipy.special.log_ndtr(1.0 / sigma - t_star)
     y = eps + scipy.special.log_ndtr(-t_star)
-    return x + math.log1p(-math.exp(y - x)) if y <= x else -math.inf
+    return x + math.log1p(-math.exp(y - x)) if y < x else -math.inf
 
 
 def analytic_gaussian_sigma(epsilon, delta):
@@ -556,16 +597,87 @@ def _leaf_pld(leaf_json, count):
     return pld.self_compose(count) if count > 1 else pld
 
 
+def _rdp_repeat_and_select(orders, rdp, mean, shape):
+    """Papernot & Steinke's bound on a Renyi curve, as dp_accounting computes it.
+
+    dp_accounting applies it inside its accountant to its own events only;
+    the function it uses takes any curve (a mixture of candidates, say). It
+    is the one private dp_accounting name skdpx uses: tests/test_selection.py
+    checks it against the accountant on dp_accounting's own events.
+    """
+    transform = getattr(_rdp, "_compute_rdp_repeat_and_select", None)
+    if transform is None:  # pragma: no cover - a dp_accounting that moved it
+        raise RuntimeError("this dp_accounting has no _compute_rdp_repeat_and_select: private "
+                           "selection cannot be accounted. Install dp-accounting 0.4.x-0.5.x.")
+    return transform(orders, rdp, mean, shape)
+
+
+#: The Renyi orders of every RDP computation (dp_accounting's defaults).
+RDP_ORDERS = tuple(float(a) for a in RdpAccountant().orders)
+
+
 def _rdp_epsilon(events, delta):
-    if any(isinstance(event, ApproxDpEvent) for event, _ in events):
-        return math.inf  # an (epsilon, delta) cap has no Renyi bound: nothing smaller is sound
-    accountant = RdpAccountant()
+    orders = np.asarray(RDP_ORDERS)
+    total = np.zeros_like(orders)
     for event, count in events:
-        if isinstance(event, PureDpEvent):
-            # epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016).
-            event = dp_accounting.ZCDpEvent(event.epsilon**2 / 2)
-        accountant.compose(event, count)
-    return float(accountant.get_epsilon(delta))
+        total = total + count * rdp_curve(event)
+    if not np.isfinite(total).any():
+        return math.inf
+    return float(_rdp.compute_epsilon(orders, total, delta)[0])
+
+
+def rdp_curve(event):
+    """The Renyi DP of ``event`` at each of :data:`RDP_ORDERS` (an ndarray).
+
+    dp_accounting's Renyi accountant for its own events, plus skdpx's:
+    :class:`PureDpEvent` (``min(eps, a eps^2 / 2)``: an epsilon-DP mechanism
+    is ``eps^2/2``-zCDP, Bun & Steinke 2016, and its divergence never
+    exceeds ``eps``), :class:`MixtureDpEvent` (log-mean-exp of the
+    candidates' curves), :class:`WorstOfDpEvent` (their maximum) and a
+    ``RepeatAndSelectDpEvent`` over any of these (Papernot & Steinke 2022,
+    Theorems 2 and 6, as dp_accounting computes them). An
+    :class:`ApproxDpEvent` has no Renyi bound: ``inf`` at every order.
+    """
+    return _rdp_curve_json(event_to_json(event)).copy()
+
+
+@lru_cache(maxsize=512)
+def _rdp_curve_json(event_json):
+    with _quiet_dp_accounting():
+        return _rdp_curve_of(event_from_json(event_json))
+
+
+def _rdp_curve_of(event):
+    orders = np.asarray(RDP_ORDERS)
+    if isinstance(event, _dp_event.NoOpDpEvent):
+        return np.zeros_like(orders)
+    if isinstance(event, (ApproxDpEvent, _dp_event.NonPrivateDpEvent)):
+        return np.full_like(orders, np.inf)
+    if isinstance(event, PureDpEvent):
+        return np.minimum(event.epsilon, orders * event.epsilon**2 / 2)
+    if isinstance(event, _dp_event.ComposedDpEvent):
+        return sum((_rdp_curve_of(e) for e in event.events), np.zeros_like(orders))
+    if isinstance(event, _dp_event.SelfComposedDpEvent):
+        return event.count * _rdp_curve_of(event.event)
+    if isinstance(event, WorstOfDpEvent):
+        return np.max([_rdp_curve_of(e) for e in event.events], axis=0)
+    if isinstance(event, MixtureDpEvent):
+        curves = np.array([_rdp_curve_of(e) for e in event.events])
+        with np.errstate(over="ignore"):
+            logmeanexp = scipy.special.logsumexp((orders - 1) * curves, axis=0) - math.log(
+                len(curves))
+        return np.where(np.isinf(curves).any(axis=0), np.inf, logmeanexp / (orders - 1))
+    if isinstance(event, _dp_event.RepeatAndSelectDpEvent):
+        inner = _rdp_curve_of(event.event)
+        if not np.isfinite(inner).any():
+            return np.full_like(orders, np.inf)
+        return np.asarray(_rdp_repeat_and_select(orders, inner, event.mean, event.shape),
+                          dtype=float)
+    accountant = RdpAccountant(list(orders))
+    if not accountant.supports(event):
+        return np.full_like(orders, np.inf)
+    accountant.compose(event)
+    return np.asarray(accountant.rdp, dtype=float)
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,887 @@
+"""Hyperparameter searches that are themselves differentially private.
+
+``GridSearchCV`` over a DP estimator records every fit's spend, yet leaks
+through three doors: its validation scores are exact releases, its choice is
+made from them, and ``candidates x folds`` fits can empty a capped ledger
+before the refit. :class:`DPRandomSearchCV` and :class:`DPGridSearchCV`
+close all three (the privacy core's :mod:`skdpx.privacy._selection` holds the
+draws and the accounting):
+
+1. the rows are split (a holdout part, or k folds) independently of each
+   other and of the data, with the secure generator;
+2. a random number of runs ``K`` is drawn (Papernot & Steinke 2022: a
+   truncated negative binomial or a Poisson; Liu & Talwar 2019: a
+   geometric), independently of the data;
+3. each run draws a candidate uniformly from the public pool, fits it with
+   DP on the training part, and scores it with a DP score (Gaussian noise on
+   the validation rows' contributions, :mod:`._scorers`);
+4. the best run is kept: its candidate, its noisy score, its model;
+5. optionally the selected candidate is refitted on all the rows.
+
+The whole search is priced before it starts (:meth:`price`), calibrated so
+that it fits in ``(epsilon, delta)``, and committed to the ledger as one
+event, ``RepeatAndSelect(run) + WorstOf(refits)``, before any private row is
+read. Only the best run's score is released: ``cv_results_`` shows the
+public pool, how many runs drew each candidate (independent of the data)
+and the selected candidate's DP score; the other runs' scores stay hidden,
+which is what makes random stopping private.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+import math
+from numbers import Integral, Real
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.pipeline import Pipeline
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted, indexable
+
+from .._sklearn_compat import Interval, StrOptions, fit_context, safe_indexing
+from ..privacy import (
+    BUDGET_PARAMETER_CONSTRAINTS,
+    DPEstimator,
+    EstimatorLedger,
+    MixtureDpEvent,
+    PrivacyLedger,
+    PrivacyLeakWarning,
+    SpendReportMixin,
+    calibrate_noise,
+    compose_events,
+    compute_epsilon,
+    event_to_json,
+    gaussian_event,
+    noise_source,
+)
+from ..privacy._budget import UncappedBudgetWarning
+from ..privacy._selection import (
+    SELECTIONS,
+    commit_search,
+    dominated_noise_multiplier,
+    draw_candidates,
+    draw_runs,
+    draw_split,
+    release_score,
+    run_distribution,
+    score_event,
+    search_event,
+)
+from ._scorers import get_dp_scorer
+
+__all__ = ["DPGridSearchCV", "DPRandomSearchCV", "SearchPlan"]
+
+#: As many queries as an explainer's cap can pay for: its whole cap.
+_UNBOUNDED_QUERIES = 2**31
+
+#: Parameters the search sets on every candidate: a candidate cannot set them.
+_SEARCH_SET = ("epsilon", "delta", "accountant", "random_state")
+
+
+@dataclass
+class SearchPlan:
+    """What a private search will spend, and how its budget is split.
+
+    Made by :meth:`DPRandomSearchCV.price` (before anything is read or
+    spent) and kept as ``search_plan_`` by ``fit``.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The whole search's cost (training, scoring, selection, refit),
+        computed from ``event`` with Renyi DP, at most the search's budget.
+    candidate_epsilon, candidate_delta : float
+        The budget each run's fit is given (its ``epsilon`` and ``delta``).
+    refit_epsilon, refit_delta : float or None
+        The refit's budget (None without refit).
+    score_noise_multiplier : float or None
+        The Gaussian noise of a run's score over its sensitivity (None for a
+        scorer that reads no private row).
+    score_sensitivity : float or None
+        The L2 sensitivity of the score's sums under ``relation``.
+    selection, mean_runs, shape, gamma : str, float, float, float or None
+        The number of runs: its distribution, its mean, dp_accounting's
+        shape and the stopping probability.
+    n_candidates, n_folds, n_train, n_validation : int
+        The public pool's size; 1 for a holdout split; the parts' sizes
+        (expected ones before ``fit``, drawn ones after).
+    relation : str
+    event : DpEvent
+        What the ledger records.
+    candidate_events : list of DpEvent
+        Each candidate's fit on the training part at ``candidate_epsilon``.
+    """
+
+    epsilon: float
+    delta: float
+    candidate_epsilon: float
+    candidate_delta: float
+    refit_epsilon: object
+    refit_delta: object
+    score_noise_multiplier: object
+    score_sensitivity: object
+    selection: str
+    mean_runs: float
+    shape: float
+    gamma: object
+    n_candidates: int
+    n_folds: int
+    n_train: int
+    n_validation: int
+    relation: str
+    event: object = field(repr=False)
+    candidate_events: list = field(repr=False, default_factory=list)
+
+    def epsilon_at(self, delta):
+        """The search's epsilon at another ``delta``."""
+        return compute_epsilon(self.event, delta)
+
+    def to_dict(self):
+        """The plan as a JSON-ready dict (the event as dp_accounting JSON)."""
+        out = {k: v for k, v in self.__dict__.items() if k not in ("event", "candidate_events")}
+        out["event"] = event_to_json(self.event)
+        return out
+
+
+# --------------------------------------------------------------------------
+# The estimator's skdpx step
+# --------------------------------------------------------------------------
+def _dp_step(estimator):
+    """``(prefix, step)``: the skdpx estimator the search sets the budget of."""
+    if isinstance(estimator, DPEstimator):
+        return "", estimator
+    if isinstance(estimator, Pipeline) and isinstance(estimator.steps[-1][1], DPEstimator):
+        for name, step in estimator.steps[:-1]:
+            if step is None or isinstance(step, str):
+                continue
+            from ..preprocessing import PublicSchemaEncoder
+            from sklearn.utils import get_tags
+
+            try:
+                learns = get_tags(step).requires_fit
+            except Exception:
+                learns = True
+            if learns and not isinstance(step, PublicSchemaEncoder):
+                raise ValueError(
+                    f"the Pipeline's step {name!r} ({type(step).__name__}) learns from the rows "
+                    "outside any ledger (a scaler's means, say): a private search cannot account "
+                    "for it. Declare what it learns (skdpx.preprocessing.PublicSchemaEncoder "
+                    "with public bounds and categories) or fit it on public data and freeze it "
+                    "(sklearn.frozen.FrozenEstimator)."
+                )
+        name = estimator.steps[-1][0]
+        return name + "__", estimator.steps[-1][1]
+    raise TypeError(
+        "estimator must be a skdpx estimator (DPLocallyLinearClassifier, DPLimeExplainer, "
+        "DPCounterfactualGenerator, PrivRecourse) or a Pipeline that ends in one, got "
+        f"{type(estimator).__name__}. A private search needs to set each candidate's budget."
+    )
+
+
+def _fresh(estimator, params):
+    """An unfitted copy of ``estimator`` with ``params``, that keeps its black box.
+
+    ``clone`` would also clone the skdpx step's ``estimator`` (the fitted
+    model that DPLimeExplainer, DPCounterfactualGenerator and PrivRecourse
+    explain) into an unfitted one; the black box is used, never fitted, by
+    them, so the copy shares it (a candidate may also set another one).
+    """
+    prefix, step = _dp_step(estimator)
+    copy = clone(estimator)
+    black_box = getattr(step, "estimator", None)
+    if black_box is not None and "estimator" in step.get_params(deep=False):
+        copy.set_params(**{prefix + "estimator": black_box})
+    return copy.set_params(**params)
+
+
+def _check_candidates(candidates, prefix):
+    for params in candidates:
+        for key in params:
+            if key.startswith(prefix) and key[len(prefix):] in _SEARCH_SET or key in _SEARCH_SET:
+                raise ValueError(
+                    f"the candidates set {key!r}, which the search sets itself (the budget of "
+                    "each fit comes from the search's epsilon and delta). To see how accuracy "
+                    "changes with epsilon, use skdpx.model_selection.privacy_utility_curve."
+                )
+
+
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+
+def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, relation):
+    """One run: a candidate fitted with DP on the training part, and its score's exact sums.
+
+    ``budget`` holds the search's settings of the candidate (its epsilon,
+    delta and random_state). The fit spends in a ledger of its own: the
+    search recorded the whole search before this run. The exact sums go
+    back to the search (never stored), whose privacy core adds the noise.
+    """
+    prefix = budget.pop("_prefix")
+    est = _fresh(estimator, params)
+    est.set_params(**{prefix + k: v for k, v in budget.items()},
+                   **{prefix + "accountant": PrivacyLedger(relation=relation)})
+    with warnings.catch_warnings():
+        # the search's own warnings cover these (seeded runs, the run's private ledger)
+        warnings.simplefilter("ignore", UncappedBudgetWarning)
+        est.fit(X_train, y_train)
+        if scorer.public:
+            return est, float(scorer.public_score(est))
+        sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
+    return est, (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
+
+
+class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
+    """The private search shared by DPGridSearchCV and DPRandomSearchCV."""
+
+    _parameter_constraints = {
+        "estimator": [BaseEstimator],
+        "scoring": [str, object, None],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "accountant": BUDGET_PARAMETER_CONSTRAINTS["accountant"],
+        "cv": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 2, None, closed="left")],
+        "refit": ["boolean"],
+        "refit_share": [Interval(Real, 0, 1, closed="neither")],
+        "selection": [StrOptions(set(SELECTIONS))],
+        "eta": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator, *, scoring=None, epsilon=1.0, delta=1e-5, accountant=None,
+                 cv=0.2, refit=True, refit_share=0.5, selection="negative_binomial", eta=0.0,
+                 n_jobs=None, random_state=None):
+        self.estimator = estimator
+        self.scoring = scoring
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.cv = cv
+        self.refit = refit
+        self.refit_share = refit_share
+        self.selection = selection
+        self.eta = eta
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ planning
+    def _mean_runs(self, n_candidates):
+        raise NotImplementedError
+
+    def _candidates(self):
+        raise NotImplementedError
+
+    def _setup(self):
+        """Checks that need no data: ``(prefix, step, pool, scorer, mean)``."""
+        if isinstance(self.cv, bool):
+            raise ValueError("cv must be a fraction in (0, 1) or a number of folds >= 2.")
+        if not math.isfinite(self.epsilon):
+            raise ValueError("a private search needs a finite epsilon.")
+        if isinstance(self.cv, Integral) and not self.refit:
+            raise ValueError(
+                f"refit=False keeps the selected run's model, which a holdout split has; with "
+                f"cv={self.cv} folds a run fits {self.cv} models. Use refit=True or a holdout "
+                "fraction (cv=0.2)."
+            )
+        prefix, step = _dp_step(self.estimator)
+        pool = self._candidates()
+        if not pool:
+            raise ValueError("the search has no candidate.")
+        _check_candidates(pool, prefix)
+        scorer = get_dp_scorer(self.scoring, step)
+        return prefix, step, pool, scorer, self._mean_runs(len(pool))
+
+    def _relation(self):
+        acc = self.accountant
+        if acc is None:
+            acc = getattr(_dp_step(self.estimator)[1], "accountant", None)
+        return acc.relation if isinstance(acc, PrivacyLedger) else "add_or_remove"
+
+    def _plan(self, X, y, parts, setup):
+        """Calibrate the runs' budget so that the whole search fits in (epsilon, delta).
+
+        ``parts``: None for the expected part sizes (``price``), else the
+        drawn split. Reads the rows' shape and schema only (validation),
+        never their values' statistics.
+        """
+        prefix, step, pool, scorer, mean = setup
+        relation = self._relation()
+        n = _n_rows(X)
+        n_folds = 1 if isinstance(self.cv, Real) and not isinstance(self.cv, Integral) else \
+            int(self.cv)
+        if parts is None:
+            if n_folds == 1:
+                n_val = int(round(self.cv * n))
+                train_rows = np.arange(n - n_val)
+            else:
+                n_val = int(round(n / n_folds))
+                train_rows = np.arange(n - n_val)
+        else:
+            if n_folds == 1:
+                train_rows, n_val = np.flatnonzero(parts == 0), int((parts == 1).sum())
+            else:  # the smallest training part: the largest sample rate
+                sizes = np.bincount(parts, minlength=n_folds)
+                train_rows = np.flatnonzero(parts != int(np.argmax(sizes)))
+                n_val = int(sizes.max())
+        if scorer.public:
+            # the scorer reads no private row: every run fits on all of them
+            n_folds, train_rows, n_val = 1, np.arange(n), 0
+        elif n_val < 1:
+            raise ValueError(f"the validation part is empty (n_samples={n}, cv={self.cv!r}).")
+        X_train = safe_indexing(X, train_rows)
+        y_train = None if y is None else safe_indexing(y, train_rows)
+        min_rows = getattr(step, "_min_samples", 1)
+        if len(train_rows) < min_rows:
+            raise ValueError(
+                f"the training part has {len(train_rows)} rows: {type(step).__name__} needs at "
+                f"least {min_rows}. Nothing was spent."
+            )
+
+        def planner(est, Xp, yp, *, refit=False):
+            """A function epsilon -> the fit's planned event, on validated data.
+
+            A run's event adds what its scoring spends through the estimator
+            (DPLimeExplainer explains the scorer's queries); the refit's adds
+            everything the refitted estimator may still spend when it is used
+            (DPLimeExplainer: its whole cap, prepaid in this search's event).
+            """
+            dp = est if not prefix else est.steps[-1][1]
+            Xs = Xp
+            if prefix:  # the pipeline's public steps (fitted on names and dtypes only)
+                Xs = Pipeline(est.steps[:-1]).fit(Xp, yp).transform(Xp) if \
+                    len(est.steps) > 1 else Xp
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyLeakWarning)
+                data = dp._validate_fit(Xs, yp)
+
+            def plan(eps, delta):
+                dp.set_params(epsilon=eps, delta=delta)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", PrivacyLeakWarning)
+                    event = dp._plan_fit(data, relation).event
+                if refit and hasattr(dp, "_plan_queries"):
+                    extra = dp._plan_queries(_UNBOUNDED_QUERIES)
+                else:
+                    extra = None if refit else scorer.planned_event(dp, _n_rows(Xs), relation)
+                return event if extra is None else compose_events(event, extra)
+            return plan
+
+        fit_planners = [planner(_fresh(self.estimator, p), X_train, y_train) for p in pool]
+        refit_planners = [planner(_fresh(self.estimator, p), X, y, refit=True)
+                          for p in pool] if self.refit else []
+        shape, gamma = run_distribution(self.selection, mean, self.eta)
+        sens = None if scorer.public else float(scorer.sensitivity(relation))
+        delta = float(self.delta)
+        eps_refit = self.refit_share * self.epsilon if self.refit else None
+
+        refit_events = []
+        if self.refit:
+            refit_events = _distinct([p(eps_refit, delta) for p in refit_planners])
+
+        cache = {}
+
+        def evaluate(eps_c):
+            if eps_c not in cache:
+                fits = [p(eps_c, delta) for p in fit_planners]
+                z = None if scorer.public else _score_noise(fits, eps_c, delta, n_folds)
+                event = search_event(fits, None if z is None else score_event(z),
+                                     n_folds=n_folds, mean=mean, shape=shape,
+                                     refit_events=refit_events)
+                cache[eps_c] = (compute_epsilon(event, delta), event, fits, z)
+            return cache[eps_c]
+
+        # start from the last calibration of this search (price, then fit): any start
+        # is safe, a close one saves evaluations (each plans every candidate)
+        key = (n, n_folds, len(pool), self.epsilon, self.delta, self.refit, self.refit_share,
+               self.selection, self.eta, mean)
+        hint = getattr(self, "_calibration_hint", (None, None))
+        if hint[0] == key:
+            x0 = hint[1]
+        else:
+            # else from a proxy that costs milliseconds: each run's fit as one Gaussian
+            # release with the same (epsilon, delta) (the fits' own calibration is slow)
+            def proxy(eps_c):
+                fit = gaussian_event(calibrate_noise(eps_c, delta))
+                z = None if scorer.public else _score_noise([fit], eps_c, delta, n_folds)
+                event = search_event([fit], None if z is None else score_event(z),
+                                     n_folds=n_folds, mean=mean, shape=shape,
+                                     refit_events=refit_events)
+                return compute_epsilon(event, delta)
+
+            x0 = _largest_below(proxy, self.epsilon, self.epsilon / (4 if self.refit else 2),
+                                rtol=0.01, max_evals=12) or self.epsilon / 4
+        # a run never gets more than the whole budget (an estimator whose spend
+        # does not grow with its epsilon, DPLime's per-query budget, stops there)
+        eps_c = _largest_below(lambda e: evaluate(min(e, self.epsilon))[0], self.epsilon, x0)
+        eps_c = None if eps_c is None else min(eps_c, self.epsilon)
+        if eps_c is None:
+            raise ValueError(
+                f"the search cannot fit in epsilon={self.epsilon:g}: the refit alone "
+                f"(refit_share={self.refit_share:g}) with selection over {len(pool)} candidates "
+                "takes it all. Lower refit_share, set refit=False, or raise epsilon. Nothing "
+                "was spent."
+            )
+        total, event, fits, z = evaluate(eps_c)
+        self._calibration_hint = (key, eps_c)  # a starting point only: public, not fitted state
+        return SearchPlan(
+            epsilon=float(total), delta=delta, candidate_epsilon=float(eps_c),
+            candidate_delta=delta, refit_epsilon=eps_refit,
+            refit_delta=delta if self.refit else None, score_noise_multiplier=z,
+            score_sensitivity=sens, selection=self.selection, mean_runs=float(mean),
+            shape=float(shape), gamma=gamma, n_candidates=len(pool), n_folds=n_folds,
+            n_train=int(len(train_rows)), n_validation=int(n_val), relation=relation,
+            event=event, candidate_events=fits,
+        )
+
+    def price(self, X, y=None):
+        """The planned cost of the whole search on these rows, before anything is spent.
+
+        The budget is split as ``fit`` splits it (with the expected part
+        sizes; ``fit`` recalibrates on the drawn split, again within
+        ``(epsilon, delta)``). Nothing is recorded and no private value is read.
+
+        Returns
+        -------
+        SearchPlan
+        """
+        self._validate_params()
+        X, y = indexable(X, y)
+        return self._plan(X, y, None, self._setup())
+
+    # ------------------------------------------------------------ fitting
+    @fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Run the private search: plan, commit, then K DP runs and the refit.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        X, y = indexable(X, y)
+        setup = self._setup()
+        prefix, step, pool, scorer, mean = setup
+        noise = noise_source(self.random_state)
+        parts = draw_split(_n_rows(X), self.cv if not isinstance(self.cv, Real) or
+                           isinstance(self.cv, Integral) else float(self.cv), noise=noise)
+        plan = self._plan(X, y, parts, setup)
+        n_runs = draw_runs(self.selection, plan.mean_runs, noise=noise, eta=self.eta)
+        drawn = draw_candidates(len(pool), n_runs, noise=noise)
+
+        ledger = EstimatorLedger(self.epsilon, self.delta, self.accountant if self.accountant is not None else
+                                 getattr(step, "accountant", None),
+                                 prefix=f"{type(self).__name__}: ")
+        label = (f"private selection over {len(pool)} candidates of "
+                 f"{type(step).__name__} ({self.selection}, mean {plan.mean_runs:g} runs)"
+                 + (" + refit" if self.refit else ""))
+        # committed before any private row is read: final, never refunded
+        score_commitment = commit_search(
+            ledger, plan.event, label, delta=plan.delta, n_runs=n_runs,
+            score_noise_multiplier=None if scorer.public else plan.score_noise_multiplier)
+        self.ledger_ = ledger
+        self.search_plan_ = plan
+        self.n_runs_ = int(n_runs)
+        self.runs_ = drawn
+        seeds = self._run_seeds(noise, n_runs)
+        budget = {"_prefix": prefix, "epsilon": plan.candidate_epsilon,
+                  "delta": plan.candidate_delta}
+
+        # every fit of every run (k of them with k folds), in joblib's workers with n_jobs
+        n_folds = plan.n_folds
+        tasks = []
+        for c, seed in zip(drawn, seeds):
+            for k in ([None] if n_folds == 1 else range(n_folds)):
+                if scorer.public:
+                    train, val = np.arange(_n_rows(X)), np.arange(0)
+                elif k is None:
+                    train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
+                else:
+                    train, val = np.flatnonzero(parts != k), np.flatnonzero(parts == k)
+                tasks.append(delayed(_fit_run)(
+                    self.estimator, pool[c], dict(budget, random_state=seed),
+                    safe_indexing(X, train), None if y is None else safe_indexing(y, train),
+                    safe_indexing(X, val), None if y is None else safe_indexing(y, val),
+                    scorer, plan.relation))
+        outputs = Parallel(n_jobs=self.n_jobs)(tasks)
+        n_val = int(_n_rows(X) if n_folds > 1 else (parts == 1).sum())
+
+        best = (None, -math.inf, None, None)  # (index, signed score, model, score)
+        for run, c in enumerate(drawn):
+            done = outputs[run * n_folds:(run + 1) * n_folds]
+            if scorer.public:
+                score = done[0][1]
+            else:
+                # one Gaussian release per run: the sums over all its validation rows
+                noisy = release_score(np.atleast_2d(sum(out for _, out in done)),
+                                      noise_multiplier=plan.score_noise_multiplier,
+                                      sensitivity=plan.score_sensitivity, noise=noise,
+                                      commitment=score_commitment)
+                score = float(scorer.finalize(noisy, n_val))
+            signed = score if scorer.greater_is_better else -score
+            if best[0] is None or signed > best[1]:
+                best = (int(c), signed, done[0][0] if n_folds == 1 else None, score)
+        del outputs, tasks
+
+        if best[0] is None:
+            raise ValueError(
+                "the number of runs drawn was 0 (a Poisson number of runs is 0 with probability "
+                f"exp(-{plan.mean_runs:g})): nothing was selected. The budget is spent."
+            )
+        self.best_index_ = best[0]
+        self.best_params_ = dict(pool[best[0]])
+        self.best_score_ = best[3]
+        self.scorer_ = scorer
+        if self.refit:
+            self.best_estimator_, _ = _fit_run(
+                self.estimator, self.best_params_,
+                {"_prefix": prefix, "epsilon": plan.refit_epsilon, "delta": plan.refit_delta,
+                 "random_state": self._run_seeds(noise, 1)[0]},
+                X, y, None, None, _NoScore(), plan.relation)
+        else:
+            # the selected run's model: part of the best run's output, no extra cost;
+            # an explainer that spends when it answers keeps only its DP answers
+            # (DPLimeExplainer.release: new queries through its free non-interactive phase)
+            model = best[2]
+            self.best_estimator_ = model.release() if hasattr(model, "release") else model
+        self.cv_results_ = self._results(pool, drawn, best)
+        return self
+
+    def _run_seeds(self, noise, n):
+        if self.random_state is None:
+            return [None] * n  # each fit draws from its own secure source
+        return [int(s) for s in noise.auxiliary().integers(0, 2**32 - 1, size=n)]
+
+    def _results(self, pool, drawn, best):
+        keys = sorted({k for p in pool for k in p})
+        results = {"params": [dict(p) for p in pool]}
+        for key in keys:
+            values = np.ma.MaskedArray(np.empty(len(pool), dtype=object), mask=True)
+            for i, p in enumerate(pool):
+                if key in p:
+                    values[i] = p[key]
+            results[f"param_{key}"] = values
+        results["n_runs"] = np.bincount(np.asarray(drawn, dtype=int), minlength=len(pool))
+        score = np.full(len(pool), np.nan)
+        score[best[0]] = best[3]
+        results["mean_test_score"] = score
+        rank = np.zeros(len(pool), dtype=np.int32)
+        rank[best[0]] = 1
+        results["rank_test_score"] = rank
+        return results
+
+    # ------------------------------------------------------------ delegation
+    def _best_has(name):
+        def check(self):
+            check_is_fitted(self, "best_estimator_")
+            return hasattr(self.best_estimator_, name)
+        return check
+
+    @available_if(_best_has("predict"))
+    def predict(self, X):
+        """``best_estimator_.predict``."""
+        return self.best_estimator_.predict(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """``best_estimator_.predict_proba``."""
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("decision_function"))
+    def decision_function(self, X):
+        """``best_estimator_.decision_function``."""
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_best_has("transform"))
+    def transform(self, X):
+        """``best_estimator_.transform``."""
+        return self.best_estimator_.transform(X)
+
+    @available_if(_best_has("explain"))
+    def explain(self, X, *args, **kwargs):
+        """``best_estimator_.explain``."""
+        return self.best_estimator_.explain(X, *args, **kwargs)
+
+    @available_if(_best_has("score"))
+    def score(self, X, y=None):
+        """``best_estimator_.score`` (exact: on private rows, an unaccounted release)."""
+        return self.best_estimator_.score(X, y)
+
+    @property
+    def classes_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.classes_
+
+    @property
+    def n_features_in_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.n_features_in_
+
+
+class _NoScore:
+    """The refit's scorer: it scores nothing."""
+
+    public = True
+
+    def public_score(self, estimator):
+        return math.nan
+
+
+def _score_noise(fits, eps_c, delta, n_folds):
+    """A run's score noise: as little as costs nothing on top of a holdout run's fit
+    (its Renyi curve below the fits' mixture), else calibrated to the run's budget."""
+    z = calibrate_noise(eps_c, delta)
+    if n_folds == 1:
+        free = dominated_noise_multiplier(MixtureDpEvent(fits) if len(fits) > 1 else fits[0])
+        if math.isfinite(free):
+            return free
+    return z
+
+
+def _distinct(events):
+    seen = {}
+    for e in events:
+        seen.setdefault(event_to_json(e), e)
+    return list(seen.values())
+
+
+def _largest_below(f, target, x0, *, rtol=0.03, max_evals=8):
+    """The largest x found with ``f(x) <= target`` (f increasing), within ``rtol`` below the
+    target when possible; None if no x tried down to ``1e-4 * target`` is feasible.
+
+    Each evaluation plans every candidate (the slow part): a secant on
+    ``log f`` against ``log x`` through the two latest points, kept inside
+    the bracket found so far, reaches the target in 3 or 4 evaluations.
+    """
+    points = []  # (x, f(x)), in the order evaluated
+    x = x0
+    aim = (1 - rtol / 2) * target
+    for _ in range(max_evals):
+        fx = f(x)
+        points.append((x, fx))
+        feasible = [p for p in points if p[1] <= target]
+        if feasible and max(feasible)[1] >= (1 - rtol) * target:
+            break
+        lo = max(feasible)[0] if feasible else None
+        hi = min((p[0] for p in points if p[1] > target), default=None)
+        (a, fa), (b, fb) = points[-1], (points[-2] if len(points) > 1 else (None, None))
+        if b is not None and fa > 0 and fb > 0 and fa != fb and a != b:
+            slope = math.log(fa / fb) / math.log(a / b)
+            guess = a * (aim / fa) ** (1 / max(slope, 0.05))
+        else:
+            guess = a * (aim / fa) if fa > 0 else a * 4
+        low = lo if lo is not None else x / 64
+        high = hi if hi is not None else x * 64
+        if lo is not None and hi is not None:  # stay strictly inside the bracket
+            low, high = lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo)
+        x = min(max(guess, low), high)
+        if x < 1e-4 * target:  # a run with no budget selects nothing useful
+            break
+    feasible = [p for p in points if p[1] <= target]
+    return max(feasible)[0] if feasible else None
+
+_COMMON_DOC = """
+    Every run fits a candidate with DP on the training part (with the
+    budget the search calibrates, ``search_plan_.candidate_epsilon``) and
+    scores it with a DP score on the validation part; the best run is
+    selected; with ``refit`` its candidate is refitted on all the rows. The
+    whole search, selection and refit included, fits in ``(epsilon,
+    delta)`` and is committed to the ledger as one event before any private
+    row is read.
+
+    Privacy unit: one row of ``X``, under the ledger's neighbouring relation.
+    The parts are drawn row by row, independently of the data, so one row
+    moves no other row between parts; a holdout row is either in the
+    training part or in the validation part (a run costs the worse of its
+    fit and its score), a k-fold row is in k - 1 training parts and one
+    validation part (the fits compose). The number of runs is random
+    (``selection``), and only the best run's output is released: this is
+    what makes the selection private (Papernot & Steinke 2022, accounted
+    with dp_accounting's Renyi accountant).
+"""
+
+_PARAMS_DOC = """
+    scoring : str, DPScorer or None, default=None
+        The DP score to select on (``skdpx.model_selection.get_dp_scorer``):
+        None for the estimator's default (accuracy for a classifier).
+    epsilon : float > 0, default=1.0
+        The whole search's budget: training, scoring, selection and refit.
+    delta : float in (0, 1), default=1e-5
+    accountant : PrivacyLedger, BudgetAccountant or None, default=None
+        Where the search is recorded, as one event. None: the estimator's
+        own ``accountant``, else an uncapped ledger with a warning.
+    cv : float in (0, 1) or int >= 2, default=0.2
+        A float: a holdout split, each row in the validation part with that
+        probability (cheapest: a row pays for its fit or its score, not
+        both). An int: that many folds, each row in a uniformly drawn fold
+        (a row pays for k - 1 fits).
+    refit : bool, default=True
+        Refit the selected candidate on all the rows with
+        ``refit_share * epsilon`` of the budget. False: ``best_estimator_``
+        is the selected run's model (fitted on the training part; it is part
+        of the selection's output, so it costs nothing more). Holdout only.
+    refit_share : float in (0, 1), default=0.5
+        The refit's epsilon, as a share of ``epsilon``.
+    selection : {"negative_binomial", "poisson", "geometric"}, default="negative_binomial"
+        The distribution of the number of runs: Papernot & Steinke's
+        truncated negative binomial with shape ``eta`` (``eta=0``, the
+        logarithmic distribution, costs least), their Poisson, or the
+        geometric of Liu & Talwar (STOC 2019).
+    eta : float >= 0, default=0.0
+        The negative binomial's shape.
+    n_jobs : int or None, default=None
+        The runs' fits in parallel (joblib). Each fit draws its noise from
+        its own secure source; the scores' noise is added in this process.
+    random_state : None, int or RandomState, default=None
+        None: every draw (the split, the number of runs, the candidates, the
+        scores' noise, each fit's noise) from the secure generator. A seed
+        makes the search reproducible, with a ``PrivacyLeakWarning``.
+"""
+
+_ATTRS_DOC = """
+    Attributes
+    ----------
+    best_params_ : dict
+        The selected candidate.
+    best_score_ : float
+        Its DP score (the noisy score of the best run).
+    best_index_ : int
+        Its index in ``cv_results_``.
+    best_estimator_ : estimator
+        The refitted candidate (``refit=True``) or the best run's model.
+    cv_results_ : dict of arrays
+        One entry per candidate of the public pool: ``params``,
+        ``param_<name>``, ``n_runs`` (how many runs drew it: independent of
+        the data), ``mean_test_score`` (the DP score of the selected
+        candidate, NaN for the others: their scores are never released) and
+        ``rank_test_score`` (1 for the selected candidate, 0 for the others).
+    search_plan_ : SearchPlan
+        The budget split and the event recorded.
+    n_runs_ : int
+        The number of runs drawn.
+    runs_ : ndarray of int
+        Each run's candidate.
+    ledger_ : EstimatorLedger
+    epsilon_spent_, delta_spent_ : float
+"""
+
+
+class DPRandomSearchCV(_BaseDPSearch):
+    __doc__ = (
+        """Random search over a DP estimator's hyperparameters, itself differentially private.
+
+    The public pool is the ``n_iter`` candidates that scikit-learn's
+    ``RandomizedSearchCV`` would draw from ``param_distributions`` (all of
+    them when every distribution is a list and there are fewer); the
+    number of runs is random with mean ``n_iter``, each run drawing a
+    candidate from the pool uniformly.
+""" + _COMMON_DOC + """
+    Parameters
+    ----------
+    estimator : skdpx estimator or Pipeline ending in one
+        Its ``epsilon``, ``delta``, ``accountant`` and ``random_state`` are
+        set by the search.
+    param_distributions : dict or list of dicts
+        As ``RandomizedSearchCV``'s (without the budget parameters).
+    n_iter : int, default=10
+        The pool's size and the mean number of runs.
+""" + _PARAMS_DOC + _ATTRS_DOC + """
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.datasets import make_classification
+    >>> from skdpx import DPLocallyLinearClassifier
+    >>> from skdpx.model_selection import DPRandomSearchCV
+    >>> from skdpx.privacy import PrivacyLedger
+    >>> X, y = make_classification(600, 4, random_state=0)
+    >>> ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    >>> clf = DPLocallyLinearClassifier(bounds=(-4, 4), classes=[0, 1], batch_size=600)
+    >>> search = DPRandomSearchCV(clf, {"learning_rate": [0.1, 0.3], "n_maps": [1, 2]},
+    ...                           n_iter=4, epsilon=2.0, accountant=ledger)
+    >>> plan = search.price(X, y)  # before anything is spent
+    >>> plan.epsilon <= 2.0
+    True
+    >>> search = search.fit(X, y)
+    >>> sorted(search.best_params_)
+    ['learning_rate', 'n_maps']
+    >>> round(ledger.epsilon_spent, 1) <= 2.0
+    True
+    """)
+
+    _parameter_constraints = {
+        **_BaseDPSearch._parameter_constraints,
+        "param_distributions": [dict, list],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, estimator, param_distributions, *, n_iter=10, scoring=None, epsilon=1.0,
+                 delta=1e-5, accountant=None, cv=0.2, refit=True, refit_share=0.5,
+                 selection="negative_binomial", eta=0.0, n_jobs=None, random_state=None):
+        super().__init__(estimator, scoring=scoring, epsilon=epsilon, delta=delta,
+                         accountant=accountant, cv=cv, refit=refit, refit_share=refit_share,
+                         selection=selection, eta=eta, n_jobs=n_jobs, random_state=random_state)
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+
+    def _candidates(self):
+        dists = self.param_distributions
+        lists = [dists] if isinstance(dists, Mapping) else list(dists)
+        if all(not hasattr(v, "rvs") for d in lists for v in d.values()):
+            grid = list(ParameterGrid(dists))
+            if len(grid) <= self.n_iter:
+                return grid
+        # the pool is public: drawn from a generator that is not the privacy noise's
+        state = None if self.random_state is None else self.random_state
+        return list(ParameterSampler(dists, self.n_iter, random_state=state))
+
+    def _mean_runs(self, n_candidates):
+        return float(self.n_iter)
+
+
+class DPGridSearchCV(_BaseDPSearch):
+    __doc__ = (
+        """Grid search over a DP estimator's hyperparameters, itself differentially private.
+
+    The public pool is the whole grid. A private search cannot try every
+    point once and report the best (its cost would grow with the grid and
+    its choice would be exact): it draws a random number of runs, with mean
+    ``n_iter`` (default: the grid's size), each trying a point of the grid
+    drawn uniformly.
+""" + _COMMON_DOC + """
+    Parameters
+    ----------
+    estimator : skdpx estimator or Pipeline ending in one
+    param_grid : dict or list of dicts
+        As ``GridSearchCV``'s (without the budget parameters).
+    n_iter : int or None, default=None
+        The mean number of runs (None: the grid's size).
+""" + _PARAMS_DOC + _ATTRS_DOC)
+
+    _parameter_constraints = {
+        **_BaseDPSearch._parameter_constraints,
+        "param_grid": [dict, list],
+        "n_iter": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, estimator, param_grid, *, n_iter=None, scoring=None, epsilon=1.0,
+                 delta=1e-5, accountant=None, cv=0.2, refit=True, refit_share=0.5,
+                 selection="negative_binomial", eta=0.0, n_jobs=None, random_state=None):
+        super().__init__(estimator, scoring=scoring, epsilon=epsilon, delta=delta,
+                         accountant=accountant, cv=cv, refit=refit, refit_share=refit_share,
+                         selection=selection, eta=eta, n_jobs=n_jobs, random_state=random_state)
+        self.param_grid = param_grid
+        self.n_iter = n_iter
+
+    def _candidates(self):
+        return list(ParameterGrid(self.param_grid))
+
+    def _mean_runs(self, n_candidates):
+        return float(n_candidates if self.n_iter is None else self.n_iter)

@@ -1,0 +1,315 @@
+"""Private selection: the random draws and the event of a private hyperparameter search.
+
+A search over a DP estimator's hyperparameters releases more than its fits:
+its validation scores and the choice made from them. This module holds the
+parts of a private search that the guarantee depends on (the search itself,
+:class:`skdpx.model_selection.DPRandomSearchCV`, calls them):
+
+* the **split** (:func:`draw_split`): every row is put in the validation
+  part (or in one of k folds) independently of the others, with the secure
+  generator, so that adding or removing one row moves no other row between
+  parts, and the part that holds a given row is independent of the data;
+* the **number of runs** (:func:`draw_runs`): random stopping, a truncated
+  negative binomial or Poisson number of runs (Papernot & Steinke, ICLR 2022,
+  "Hyperparameter tuning with Renyi differential privacy"), the geometric
+  one being Liu & Talwar's (STOC 2019);
+* each run's **candidate** (:func:`draw_candidates`), uniformly from a
+  public pool;
+* each run's **DP score** (:func:`release_score`): Gaussian noise on the
+  column sums of the validation rows' contributions;
+* the **event** (:func:`search_event`) that the whole search is accounted
+  as: ``RepeatAndSelect(run) + WorstOf(refits)``, with one run
+  ``Mixture(candidates' fits)`` and the score composed (k folds) or, for a
+  holdout, the worse of the two (one row is in one part only).
+
+Only the best run's output (its candidate, model and noisy score) may be
+released: Papernot & Steinke's bound covers the best of the runs, not the
+others' scores. The number of runs and the candidates drawn do not depend
+on the data and may be published.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.optimize
+from dp_accounting.dp_event import RepeatAndSelectDpEvent, SelfComposedDpEvent
+
+from ._accounting import (
+    RDP_ORDERS,
+    MixtureDpEvent,
+    WorstOfDpEvent,
+    compose_events,
+    gaussian_event,
+    rdp_curve,
+)
+from ._budget import Commitment
+from ._mechanisms import gaussian_release
+from ._random import NoiseSource
+
+__all__ = [
+    "SELECTIONS",
+    "commit_search",
+    "dominated_noise_multiplier",
+    "draw_candidates",
+    "draw_runs",
+    "draw_split",
+    "release_score",
+    "run_distribution",
+    "search_event",
+]
+
+#: The distributions of the number of runs: the name and its shape parameter
+#: in dp_accounting's ``RepeatAndSelectDpEvent`` (None: the ``eta`` given).
+SELECTIONS = {"negative_binomial": None, "poisson": math.inf, "geometric": 1.0}
+
+
+def _check_noise(noise):
+    if not isinstance(noise, NoiseSource):
+        raise TypeError(f"noise must be a NoiseSource, got {type(noise).__name__}.")
+
+
+def run_distribution(selection, mean, eta=0.0):
+    """``(shape, gamma)`` of the number of runs.
+
+    Parameters
+    ----------
+    selection : {"negative_binomial", "poisson", "geometric"}
+        Papernot & Steinke's truncated negative binomial (shape ``eta``;
+        ``eta = 0`` is the logarithmic distribution), their Poisson, or the
+        geometric number of runs of Liu & Talwar (the negative binomial with
+        ``eta = 1``).
+    mean : float >= 1
+        The expected number of runs.
+    eta : float >= 0, default=0.0
+
+    Returns
+    -------
+    shape : float
+        dp_accounting's ``shape`` (``inf`` for Poisson).
+    gamma : float or None
+        The stopping probability of the truncated negative binomial
+        (Definition 1 of Papernot & Steinke), None for Poisson.
+    """
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {sorted(SELECTIONS)}, got {selection!r}.")
+    if not isinstance(mean, Real) or not math.isfinite(mean) or mean < 1:
+        raise ValueError(f"the mean number of runs must be a finite number >= 1, got {mean!r}.")
+    shape = SELECTIONS[selection]
+    if shape is None:
+        if not isinstance(eta, Real) or not 0 <= eta < math.inf:
+            raise ValueError(f"eta must be a finite number >= 0, got {eta!r}.")
+        shape = float(eta)
+    if math.isinf(shape):
+        return shape, None
+    if mean == 1:
+        return shape, 1.0
+    return shape, _gamma_of_mean(float(mean), shape)
+
+
+def _tnb_mean(gamma, shape):
+    """The mean of Papernot & Steinke's truncated negative binomial (their Definition 1)."""
+    if shape == 0:  # logarithmic: P[K=k] proportional to (1-gamma)^k / k
+        return (1 - gamma) / (gamma * -math.log(gamma))
+    if shape == 1:
+        return 1 / gamma
+    return shape * (1 - gamma) / (gamma * (1 - gamma**shape))
+
+
+def _gamma_of_mean(mean, shape):
+    # the mean decreases from +inf (gamma -> 0) to 1 (gamma -> 1)
+    return scipy.optimize.brentq(lambda g: _tnb_mean(g, shape) - mean, 1e-12, 1 - 1e-12,
+                                 xtol=1e-14, rtol=1e-13)
+
+
+def draw_runs(selection, mean, *, noise, eta=0.0):
+    """The number of runs of a private search: one draw, independent of the data.
+
+    Negative binomial: ``P[K = k]`` proportional to
+    ``binom(k + eta - 1, k) (1 - gamma)^k`` for ``k >= 1`` (drawn as a
+    negative binomial conditioned on ``k >= 1``; ``eta = 0``: the
+    logarithmic distribution). Poisson: ``K ~ Poisson(mean)``, which may be
+    0 (probability ``exp(-mean)``): the search then selects nothing.
+
+    Parameters
+    ----------
+    selection, mean, eta
+        As :func:`run_distribution`.
+    noise : NoiseSource
+
+    Returns
+    -------
+    int
+    """
+    _check_noise(noise)
+    shape, gamma = run_distribution(selection, mean, eta)
+    gen = noise._gen
+    if math.isinf(shape):
+        return int(gen.poisson(float(mean)))
+    if gamma == 1.0:
+        return 1
+    if shape == 0:
+        return int(gen.logseries(1 - gamma))
+    if shape == 1:
+        return int(gen.geometric(gamma))
+    while True:  # P[K = 0] = gamma^eta < 1: rejection ends
+        k = int(gen.negative_binomial(shape, gamma))
+        if k >= 1:
+            return k
+
+
+def draw_split(n_samples, cv, *, noise):
+    """Each row's part, drawn independently of the other rows and of the data.
+
+    Parameters
+    ----------
+    n_samples : int
+    cv : float in (0, 1) or int >= 2
+        A float: a holdout split, each row in the validation part with
+        probability ``cv``. An int: ``cv`` folds, each row in a uniformly
+        drawn fold.
+    noise : NoiseSource
+
+    Returns
+    -------
+    ndarray of int of shape (n_samples,)
+        Holdout: 1 for a validation row, 0 for a training row. Folds: the
+        fold of each row.
+    """
+    _check_noise(noise)
+    u = noise.uniform(int(n_samples))
+    if isinstance(cv, Integral) and not isinstance(cv, bool):
+        return np.minimum((u * int(cv)).astype(np.intp), int(cv) - 1)
+    return (u < float(cv)).astype(np.intp)
+
+
+def draw_candidates(n_candidates, n_runs, *, noise):
+    """Each run's candidate, uniformly from ``range(n_candidates)``, independently."""
+    _check_noise(noise)
+    u = noise.uniform(int(n_runs))
+    return np.minimum((u * int(n_candidates)).astype(np.intp), int(n_candidates) - 1)
+
+
+def release_score(contributions, *, noise_multiplier, sensitivity, noise, commitment):
+    """The noisy column sums of the validation rows' contributions: one Gaussian release.
+
+    Parameters
+    ----------
+    contributions : array-like of shape (n_rows, n_stats)
+        Each validation row's exact contribution (a scorer's
+        ``contributions``), clipped so that the L2 sensitivity of the column
+        sums under the ledger's relation is ``sensitivity``.
+    noise_multiplier : float
+    sensitivity : float > 0
+    noise : NoiseSource
+    commitment : Commitment
+        Must hold ``gaussian_event(noise_multiplier)``.
+
+    Returns
+    -------
+    ndarray of shape (n_stats,)
+    """
+    c = np.asarray(contributions, dtype=float)
+    if c.ndim == 1:
+        c = c[:, None]
+    if c.ndim != 2:
+        raise ValueError("contributions must be a 2-D array (one row per validation row).")
+    return gaussian_release(c.sum(axis=0), noise_multiplier=noise_multiplier,
+                            sensitivity=sensitivity, noise=noise, commitment=commitment)
+
+
+def search_event(fit_events, score_event, *, n_folds, mean, shape, refit_events=None):
+    """The event a private search is accounted as.
+
+    Parameters
+    ----------
+    fit_events : list of DpEvent
+        One per candidate of the pool (a run draws one uniformly): what its
+        fit on the training part spends.
+    score_event : DpEvent or None
+        One run's score release (None: the score reads no private row).
+    n_folds : int
+        1 for a holdout split (a row is either in the training part or in
+        the validation part: a run is the worse of its fit and its score for
+        that row); k >= 2 for k folds (a row is in k - 1 training parts and
+        in one validation part: the fits compose k - 1 times, with the
+        score).
+    mean, shape : float
+        The number of runs (dp_accounting's ``RepeatAndSelectDpEvent``).
+    refit_events : list of DpEvent, optional
+        The refit of each candidate on all rows (the one selected is used).
+
+    Returns
+    -------
+    DpEvent
+    """
+    def mixture(events):
+        return MixtureDpEvent(events) if len(events) > 1 else events[0]
+
+    if n_folds == 1:
+        fits = mixture(list(fit_events))
+        run = fits if score_event is None else WorstOfDpEvent([fits, score_event])
+    else:
+        # one run trains its candidate on each of the k training parts
+        run = compose_events(
+            mixture([SelfComposedDpEvent(e, int(n_folds) - 1) for e in fit_events]), score_event)
+    event = RepeatAndSelectDpEvent(run, float(mean), float(shape))
+    if refit_events:
+        refit = WorstOfDpEvent(refit_events) if len(refit_events) > 1 else refit_events[0]
+        return compose_events(event, refit)
+    return event
+
+
+def commit_search(ledger, event, label, *, delta, score_noise_multiplier, n_runs):
+    """Record the whole search in ``ledger`` and return what pays for its score releases.
+
+    ``event`` (:func:`search_event`) is committed for good before any
+    private row is read. The returned :class:`Commitment` holds the
+    ``n_runs`` score releases that the committed event accounts for (None
+    when the scorer reads no private row): a release beyond them raises
+    before any noise is drawn.
+
+    Parameters
+    ----------
+    ledger : EstimatorLedger
+    event : DpEvent
+    label : str
+    delta : float
+        The delta ``event`` is accounted at.
+    score_noise_multiplier : float or None
+    n_runs : int
+
+    Returns
+    -------
+    Commitment or None
+    """
+    ledger.commit(event, label, delta=delta)
+    if score_noise_multiplier is None or n_runs < 1:
+        return None
+    return Commitment(gaussian_event(score_noise_multiplier, steps=int(n_runs)), label)
+
+
+def dominated_noise_multiplier(event):
+    """The least Gaussian noise multiplier whose Renyi curve lies below ``event``'s.
+
+    A holdout run costs the worse of its fit and its score at each order:
+    a score with this much noise (or more) costs nothing on top of the fit
+    (``WorstOf(fit, score)`` is the fit). The Gaussian mechanism's Renyi
+    divergence at order ``a`` is ``a / (2 z^2)``, so ``z`` is the largest
+    ``sqrt(a / (2 eps(a)))`` over the accountant's orders.
+
+    Returns
+    -------
+    float
+        ``inf`` when ``event`` is free at some order (nothing lies below it).
+    """
+    curve = rdp_curve(event)
+    orders = np.asarray(RDP_ORDERS)
+    if (curve <= 0).any():
+        return math.inf
+    return float(np.sqrt(np.max(orders / (2 * curve))))
+
+
+def score_event(noise_multiplier):
+    """The event of one score release (:func:`release_score`)."""
+    return gaussian_event(noise_multiplier)
