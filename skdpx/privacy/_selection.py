@@ -48,6 +48,7 @@ from ._random import NoiseSource
 __all__ = [
     "SELECTIONS",
     "commit_search",
+    "commit_sweep",
     "draw_candidates",
     "draw_runs",
     "draw_split",
@@ -284,6 +285,67 @@ def commit_search(ledger, event, label, *, delta, score_noise_multiplier, n_runs
     if score_noise_multiplier is None or n_runs < 1:
         return None
     return Commitment(gaussian_event(score_noise_multiplier, steps=int(n_runs)), label)
+
+
+def commit_sweep(ledger, events, labels, *, delta, score_noise_multipliers=None):
+    """Record several planned spends in ``ledger``, each as its own entry, all before any
+    private row is read; return what pays for each one's score release.
+
+    A privacy-utility curve (``skdpx.model_selection.privacy_utility_curve``)
+    is such a sweep: one point per epsilon, each a fit and, without public
+    validation data, its DP score. The composition of all the ``events`` is
+    checked against the ledger first, so that a ledger that cannot pay for
+    the whole sweep refuses it (``BudgetError``) with nothing recorded; then
+    each event is recorded, for good (nothing is ever refunded). Only a
+    concurrent spend by another user of a shared ledger, between the check
+    and the records, could refuse a later point after earlier ones were
+    recorded: still before any private row is read.
+
+    Parameters
+    ----------
+    ledger : PrivacyLedger
+    events : list of DpEvent
+        One per point: what it may spend (its fit, its score).
+    labels : list of str
+        One per point, for the record.
+    delta : float in (0, 1)
+        The delta each point is calibrated for; the sweep declares
+        ``len(events) * delta`` (which must be < 1).
+    score_noise_multipliers : list of (float or None), optional
+        Each point's score release (:func:`release_score`, one Gaussian
+        release), or None for a point whose score reads no private row.
+
+    Returns
+    -------
+    list of (Commitment or None)
+        One per point: the commitment of its one score release (None
+        without one), drawn by :func:`release_score`.
+    """
+    from dp_accounting import ComposedDpEvent
+
+    from ._ledger import PrivacyLedger
+
+    if not isinstance(ledger, PrivacyLedger):
+        raise TypeError(f"ledger must be a PrivacyLedger, got {type(ledger).__name__}.")
+    events, labels = list(events), list(labels)
+    if not events or len(events) != len(labels):
+        raise ValueError("give one label per event, and at least one event.")
+    zs = [None] * len(events) if score_noise_multipliers is None else \
+        list(score_noise_multipliers)
+    if len(zs) != len(events):
+        raise ValueError("give one score noise multiplier (or None) per event.")
+    if not isinstance(delta, Real) or not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    total_delta = len(events) * float(delta)
+    if total_delta >= 1:
+        raise ValueError(f"{len(events)} spends at delta={delta:g} declare a total delta "
+                         f"{total_delta:g} >= 1: no guarantee is left.")
+    whole = events[0] if len(events) == 1 else ComposedDpEvent(events)
+    ledger.check(whole, delta=total_delta)  # the whole sweep, before anything is recorded
+    for event, label in zip(events, labels):
+        ledger.spend(event, label, delta=float(delta))
+    return [None if z is None else Commitment(gaussian_event(z), label)
+            for z, label in zip(zs, labels)]
 
 
 def score_event(noise_multiplier):
