@@ -365,13 +365,18 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     >>> from skdpx.privacy import PrivacyLedger
     >>> X, y = make_classification(1000, 4, class_sep=2.0, random_state=0)
     >>> X_pub, y_pub = make_classification(300, 4, class_sep=2.0, random_state=1)
-    >>> ledger = PrivacyLedger(epsilon=5.0, delta=1e-4)
+    >>> ledger = PrivacyLedger(epsilon=5.0)  # its total: at the sum of the declared deltas
     >>> clf = DPLocallyLinearClassifier(bounds=(-4, 4), classes=[0, 1], batch_size=1000)
-    >>> curve = privacy_utility_curve(clf, X, y, epsilons=[0.3, 1.0, 3.0], accountant=ledger)
-    >>> len(ledger)  # one entry per point
+    >>> curve = privacy_utility_curve(clf, X, y, epsilons=[0.3, 1.0, 3.0], X_val=X_pub,
+    ...                               y_val=y_pub, accountant=ledger)
+    >>> len(ledger)  # one entry per point: its fit (scoring on public rows is free)
     3
-    >>> round(curve.total_epsilon, 2) == round(ledger.epsilon_spent, 2)
+    >>> curve.point_epsilons.round(2).tolist()
+    [0.3, 1.0, 3.0]
+    >>> abs(curve.total_epsilon - ledger.epsilon_spent) < 1e-6
     True
+    >>> curve.to_frame().columns.tolist()
+    ['epsilon', 'score', 'point_epsilon']
     """
     # ------------------------------------------------ checks: nothing read or spent
     eps = _check_epsilons(epsilons)
