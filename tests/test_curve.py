@@ -1,7 +1,6 @@
 """privacy_utility_curve: every point paid for, priced and checked before anything is read."""
 
 import json
-import math
 import warnings
 
 import numpy as np

@@ -11,7 +11,6 @@ core.
 
 from dataclasses import dataclass, field
 import json
-import math
 from numbers import Integral, Real
 import warnings
 
@@ -358,7 +357,6 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
 
     Examples
     --------
-    >>> import warnings
     >>> from sklearn.datasets import make_classification
     >>> from skdpx import DPLocallyLinearClassifier
     >>> from skdpx.model_selection import privacy_utility_curve
