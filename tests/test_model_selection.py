@@ -1,4 +1,4 @@
-"""scikit-learn's searches over skdpx estimators, until private selection lands (issue 18, 7).
+"""scikit-learn's searches over skdpx estimators: their fits priced, their exact scores warned about (issue 18, 7).
 
 * a search is priced before it starts (candidates x folds + refit), at the
   fits' caps or, given the rows, at their planned spends, and a ledger that

@@ -69,3 +69,14 @@ def test_readme_raw_table_example_runs_the_four_methods():
             values = records[column].to_numpy(dtype=float)
             assert ((values >= lo) & (values <= hi) & (values == values.round())).all()
     assert int(match.group(1)) == round(100 * cf.valid.mean())
+
+
+def test_readme_private_search_example_runs():
+    printed, ns = _run_python_block("DPRandomSearchCV")
+    match = re.search(r"DP validation accuracy ([\d.]+), test accuracy ([\d.]+), planned "
+                      r"epsilon ([\d.]+), spent ([\d.]+)", printed)
+    assert match, printed
+    val, test, planned, spent = map(float, match.groups())
+    assert 0.75 < val < 0.9 and 0.75 < test < 0.9
+    assert spent <= 2.0 and abs(planned - spent) < 0.05
+    assert len(ns["ledger"]) == 1

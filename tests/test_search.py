@@ -145,3 +145,69 @@ def test_secure_by_default_and_pickles_no_noise(data):
     assert clone(search).get_params()["epsilon"] == 2.0
     with pytest.warns(PrivacyLeakWarning, match="seed|random_state"):
         DPGridSearchCV(_clf(), GRID, epsilon=2.0, random_state=0).fit(X, y)
+
+
+def test_dataframes_pipelines_distributions_and_jobs():
+    pd = pytest.importorskip("pandas")
+    from scipy.stats import loguniform
+
+    from skdpx.preprocessing import PublicSchemaEncoder
+
+    rng = np.random.default_rng(0)
+    n = 600
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n),
+                          "job": rng.choice(["a", "b", "c"], n)})
+    y = ((frame["age"] > 45) ^ (frame["job"] == "c")).astype(int).to_numpy()
+    pipe = make_pipeline(
+        PublicSchemaEncoder(bounds={"age": (18, 90)}, categories={"job": ["a", "b", "c"]}),
+        DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=n, epochs=20))
+    ledger = PrivacyLedger(epsilon=4.0, delta=1e-5)
+    search = DPRandomSearchCV(
+        pipe, {"dplocallylinearclassifier__learning_rate": loguniform(0.05, 2.0)}, n_iter=3,
+        epsilon=2.0, accountant=ledger, n_jobs=2, random_state=3)
+    from joblib import parallel_backend
+
+    with parallel_backend("threading"):  # the joblib path, without starting processes
+        search.fit(frame, y)
+    assert len(search.cv_results_["params"]) == 3 and len(ledger) == 1
+    assert search.predict(frame.head(5)).shape == (5,)
+    # the estimator's own budget parameters are the search's
+    fitted = search.best_estimator_[-1]
+    assert fitted.epsilon == search.search_plan_.refit_epsilon
+
+
+def test_explainers_are_searched(data):
+    from sklearn.linear_model import LogisticRegression
+
+    from skdpx import DPLimeExplainer, PrivRecourse
+    from skdpx.model_selection import DPLimeFidelity
+
+    X, y = data
+    black_box = LogisticRegression().fit(X[:200], y[:200])  # fitted on other rows
+    X, y = X[200:], y[200:]
+    # PrivRecourse: the recourse score on the private validation part (DP)
+    ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    search = DPGridSearchCV(PrivRecourse(black_box, bounds=(-4, 4), classes=[0, 1]),
+                            {"n_clusters": [4, 12]}, epsilon=2.0, accountant=ledger)
+    search.fit(X, y)
+    assert search.best_estimator_.estimator is black_box  # the black box is kept, not cloned
+    assert search.search_plan_.score_noise_multiplier > 0 and len(ledger) == 1
+    assert search.transform(X[:3]).shape == (3, X.shape[1])
+    # DPLimeExplainer: fidelity on public queries (no score noise); the refit's whole cap
+    # is prepaid in the search's event, the selected run's model keeps only DP answers
+    queries = X[:4]
+    for refit in (True, False):
+        ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+        search = DPGridSearchCV(DPLimeExplainer(black_box, bounds=(-4, 4)),
+                                {"max_iter": [5, 40]}, scoring=DPLimeFidelity(queries),
+                                epsilon=2.0, accountant=ledger, refit=refit)
+        search.fit(X)
+        plan = search.search_plan_
+        assert plan.score_noise_multiplier is None and plan.epsilon <= 2.0
+        assert search.explain(queries).values.shape == (4, X.shape[1])
+        if refit:
+            cap = search.best_estimator_._plan_queries(10**9)
+            assert compute_epsilon(cap, 1e-5) <= plan.epsilon + 1e-9
+        else:  # released: no black box, no private row, nothing left to spend
+            assert search.best_estimator_.estimator is None
+            assert search.best_estimator_.epsilon_remaining_ == 0

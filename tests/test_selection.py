@@ -116,3 +116,19 @@ def test_split_and_candidates():
         run_distribution("exhaustive", 5)
     with pytest.raises(ValueError, match="mean"):
         run_distribution("poisson", 0.5)
+
+
+def test_dominated_score_noise_costs_nothing():
+    from skdpx.privacy._selection import dominated_noise_multiplier
+
+    fit = gaussian_event(1.3, steps=300, sample_rate=0.05)
+    z = dominated_noise_multiplier(fit)
+    orders = np.asarray(RDP_ORDERS)
+    gap = rdp_curve(fit) - orders / (2 * z**2)
+    assert gap.min() >= -1e-12 and gap.min() < 1e-9  # below at every order, touching at one
+    run = search_event([fit], gaussian_event(z), n_folds=1, mean=5, shape=0.0)
+    assert compute_epsilon(run, 1e-5) == pytest.approx(
+        compute_epsilon(RepeatAndSelectDpEvent(fit, 5.0, 0.0), 1e-5))
+    # a little less noise, and the score costs something
+    louder = search_event([fit], gaussian_event(0.9 * z), n_folds=1, mean=5, shape=0.0)
+    assert compute_epsilon(louder, 1e-5) > compute_epsilon(run, 1e-5)

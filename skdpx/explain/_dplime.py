@@ -18,7 +18,9 @@ from ..privacy import (
     BudgetError,
     DPEstimator,
     NoOpDpEvent,
+    NonPrivateDpEvent,
     PrivacyLeakWarning,
+    PrivacyLedger,
     SpendPlan,
     calibrate_noise,
     exponential_release,
@@ -469,15 +471,86 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 "epsilon_per_query. Nothing was spent."
             )
         sensitivity = gradient_sensitivity(len(X), c=_C, radius=self.radius, relation=relation)
-        # adaptive: a warm-start choice costing one step, then at most max_iter steps
-        steps = self.max_iter + (self.strategy != "basic")
-        noise_multiplier = calibrate_noise(self.epsilon_per_query, self.delta, steps=steps)
+        noise_multiplier = self._query_noise_multiplier()
         warm_start_epsilon = (
             gaussian_to_pure(noise_multiplier) if self.strategy != "basic" else 0.0
         )
         return SpendPlan(NoOpDpEvent(), "explanation dataset (nothing released at fit)",
                          sensitivity=sensitivity, noise_multiplier=noise_multiplier,
                          warm_start_epsilon=warm_start_epsilon)
+
+    def _query_steps(self):
+        """The most Gaussian steps one interactive answer spends (public).
+
+        "basic": ``max_iter``; "adaptive" and "enhanced": a warm-start choice
+        (accounted as one step) and at most ``max_iter`` steps.
+        """
+        return self.max_iter + (self.strategy != "basic")
+
+    def _query_noise_multiplier(self):
+        """The noise multiplier of every step, so that one answer costs ``epsilon_per_query``."""
+        return calibrate_noise(self.epsilon_per_query, self.delta, steps=self._query_steps())
+
+    def _plan_queries(self, n_queries):
+        """An upper bound on what explaining ``n_queries`` queries spends, from public facts.
+
+        For an explainer fitted afresh (nothing answered yet), whatever the
+        queries: every interactive answer spends Gaussian steps of one noise
+        multiplier (``noise_multiplier_``), at most :meth:`_query_steps` of
+        them, and the explainer's own ledger refuses any commit that would
+        take the composition above (``epsilon``, ``delta``). So the total
+        spend is ``S`` Gaussian steps with ``S`` at most ``n_queries`` times
+        the steps of one answer and at most the largest ``S`` that this cap
+        admits (for "basic", a multiple of ``max_iter``). Reused and
+        non-interactive answers spend nothing, and the number of steps of
+        an adaptive answer is chosen from released values: running fewer
+        steps than planned is post-processing of running them all, so the
+        Gaussian event of ``S`` steps bounds the adaptive composition too
+        (under RDP and PLD alike). A spend for DP ``bounds`` (``bounds=None``)
+        is part of the fit, not of this plan; it only leaves less room under
+        the cap. The number of rows and the neighbouring relation do not
+        enter: the noise is calibrated per unit of the sensitivity.
+
+        Parameters
+        ----------
+        n_queries : int
+            The number of queries to explain (an upper bound on the new ones).
+
+        Returns
+        -------
+        DpEvent
+            ``GaussianDpEvent`` (``SelfComposedDpEvent`` of it) of ``S``
+            steps, ``NoOpDpEvent`` if ``S = 0``, ``NonPrivateDpEvent`` for
+            ``epsilon_per_query=inf``.
+        """
+        n_queries = int(n_queries)
+        if n_queries < 0:
+            raise ValueError(f"n_queries must be >= 0, got {n_queries}.")
+        if np.isinf(self.epsilon_per_query):
+            return NonPrivateDpEvent() if n_queries else NoOpDpEvent()
+        per_query = self._query_steps()
+        z = self._query_noise_multiplier()
+        cap = PrivacyLedger(epsilon=self.epsilon, delta=self.delta)
+
+        def fits(steps):
+            try:
+                cap.check(gaussian_event(z, steps=steps))
+            except BudgetError:
+                return False
+            return True
+
+        worst = n_queries * per_query
+        if worst == 0 or fits(worst):
+            steps = worst
+        else:
+            lo, hi = 0, worst  # fits(lo), not fits(hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+            steps = lo
+        if self.strategy == "basic":
+            steps -= steps % self.max_iter  # whole answers only
+        return gaussian_event(z, steps=steps) if steps else NoOpDpEvent()
 
     def _private_fit(self, data, plan, commitment, noise):
         # nothing is released here but the bounds when they are not declared

@@ -19,7 +19,10 @@ from ._search import DPGridSearchCV, DPRandomSearchCV, SearchPlan
 from ._scorers import (
     DPAccuracy,
     DPBalancedAccuracy,
+    DPCounterfactualScore,
+    DPLimeFidelity,
     DPLogLoss,
+    DPRecourseScore,
     DPScorer,
     get_dp_scorer,
 )
@@ -27,9 +30,12 @@ from ._scorers import (
 __all__ = [
     "DPAccuracy",
     "DPBalancedAccuracy",
+    "DPCounterfactualScore",
     "DPGridSearchCV",
+    "DPLimeFidelity",
     "DPRandomSearchCV",
     "DPLogLoss",
+    "DPRecourseScore",
     "DPScorer",
     "FitPrice",
     "PrivacyUtilityCurve",

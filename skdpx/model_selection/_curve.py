@@ -11,6 +11,7 @@ core.
 
 from dataclasses import dataclass, field
 import json
+import math
 from numbers import Integral, Real
 import warnings
 
@@ -36,7 +37,12 @@ from ..privacy import (
     resolve_ledger,
 )
 from ..privacy._budget import UncappedBudgetWarning
-from ..privacy._selection import commit_sweep, draw_split, release_score
+from ..privacy._selection import (
+    commit_sweep,
+    dominated_noise_multiplier,
+    draw_split,
+    release_score,
+)
 from ._scorers import DPScorer, get_dp_scorer
 from ._search import _dp_step
 
@@ -218,6 +224,11 @@ def _planner(estimator, prefix, X, y, relation, scorer):
             extra = scorer.planned_event(dp, _n_rows(Xs), relation)
         return event, extra
     return plan
+
+
+def _score_noise(fit_event, epsilon, delta):
+    free = dominated_noise_multiplier(fit_event)
+    return free if math.isfinite(free) else calibrate_noise(epsilon, delta)
 
 
 def _json_or_none(event):
@@ -448,7 +459,9 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     total_delta = eps.size * float(delta)
     zs = None
     if validation == "holdout":
-        zs = np.array([calibrate_noise(float(e), float(delta)) for e in eps])
+        # the least score noise that costs nothing on top of the fit (a row is in one part),
+        # else the noise calibrated to the point's (epsilon, delta)
+        zs = np.array([_score_noise(f, float(e), float(delta)) for f, e in zip(fit_events, eps)])
         scores_ev = [gaussian_event(float(z)) for z in zs]
         worst = [WorstOfDpEvent([f, s]) for f, s in zip(fit_events, scores_ev)]
         both = [ComposedDpEvent([f, s]) for f, s in zip(fit_events, scores_ev)]

@@ -12,7 +12,7 @@ What a search also releases, and no price includes: its scores on the
 validation folds (``cv_results_``) and the choice made from them
 (``best_params_``), exact values computed from private rows. Private
 selection, which accounts for both, is the job of ``DPGridSearchCV`` and
-``DPRandomSearchCV`` (to come in this package).
+``DPRandomSearchCV`` (:mod:`._search`).
 """
 
 from collections.abc import Iterator, Mapping
@@ -465,7 +465,7 @@ def price_search(search, X=None, y=None, *, groups=None, param_grid=None, cv=Non
     search's scores on the validation folds and the choice made from them,
     exact values computed from private rows, and any step that is not a
     skdpx estimator but learns from the rows. Private selection, which
-    accounts for them, is ``skdpx.model_selection``'s next step.
+    accounts for them, is ``DPGridSearchCV`` / ``DPRandomSearchCV``.
 
     Privacy unit: one row of the search's data, under the estimators'
     neighbouring relation. Each fit is accounted for its own training fold,

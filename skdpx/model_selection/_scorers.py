@@ -15,6 +15,36 @@ into a score in two steps, the way the privacy core wants it:
 
 No noise is drawn here: the scorers compute exact statistics, the core
 (``skdpx.privacy``) releases them.
+
+The L2 sensitivities of the column sums (privacy unit: one validation row;
+``w`` the scorer's weight of distance or cost, ``L`` the log-loss clip):
+
+==================================  ==========  =================  =================
+scorer                              statistics  add-or-remove      replace-one
+==================================  ==========  =================  =================
+:class:`DPAccuracy`                 1           1/2                1
+:class:`DPBalancedAccuracy`         2 K         sqrt(5)/2 ~ 1.118  sqrt(5/2) ~ 1.581
+:class:`DPLogLoss`                  1           L/2                L
+:class:`DPCounterfactualScore`      1           (1 + w)/2          1 + w
+:class:`DPRecourseScore`            1           (1 + w)/2          1 + w
+:class:`DPLimeFidelity`             0           none (public)      none (public)
+==================================  ==========  =================  =================
+
+:class:`DPLimeFidelity` scores explanations of public queries; what they
+spend goes through the explainer's own ledger and is planned by
+:meth:`DPScorer.planned_event`.
+
+Each bound is attained (a row with the extreme contribution added, or
+replaced by the opposite extreme); ``tests/test_dp_scorers.py`` checks it by
+brute force over neighbouring datasets.
+
+References
+----------
+.. [1] N. Papernot and T. Steinke, "Hyperparameter tuning with Renyi
+   differential privacy", ICLR 2022 (private selection: each run's score
+   must itself be DP).
+.. [2] J. Liu and K. Talwar, "Private selection from private candidates",
+   STOC 2019.
 """
 
 import math
@@ -28,7 +58,10 @@ from ..privacy import RELATIONS
 __all__ = [
     "DPAccuracy",
     "DPBalancedAccuracy",
+    "DPCounterfactualScore",
+    "DPLimeFidelity",
     "DPLogLoss",
+    "DPRecourseScore",
     "DPScorer",
     "get_dp_scorer",
 ]
@@ -223,8 +256,9 @@ def _same(a, b):
         return False
     for key in a:
         x, y = a[key], b[key]
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            if not np.array_equal(np.asarray(x, dtype=object), np.asarray(y, dtype=object)):
+        if hasattr(x, "shape") or hasattr(y, "shape"):  # arrays, DataFrames
+            if x is None or y is None or not np.array_equal(
+                    np.asarray(x, dtype=object), np.asarray(y, dtype=object)):
                 return False
         elif x != y:
             return False
@@ -265,6 +299,8 @@ class DPAccuracy(DPScorer):
 
     def contributions(self, estimator, X, y):
         y = _labels(y)
+        if len(y) == 0:  # an empty validation part: nothing to predict
+            return np.zeros((0, 1))
         correct = np.asarray(estimator.predict(X)).reshape(len(y)) == y
         return (correct.astype(float) - 0.5)[:, None]
 
@@ -338,8 +374,10 @@ class DPBalancedAccuracy(DPScorer):
         classes = _fitted_classes(estimator, self.classes, who=type(self).__name__)
         k = len(classes)
         codes = _class_codes(classes, y)
-        correct = np.asarray(estimator.predict(X)).reshape(len(y)) == y
         out = np.zeros((len(y), 2 * k))
+        if len(y) == 0:
+            return out
+        correct = np.asarray(estimator.predict(X)).reshape(len(y)) == y
         rows = np.flatnonzero(codes >= 0)
         out[rows, codes[rows]] = correct[rows] - 0.5
         out[rows, k + codes[rows]] = 1.0
@@ -423,6 +461,8 @@ class DPLogLoss(DPScorer):
         L = self._loss_cap()
         y = _labels(y)
         classes = _fitted_classes(estimator, None, who=type(self).__name__)
+        if len(y) == 0:
+            return np.zeros((0, 1))
         proba = np.asarray(estimator.predict_proba(X), dtype=float)
         if proba.shape != (len(y), len(classes)):
             raise ValueError(
@@ -444,11 +484,396 @@ class DPLogLoss(DPScorer):
         return -float(np.clip((s + n_rows * L / 2.0) / n, 0.0, L))
 
 
+def _check_weight(value, name, who):
+    if isinstance(value, bool) or not isinstance(value, Real) or not (0 <= value < math.inf):
+        raise ValueError(f"{who}: {name} must be a finite number >= 0, got {value!r}.")
+    return float(value)
+
+
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _unit_cube(points, bounds):
+    """Points (encoded input units) clipped to the public bounds, scaled into [0, 1]^d.
+
+    A constant feature (lower == upper) maps to 0.
+    """
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    width = upper - lower
+    safe = np.where(width > 0, width, 1.0)
+    return np.where(width > 0, (np.clip(points, lower, upper) - lower) / safe, 0.0)
+
+
+class _BoundedUtility(DPScorer):
+    """A per-row utility ``u = success - w * cost`` in ``[-w, 1]``, ``cost`` in [0, 1].
+
+    A failure counts ``cost = 1`` (``u = -w``). Contributions ``u - (1 - w)/2``
+    (one statistic, ``|c| <= (1 + w)/2``): sensitivity ``(1 + w)/2``
+    add-or-remove, ``1 + w`` replace-one. The score is the mean utility,
+    ``(sum + n (1 - w)/2) / n`` clipped to ``[-w, 1]``. With a public
+    ``X_query`` the scorer is public: the mean utility on it, no noise.
+    """
+
+    _weight_name = None
+
+    def _w(self):
+        return _check_weight(getattr(self, self._weight_name), self._weight_name,
+                             type(self).__name__)
+
+    @property
+    def public(self):
+        return self.X_query is not None
+
+    def _utilities(self, estimator, X):
+        raise NotImplementedError
+
+    def _utility(self, estimator, X):
+        w = self._w()
+        success, cost = self._utilities(estimator, X)
+        cost = np.where(success, np.clip(np.nan_to_num(cost, nan=1.0), 0.0, 1.0), 1.0)
+        return success.astype(float) - w * cost
+
+    def contributions(self, estimator, X, y=None):
+        w = self._w()
+        if _n_rows(X) == 0:
+            return np.zeros((0, 1))
+        return (self._utility(estimator, X) - (1.0 - w) / 2.0)[:, None]
+
+    def sensitivity(self, relation):
+        w = self._w()
+        return (1.0 + w) / 2.0 if _check_relation(relation) == "add_or_remove" else 1.0 + w
+
+    def finalize(self, sums, n_rows):
+        w = self._w()
+        s = float(np.asarray(sums, dtype=float).reshape(-1)[0])
+        n = max(int(n_rows), 1)
+        return float(np.clip((s + n_rows * (1.0 - w) / 2.0) / n, -w, 1.0))
+
+    def public_score(self, estimator):
+        if self.X_query is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} without X_query scores private rows (public=False): "
+                "it has no public_score.")
+        return float(np.mean(self._utility(estimator, self.X_query)))
+
+
+class DPCounterfactualScore(_BoundedUtility):
+    """Flip ratio and distance of a :class:`~skdpx.counterfactual.DPCounterfactualGenerator`.
+
+    For each query ``q`` the generator's :meth:`explain` returns a
+    counterfactual ``c`` (valid when the black box gives it the desired
+    class). Its utility is ``u = valid - distance_weight * dist`` with
+    ``dist = ||c - q|| / sqrt(d)``, both points clipped to the public
+    ``bounds_`` and scaled into the unit cube (so ``dist`` is in [0, 1]);
+    an invalid counterfactual counts ``dist = 1``. The score is the mean
+    utility: the flip ratio minus ``distance_weight`` times the mean
+    normalised distance (1 for each failure), in ``[-distance_weight, 1]``.
+
+    Two ways to score:
+
+    * ``X_query=None`` (private): the queries are the private validation
+      rows. Each row contributes ``u - (1 - w)/2`` (``w`` the
+      ``distance_weight``), one statistic with ``|c| <= (1 + w)/2``, and the
+      privacy core adds Gaussian noise to the sum. The generator's
+      :meth:`explain` is post-processing of its DP fit, and each row's
+      utility depends on that row only (the fitted generator, the public
+      black box and bounds). L2 sensitivity of the sum:
+
+      - ``"add_or_remove"``: ``(1 + w) / 2``;
+      - ``"replace_one"``: ``1 + w`` (from a failure ``-w`` to a valid
+        counterfactual at distance 0, ``1``).
+
+      ``finalize`` returns ``(sum + n (1 - w)/2) / n`` clipped to ``[-w, 1]``.
+      One combined statistic needs less noise than the pair (valid, distance):
+      ``(1 + w)/2 <= sqrt((1 + w^2)/2)``.
+    * ``X_query`` given (public, ``public=True``): the mean utility over
+      these public queries, from the DP generator and the public black box
+      only: post-processing, no noise, no private row read.
+
+    Parameters
+    ----------
+    distance_weight : float >= 0, default=0.5
+        ``w``: how much a unit of normalised distance costs against a
+        flip. With 0.5, a valid counterfactual anywhere in the box still
+        beats a failure by at least 1.
+    X_query : array-like or None, default=None
+        Public queries; None scores the private validation rows.
+    desired_class : "opposite", label or None, default=None
+        Passed to :meth:`explain` (None: the generator's ``desired_class``).
+
+    Examples
+    --------
+    >>> from skdpx.model_selection import DPCounterfactualScore
+    >>> scorer = DPCounterfactualScore(distance_weight=0.5)
+    >>> scorer.public, scorer.sensitivity("add_or_remove"), scorer.sensitivity("replace_one")
+    (False, 0.75, 1.5)
+    >>> scorer.finalize([0.0], 10)  # noise-free sums of 10 rows at the centre
+    0.25
+    """
+
+    name = "counterfactual"
+    _weight_name = "distance_weight"
+
+    def __init__(self, distance_weight=0.5, X_query=None, desired_class=None):
+        self.distance_weight = distance_weight
+        self.X_query = X_query
+        self.desired_class = desired_class
+
+    def _params(self):
+        return {"distance_weight": self.distance_weight, "X_query": self.X_query,
+                "desired_class": self.desired_class}
+
+    def _utilities(self, estimator, X):
+        result = estimator.explain(X, desired_class=self.desired_class)
+        bounds = estimator.bounds_
+        q = _unit_cube(result.queries, bounds)
+        c = _unit_cube(result.counterfactuals, bounds)
+        valid = np.asarray(result.valid, dtype=bool) & ~np.isnan(result.counterfactuals).any(axis=1)
+        d = max(q.shape[1], 1)
+        dist = np.linalg.norm(np.where(valid[:, None], c - q, 0.0), axis=1) / math.sqrt(d)
+        return valid, dist
+
+
+class DPRecourseScore(_BoundedUtility):
+    """Success rate and path cost of a :class:`~skdpx.recourse.PrivRecourse`.
+
+    For each query, :meth:`~skdpx.recourse.PrivRecourse.explain` returns a
+    path (the query, then the centres it visits, then the counterfactual)
+    and whether it succeeds. The path cost is its length in the unit cube
+    of the public ``bounds_`` (every point clipped to them), over the
+    cube's diagonal ``sqrt(d)``, capped at 1; a failure costs 1, a query
+    already favourable 0. The utility is ``u = success - cost_weight *
+    cost``, the score its mean: the success rate minus ``cost_weight``
+    times the mean normalised cost, in ``[-cost_weight, 1]``. (The paths'
+    own ``cost``, weighted by the density of the centres, has no public
+    bound; the length in the unit cube has.)
+
+    Two ways to score:
+
+    * ``X_query=None`` (private): the queries are the private validation
+      rows. Each row contributes ``u - (1 - w)/2`` (``w`` the
+      ``cost_weight``), and the privacy core adds Gaussian noise to the sum.
+      The recourse of a query is post-processing of the DP fit, and depends
+      on that query only. L2 sensitivity of the sum:
+
+      - ``"add_or_remove"``: ``(1 + w) / 2``;
+      - ``"replace_one"``: ``1 + w``.
+
+      ``finalize`` returns ``(sum + n (1 - w)/2) / n`` clipped to ``[-w, 1]``.
+    * ``X_query`` given (public, ``public=True``): the mean utility over
+      these public queries, no noise.
+
+    Parameters
+    ----------
+    cost_weight : float >= 0, default=0.5
+        ``w``: how much a unit of normalised path length costs against a
+        success.
+    X_query : array-like or None, default=None
+        Public queries; None scores the private validation rows.
+
+    Examples
+    --------
+    >>> from skdpx.model_selection import DPRecourseScore
+    >>> scorer = DPRecourseScore(cost_weight=1.0)
+    >>> scorer.sensitivity("add_or_remove"), scorer.sensitivity("replace_one")
+    (1.0, 2.0)
+    """
+
+    name = "recourse"
+    _weight_name = "cost_weight"
+
+    def __init__(self, cost_weight=0.5, X_query=None):
+        self.cost_weight = cost_weight
+        self.X_query = X_query
+
+    def _params(self):
+        return {"cost_weight": self.cost_weight, "X_query": self.X_query}
+
+    def _utilities(self, estimator, X):
+        result = estimator.explain(X)
+        success = np.asarray(result.success, dtype=bool)
+        paths = result.paths
+        sizes = np.array([len(p) for p in paths])  # one entry per query (a list of paths)
+        n = len(paths)
+        if n == 0:
+            return success, np.zeros(0)
+        points = _unit_cube(np.concatenate(paths, axis=0), estimator.bounds_)
+        steps = np.linalg.norm(np.diff(points, axis=0), axis=1)
+        # the step from one path's last point to the next path's first is no step
+        owner = np.repeat(np.arange(n), sizes)
+        same = owner[1:] == owner[:-1]
+        length = np.bincount(owner[1:][same], weights=steps[same], minlength=n)
+        d = max(points.shape[1], 1)
+        return success, length / math.sqrt(d)
+
+
+class DPLimeFidelity(DPScorer):
+    """Fidelity of a :class:`~skdpx.explain.DPLimeExplainer`'s explanations on public queries.
+
+    The explainer explains the public queries ``X_query`` (DP releases:
+    what that spends is :meth:`planned_event`); the fidelity is then
+    computed from those releases, the public black box and public points
+    only, so it is post-processing: no noise, no private row read
+    (``public = True``).
+
+    The fidelity is the share of the black box's local variation that the
+    explanations capture, in the explainer's own terms: at each query
+    ``z`` with explanation ``phi`` (in the unit cube of the public bounds,
+    label units), the explainer's local loss
+
+        ``L(phi, z) = sum_x a(||x - z||) (phi . (x - z) - y_z(x))^2``
+
+    over the public reference points ``x`` (``X_reference``, default
+    ``X_query``), with ``y_z(x)`` the explainer's labels of the black box
+    (``2 P(k | x) - 1`` for the explained class ``k``, the indicator, or a
+    regressor's centred output: :mod:`skdpx.explain._outputs`) and a FIXED
+    weight ``a`` (the same for every candidate of a search, so their
+    scores compare), and::
+
+        fidelity = 1 - sum_z L(phi_z, z) / sum_z L(0, z)
+
+    1 when the local linear models reproduce the labels, 0 for no
+    explanation at all (``phi = 0``), negative for explanations worse than
+    none. It is :func:`skdpx.metrics.explanation_loss`'s loss, measured on
+    public points instead of the private explanation rows.
+
+    Privacy: no sum over private rows is released, so there is no
+    sensitivity to state under either relation (:meth:`sensitivity` is not
+    defined). What the score costs is the explanations of ``X_query``:
+    every candidate of a search explains them anew, through its own ledger
+    (each answer at most ``epsilon_per_query``, all of them within the
+    explainer's ``epsilon``), and :meth:`planned_event` bounds that spend
+    with one RDP-computable Gaussian event. Keep ``X_query`` small and
+    ``X_reference`` large: reference points are free.
+
+    Parameters
+    ----------
+    X_query : array-like or DataFrame of shape (n_queries, n_features)
+        The public queries explained (as :meth:`DPLimeExplainer.explain`
+        takes them).
+    X_reference : array-like or None, default=None
+        Public points at which the black box is compared with the local
+        models; None: ``X_query``. More points cost nothing (the black box
+        is public); more queries cost budget.
+    target_class : label or None, default=None
+        Passed to :meth:`DPLimeExplainer.explain`.
+    kernel_width : float or None, default=None
+        The weight ``a``: None, the paper's stable weight with ``c = 1``
+        and radius 1 (the default of :func:`skdpx.metrics.explanation_loss`);
+        else ``exp(-r^2 / kernel_width^2)``, distances in the unit cube.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skdpx.explain import DPLimeExplainer
+    >>> from skdpx.model_selection import DPLimeFidelity
+    >>> from skdpx.privacy import PrivacyLedger, compute_epsilon
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(0, 1, size=(1000, 2)); y = (X[:, 0] > X[:, 1]).astype(int)
+    >>> model = LogisticRegression().fit(X[:500], y[:500])  # public, or on other rows
+    >>> ledger = PrivacyLedger(epsilon=2.0, delta=1e-5)
+    >>> explainer = DPLimeExplainer(model, epsilon=1.0, epsilon_per_query=0.5, max_iter=20,
+    ...                             bounds=(0, 1), accountant=ledger, random_state=0)
+    >>> queries = rng.uniform(0, 1, size=(3, 2))  # public points
+    >>> scorer = DPLimeFidelity(queries, X_reference=rng.uniform(0, 1, size=(200, 2)))
+    >>> plan = scorer.planned_event(explainer, n_rows=500, relation="add_or_remove")
+    >>> round(compute_epsilon(plan, 1e-6), 2)  # 3 answers at 0.5, under the cap of 1
+    0.9
+    >>> fidelity = scorer.public_score(explainer.fit(X[500:]))
+    >>> bool(0 < fidelity <= 1), ledger.epsilon_spent <= compute_epsilon(plan, 1e-5)
+    (True, True)
+    """
+
+    name = "lime_fidelity"
+    public = True
+
+    def __init__(self, X_query, X_reference=None, target_class=None, kernel_width=None):
+        self.X_query = X_query
+        self.X_reference = X_reference
+        self.target_class = target_class
+        self.kernel_width = kernel_width
+
+    def _params(self):
+        return {"X_query": self.X_query, "X_reference": self.X_reference,
+                "target_class": self.target_class, "kernel_width": self.kernel_width}
+
+    def _weight(self):
+        from ..explain._weights import stable_weight
+
+        kw = self.kernel_width
+        if kw is None:
+            return stable_weight
+        if isinstance(kw, bool) or not isinstance(kw, Real) or not (0 < kw < math.inf):
+            raise ValueError(f"DPLimeFidelity: kernel_width must be a finite number > 0 or "
+                             f"None, got {kw!r}.")
+        return lambda r: np.exp(-(np.asarray(r) / kw) ** 2)
+
+    def planned_event(self, estimator, n_rows, relation):
+        """What explaining ``X_query`` spends, at most (``DPLimeExplainer._plan_queries``).
+
+        A Gaussian event of as many steps as ``len(X_query)`` answers can
+        take, capped by what the explainer's own (``epsilon``, ``delta``)
+        admits; it does not depend on ``n_rows`` or ``relation`` (the noise
+        is calibrated per unit of the sensitivity under the ledger's
+        relation).
+        """
+        _check_relation(relation)
+        self._check_explainer(estimator)
+        return estimator._plan_queries(_n_rows(self.X_query))
+
+    def _check_explainer(self, estimator):
+        if not hasattr(estimator, "_plan_queries"):
+            raise ValueError(f"DPLimeFidelity scores a DPLimeExplainer, got "
+                             f"{type(estimator).__name__}.")
+
+    def public_score(self, estimator):
+        from ..explain._local_loss import local_loss, local_loss_terms
+        from ..explain._outputs import row_labels, unit_scale
+        from ..utils._tables import validate_table
+
+        self._check_explainer(estimator)
+        weight = self._weight()
+        if estimator.estimator is None or not estimator._is_curator():
+            raise ValueError(
+                "DPLimeFidelity compares the explanations with the black box: the explainer "
+                "needs one (estimator=...) and must be fitted, not released.")
+        result = estimator.explain(self.X_query, target_class=self.target_class)
+        scaler = estimator._scaler()
+        lower, upper = estimator.bounds_
+        width = np.asarray(upper, dtype=float) - np.asarray(lower, dtype=float)
+        unit = unit_scale(estimator.output_, estimator.output_bounds_)
+        # the explanations back in the unit cube, label units (explain's inverse map)
+        phi = np.asarray(result.values, dtype=float) * np.where(width > 0, width, 0.0) / unit
+        Xq = validate_table(estimator, self.X_query, reset=False)
+        Xr = Xq if self.X_reference is None else validate_table(
+            estimator, self.X_reference, reset=False)
+        Z, R = scaler.transform(Xq), scaler.transform(Xr)
+        columns, offsets, _ = estimator._query_targets(Xq, self.target_class)
+        labels = row_labels(estimator.output_, getattr(estimator, "classes_", None),
+                            estimator.output_bounds_, estimator.estimator,
+                            estimator.schema_.decode(Xr, *estimator.bounds_))
+        loss = np.empty(len(Z))
+        zero = np.empty(len(Z))
+        for col in np.unique(columns):  # the few explained classes, not the rows
+            rows = np.flatnonzero(columns == col)
+            H, g, s = local_loss_terms(Z[rows], R, labels[:, col], weight=weight,
+                                       offset=offsets[rows])
+            loss[rows], zero[rows] = local_loss(phi[rows], H, g, s), s
+        total, base = float(loss.sum()), float(zero.sum())
+        if base <= 0.0:
+            return 1.0 if total <= 0.0 else 0.0
+        return 1.0 - total / base
+
+
 #: The scorers :func:`get_dp_scorer` knows by name.
 _SCORERS = {
     "accuracy": DPAccuracy,
     "balanced_accuracy": DPBalancedAccuracy,
+    "counterfactual": DPCounterfactualScore,
     "neg_log_loss": DPLogLoss,
+    "recourse": DPRecourseScore,
 }
 
 
@@ -458,10 +883,13 @@ def get_dp_scorer(scoring, estimator=None):
     Parameters
     ----------
     scoring : str, DPScorer or None
-        A name (``"accuracy"``, ``"balanced_accuracy"``, ``"neg_log_loss"``)
-        gives that scorer with its default parameters; a :class:`DPScorer`
-        is returned as is; None gives the estimator's default (accuracy for
-        a classifier).
+        A name (``"accuracy"``, ``"balanced_accuracy"``, ``"neg_log_loss"``,
+        ``"counterfactual"``, ``"recourse"``) gives that scorer with its
+        default parameters; a :class:`DPScorer` is returned as is; None
+        gives the estimator's default: :class:`DPAccuracy` for a classifier,
+        :class:`DPCounterfactualScore` for a ``DPCounterfactualGenerator``,
+        :class:`DPRecourseScore` for ``PrivRecourse``. A ``DPLimeExplainer``
+        has none: :class:`DPLimeFidelity` needs the public queries.
     estimator : estimator or None, default=None
         Needed only when ``scoring`` is None.
 
@@ -487,10 +915,26 @@ def get_dp_scorer(scoring, estimator=None):
     if isinstance(scoring, str):
         if scoring in _SCORERS:
             return _SCORERS[scoring]()
+        if scoring == DPLimeFidelity.name:
+            raise ValueError(
+                "'lime_fidelity' needs the public queries: pass "
+                "scoring=DPLimeFidelity(X_query).")
         raise ValueError(
             f"Unknown DP scoring {scoring!r}: use one of {sorted(_SCORERS)} "
             "or a DPScorer instance.")
     if scoring is None:
+        from ..counterfactual import DPCounterfactualGenerator
+        from ..explain import DPLimeExplainer
+        from ..recourse import PrivRecourse
+
+        if isinstance(estimator, DPCounterfactualGenerator):
+            return DPCounterfactualScore()
+        if isinstance(estimator, PrivRecourse):
+            return DPRecourseScore()
+        if isinstance(estimator, DPLimeExplainer):
+            raise ValueError(
+                "DPLimeExplainer has no default DP scoring: its score needs public queries, "
+                "pass scoring=DPLimeFidelity(X_query).")
         if estimator is not None and is_classifier(estimator):
             return DPAccuracy()
         raise ValueError(

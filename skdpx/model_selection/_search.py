@@ -46,6 +46,7 @@ from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPEstimator,
     EstimatorLedger,
+    MixtureDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
     SpendReportMixin,
@@ -53,12 +54,14 @@ from ..privacy import (
     compose_events,
     compute_epsilon,
     event_to_json,
+    gaussian_event,
     noise_source,
 )
 from ..privacy._budget import UncappedBudgetWarning
 from ..privacy._selection import (
     SELECTIONS,
     commit_search,
+    dominated_noise_multiplier,
     draw_candidates,
     draw_runs,
     draw_split,
@@ -70,6 +73,9 @@ from ..privacy._selection import (
 from ._scorers import get_dp_scorer
 
 __all__ = ["DPGridSearchCV", "DPRandomSearchCV", "SearchPlan"]
+
+#: As many queries as an explainer's cap can pay for: its whole cap.
+_UNBOUNDED_QUERIES = 2**31
 
 #: Parameters the search sets on every candidate: a candidate cannot set them.
 _SEARCH_SET = ("epsilon", "delta", "accountant", "random_state")
@@ -175,6 +181,22 @@ def _dp_step(estimator):
     )
 
 
+def _fresh(estimator, params):
+    """An unfitted copy of ``estimator`` with ``params``, that keeps its black box.
+
+    ``clone`` would also clone the skdpx step's ``estimator`` (the fitted
+    model that DPLimeExplainer, DPCounterfactualGenerator and PrivRecourse
+    explain) into an unfitted one; the black box is used, never fitted, by
+    them, so the copy shares it (a candidate may also set another one).
+    """
+    prefix, step = _dp_step(estimator)
+    copy = clone(estimator)
+    black_box = getattr(step, "estimator", None)
+    if black_box is not None and "estimator" in step.get_params(deep=False):
+        copy.set_params(**{prefix + "estimator": black_box})
+    return copy.set_params(**params)
+
+
 def _check_candidates(candidates, prefix):
     for params in candidates:
         for key in params:
@@ -200,7 +222,7 @@ def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, 
     back to the search (never stored), whose privacy core adds the noise.
     """
     prefix = budget.pop("_prefix")
-    est = clone(estimator).set_params(**params)
+    est = _fresh(estimator, params)
     est.set_params(**{prefix + k: v for k, v in budget.items()},
                    **{prefix + "accountant": PrivacyLedger(relation=relation)})
     with warnings.catch_warnings():
@@ -320,9 +342,14 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
                 f"least {min_rows}. Nothing was spent."
             )
 
-        def planner(est, Xp, yp):
-            """A function epsilon -> the fit's planned event, on validated data."""
-            est = clone(est)
+        def planner(est, Xp, yp, *, refit=False):
+            """A function epsilon -> the fit's planned event, on validated data.
+
+            A run's event adds what its scoring spends through the estimator
+            (DPLimeExplainer explains the scorer's queries); the refit's adds
+            everything the refitted estimator may still spend when it is used
+            (DPLimeExplainer: its whole cap, prepaid in this search's event).
+            """
             dp = est if not prefix else est.steps[-1][1]
             Xs = Xp
             if prefix:  # the pipeline's public steps (fitted on names and dtypes only)
@@ -337,13 +364,15 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", PrivacyLeakWarning)
                     event = dp._plan_fit(data, relation).event
-                extra = scorer.planned_event(dp, _n_rows(Xs), relation)
+                if refit and hasattr(dp, "_plan_queries"):
+                    extra = dp._plan_queries(_UNBOUNDED_QUERIES)
+                else:
+                    extra = None if refit else scorer.planned_event(dp, _n_rows(Xs), relation)
                 return event if extra is None else compose_events(event, extra)
             return plan
 
-        fit_planners = [planner(clone(self.estimator).set_params(**p), X_train, y_train)
-                        for p in pool]
-        refit_planners = [planner(clone(self.estimator).set_params(**p), X, y)
+        fit_planners = [planner(_fresh(self.estimator, p), X_train, y_train) for p in pool]
+        refit_planners = [planner(_fresh(self.estimator, p), X, y, refit=True)
                           for p in pool] if self.refit else []
         shape, gamma = run_distribution(self.selection, mean, self.eta)
         sens = None if scorer.public else float(scorer.sensitivity(relation))
@@ -359,7 +388,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         def evaluate(eps_c):
             if eps_c not in cache:
                 fits = [p(eps_c, delta) for p in fit_planners]
-                z = None if scorer.public else calibrate_noise(eps_c, delta)
+                z = None if scorer.public else _score_noise(fits, eps_c, delta, n_folds)
                 event = search_event(fits, None if z is None else score_event(z),
                                      n_folds=n_folds, mean=mean, shape=shape,
                                      refit_events=refit_events)
@@ -371,8 +400,25 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         key = (n, n_folds, len(pool), self.epsilon, self.delta, self.refit, self.refit_share,
                self.selection, self.eta, mean)
         hint = getattr(self, "_calibration_hint", (None, None))
-        x0 = hint[1] if hint[0] == key else self.epsilon / (4 if self.refit else 2)
-        eps_c = _largest_below(lambda e: evaluate(e)[0], self.epsilon, x0)
+        if hint[0] == key:
+            x0 = hint[1]
+        else:
+            # else from a proxy that costs milliseconds: each run's fit as one Gaussian
+            # release with the same (epsilon, delta) (the fits' own calibration is slow)
+            def proxy(eps_c):
+                fit = gaussian_event(calibrate_noise(eps_c, delta))
+                z = None if scorer.public else _score_noise([fit], eps_c, delta, n_folds)
+                event = search_event([fit], None if z is None else score_event(z),
+                                     n_folds=n_folds, mean=mean, shape=shape,
+                                     refit_events=refit_events)
+                return compute_epsilon(event, delta)
+
+            x0 = _largest_below(proxy, self.epsilon, self.epsilon / (4 if self.refit else 2),
+                                rtol=0.01, max_evals=12) or self.epsilon / 4
+        # a run never gets more than the whole budget (an estimator whose spend
+        # does not grow with its epsilon, DPLime's per-query budget, stops there)
+        eps_c = _largest_below(lambda e: evaluate(min(e, self.epsilon))[0], self.epsilon, x0)
+        eps_c = None if eps_c is None else min(eps_c, self.epsilon)
         if eps_c is None:
             raise ValueError(
                 f"the search cannot fit in epsilon={self.epsilon:g}: the refit alone "
@@ -501,8 +547,11 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
                  "random_state": self._run_seeds(noise, 1)[0]},
                 X, y, None, None, _NoScore(), plan.relation)
         else:
-            # the selected run's model: part of the best run's output, no extra cost
-            self.best_estimator_ = best[2]
+            # the selected run's model: part of the best run's output, no extra cost;
+            # an explainer that spends when it answers keeps only its DP answers
+            # (DPLimeExplainer.release: new queries through its free non-interactive phase)
+            model = best[2]
+            self.best_estimator_ = model.release() if hasattr(model, "release") else model
         self.cv_results_ = self._results(pool, drawn, best)
         return self
 
@@ -584,6 +633,17 @@ class _NoScore:
 
     def public_score(self, estimator):
         return math.nan
+
+
+def _score_noise(fits, eps_c, delta, n_folds):
+    """A run's score noise: as little as costs nothing on top of a holdout run's fit
+    (its Renyi curve below the fits' mixture), else calibrated to the run's budget."""
+    z = calibrate_noise(eps_c, delta)
+    if n_folds == 1:
+        free = dominated_noise_multiplier(MixtureDpEvent(fits) if len(fits) > 1 else fits[0])
+        if math.isfinite(free):
+            return free
+    return z
 
 
 def _distinct(events):

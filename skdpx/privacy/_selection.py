@@ -36,10 +36,12 @@ import scipy.optimize
 from dp_accounting.dp_event import RepeatAndSelectDpEvent, SelfComposedDpEvent
 
 from ._accounting import (
+    RDP_ORDERS,
     MixtureDpEvent,
     WorstOfDpEvent,
     compose_events,
     gaussian_event,
+    rdp_curve,
 )
 from ._budget import Commitment
 from ._mechanisms import gaussian_release
@@ -49,6 +51,7 @@ __all__ = [
     "SELECTIONS",
     "commit_search",
     "commit_sweep",
+    "dominated_noise_multiplier",
     "draw_candidates",
     "draw_runs",
     "draw_split",
@@ -346,6 +349,25 @@ def commit_sweep(ledger, events, labels, *, delta, score_noise_multipliers=None)
         ledger.spend(event, label, delta=float(delta))
     return [None if z is None else Commitment(gaussian_event(z), label)
             for z, label in zip(zs, labels)]
+def dominated_noise_multiplier(event):
+    """The least Gaussian noise multiplier whose Renyi curve lies below ``event``'s.
+
+    A holdout run costs the worse of its fit and its score at each order:
+    a score with this much noise (or more) costs nothing on top of the fit
+    (``WorstOf(fit, score)`` is the fit). The Gaussian mechanism's Renyi
+    divergence at order ``a`` is ``a / (2 z^2)``, so ``z`` is the largest
+    ``sqrt(a / (2 eps(a)))`` over the accountant's orders.
+
+    Returns
+    -------
+    float
+        ``inf`` when ``event`` is free at some order (nothing lies below it).
+    """
+    curve = rdp_curve(event)
+    orders = np.asarray(RDP_ORDERS)
+    if (curve <= 0).any():
+        return math.inf
+    return float(np.sqrt(np.max(orders / (2 * curve))))
 
 
 def score_event(noise_multiplier):
