@@ -1,7 +1,7 @@
 """
-=====================================================
+=======================================================
 Tuning a DP classifier privately, and its epsilon curve
-=====================================================
+=======================================================
 
 scikit-learn's ``GridSearchCV`` over a differentially private (DP) model
 records every fit, but its validation scores and the choice made from them
@@ -69,19 +69,22 @@ print(f"ledger: epsilon={ledger.epsilon_spent:.3f} spent in {len(ledger)} event"
 # %%
 # The privacy-utility curve
 # -------------------------
-# The selected candidate, fitted at five epsilons. Without public rows each
+# The selected candidate, fitted at seven epsilons. Without public rows each
 # point is fitted on a private training part and gets a DP score on a private
 # holdout (drawn by the privacy core); the whole sweep is priced and checked
 # against the ledger before the first fit. With public validation rows (here
 # Adult's test file stands in for a public sample) the scores are exact and
 # free: only the fits are charged.
 best = clone(clf).set_params(**search.best_params_)
-epsilons = [0.03, 0.1, 0.3, 1.0, 3.0]
+epsilons = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0]
 dp_curve = privacy_utility_curve(best, X, y, epsilons=epsilons, accountant=ledger)
 public_curve = privacy_utility_curve(best, X, y, epsilons=epsilons, X_val=X_test,
                                      y_val=y_test, scoring="accuracy", accountant=ledger)
 print(dp_curve.to_frame().round(4).to_string(index=False))
+print(f"DP holdout sweep: epsilon={dp_curve.total_epsilon:.2f} at delta={dp_curve.total_delta:g}")
 print(public_curve.to_frame().round(4).to_string(index=False))
+print(f"public validation sweep: epsilon={public_curve.total_epsilon:.2f} at "
+      f"delta={public_curve.total_delta:g}")
 
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 dp_curve.plot(ax=ax, label=f"DP scores on a private holdout (sweep: epsilon="
