@@ -20,7 +20,12 @@ from skdpx.privacy import (
     gaussian_event,
     noise_source,
 )
-from skdpx.privacy._selection import commit_sweep, release_score
+from skdpx.privacy._selection import (
+    commit_sweep,
+    gaussian_equivalent,
+    holdout_event,
+    release_score,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.privacy.PrivacyLeakWarning")
 
@@ -64,22 +69,58 @@ def test_ledger_records_every_point_and_its_score(data):
     assert len(ledger) == len(eps)  # one entry per point
     assert [label for label, _ in ledger.events] == [
         f"privacy_utility_curve point {i + 1}/3 (epsilon={e:g}): DPLocallyLinearClassifier "
-        "fit on the training part + DP score on the holdout" for i, e in enumerate(eps)]
+        "fit on the training part + DP score on the holdout (score's Gaussian dominated by "
+        "the fit's: the fit's event)" for i, e in enumerate(eps)]
     n_train = curve.n_train
     for (_, event), z, e in zip(ledger.events, curve.score_noise_multipliers, eps):
-        # each point's record is its fit on the training part and its DP score's Gaussian
-        # release (the worse of the two, or both composed)
-        assert type(event).__name__ in ("WorstOfDpEvent", "ComposedDpEvent")
-        assert [event_to_json(x) for x in event.events] == [
-            event_to_json(_planned_fit(e, X[:n_train], y[:n_train])),
-            event_to_json(gaussian_event(z))]
-        assert compute_epsilon(event, 1e-5) >= e * 0.99
+        # a full-batch fit is one Gaussian mechanism: the score's noise is no smaller, so
+        # the point (a row is in one part only) costs exactly the fit on the training part
+        fit = _planned_fit(e, X[:n_train], y[:n_train])
+        assert event_to_json(event) == event_to_json(fit)
+        assert z >= gaussian_equivalent(fit)
+    assert curve.point_epsilons == pytest.approx(eps, rel=1e-3)
     # the total reported is the ledger's, and every point is in it
     assert curve.total_delta == pytest.approx(3e-5)
     assert ledger.epsilon_spent == pytest.approx(curve.total_epsilon, rel=1e-6)
     assert curve.total_epsilon >= max(curve.point_epsilons)
     assert curve.n_train + curve.n_validation == N
     assert np.all((curve.scores >= 0) & (curve.scores <= 1))
+
+
+def test_a_fit_that_is_not_one_gaussian_records_its_score(data, monkeypatch):
+    # as for a Poisson-subsampled fit (slow to plan): the point is the worse of the fit and
+    # the score's Gaussian, or both composed
+    import skdpx.model_selection._curve as curve_module
+    import skdpx.privacy._selection as selection_module
+
+    for module in (curve_module, selection_module):
+        monkeypatch.setattr(module, "gaussian_equivalent", lambda event: None)
+    X, y, _, _ = data
+    ledger = PrivacyLedger(epsilon=20.0)
+    eps = [0.3, 1.0]
+    curve = privacy_utility_curve(_clf(), X, y, epsilons=eps, accountant=ledger,
+                                  random_state=0)
+    n_train = curve.n_train
+    for (_, event), z, e in zip(ledger.events, curve.score_noise_multipliers, eps):
+        assert type(event).__name__ in ("WorstOfDpEvent", "ComposedDpEvent")
+        assert [event_to_json(x) for x in event.events] == [
+            event_to_json(_planned_fit(e, X[:n_train], y[:n_train])),
+            event_to_json(gaussian_event(z))]
+        assert compute_epsilon(event, 1e-5) >= e * 0.99
+    assert ledger.epsilon_spent == pytest.approx(curve.total_epsilon, rel=1e-6)
+
+
+def test_holdout_event():
+    fit = ComposedDpEvent([gaussian_event(3.0), gaussian_event(4.0)])  # one Gaussian, z = 2.4
+    assert gaussian_equivalent(fit) == pytest.approx(2.4)
+    assert holdout_event(fit, 2.4) is fit  # the score is dominated: the fit's event
+    assert type(holdout_event(fit, 2.0)).__name__ == "WorstOfDpEvent"  # less noise: not
+    sampled = gaussian_event(1.0, steps=10, sample_rate=0.1)
+    assert gaussian_equivalent(sampled) is None
+    worst = holdout_event(sampled, 50.0)
+    assert type(worst).__name__ == "WorstOfDpEvent"
+    assert [event_to_json(e) for e in worst.events] == [
+        event_to_json(sampled), event_to_json(gaussian_event(50.0))]
 
 
 def test_capped_ledger_refuses_the_whole_sweep_before_reading(data, no_reading):

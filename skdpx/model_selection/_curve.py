@@ -27,7 +27,6 @@ from ..privacy import (
     ComposedDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
-    WorstOfDpEvent,
     calibrate_noise,
     compose_events,
     compute_epsilon,
@@ -41,6 +40,8 @@ from ..privacy._selection import (
     commit_sweep,
     dominated_noise_multiplier,
     draw_split,
+    gaussian_equivalent,
+    holdout_event,
     release_score,
 )
 from ._scorers import DPScorer, get_dp_scorer
@@ -71,7 +72,10 @@ class PrivacyUtilityCurve:
     point_epsilons : ndarray of shape (n_points,)
         What each point costs on its own, at ``delta``: its fit, and, with a
         private holdout, the worse of its fit and its DP score (a row is in
-        one part only) or both composed, whichever is smaller.
+        one part only) or both composed, whichever is smaller. When the fit
+        is one Gaussian mechanism (full-batch DP-SGD) the score's noise is
+        chosen no smaller than the fit's, and the point costs exactly the
+        fit's epsilon.
     total_epsilon, total_delta : float
         The whole sweep, every point composed (privacy loss distributions, or
         Renyi DP for a holdout's worst-of events), at ``total_delta``, the
@@ -227,7 +231,12 @@ def _planner(estimator, prefix, X, y, relation, scorer):
 
 
 def _score_noise(fit_event, epsilon, delta):
-    free = dominated_noise_multiplier(fit_event)
+    """The least score noise that costs nothing on top of the point's fit, else the noise
+    calibrated to the point's (epsilon, delta)."""
+    exact = gaussian_equivalent(fit_event)  # a full-batch fit: one Gaussian
+    if exact is not None:
+        return exact
+    free = dominated_noise_multiplier(fit_event)  # below the fit's Renyi curve
     return free if math.isfinite(free) else calibrate_noise(epsilon, delta)
 
 
@@ -293,12 +302,13 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     * Without: the privacy core draws a holdout split (each row in the
       validation part with probability ``cv``, independently of the others
       and of the data). Each point is fitted on the training part and gets a
-      DP score on the validation part: Gaussian noise, calibrated to the
-      point's ``(epsilon, delta)``, on the sums of the validation rows'
-      contributions. A row is in one part only, so a point costs the worse
-      of its fit and its score for any one row; the point is recorded as
-      that worst-of event, or as the fit and score composed when composing
-      them is the cheaper account.
+      DP score on the validation part: Gaussian noise, matched to the
+      point's fit, on the sums of the validation rows' contributions. A row
+      is in one part only, so a point costs the worse of its fit and its
+      score for any one row; the point is recorded as that worst-of event
+      (the fit's own event when the fit is one Gaussian mechanism, such as
+      full-batch DP-SGD, whose noise the score's matches), or as the fit and
+      score composed when composing them is the cheaper account.
 
     Privacy unit: one row of ``X`` (``X_val`` is public), under the
     ledger's neighbouring relation. Never run a sweep twice on the same
@@ -463,7 +473,7 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
         # else the noise calibrated to the point's (epsilon, delta)
         zs = np.array([_score_noise(f, float(e), float(delta)) for f, e in zip(fit_events, eps)])
         scores_ev = [gaussian_event(float(z)) for z in zs]
-        worst = [WorstOfDpEvent([f, s]) for f, s in zip(fit_events, scores_ev)]
+        worst = [holdout_event(f, float(z)) for f, z in zip(fit_events, zs)]
         both = [ComposedDpEvent([f, s]) for f, s in zip(fit_events, scores_ev)]
         # both are valid accounts of a point: record the cheaper one (public facts only)
         options = [(compute_epsilon(ComposedDpEvent(o), total_delta), o) for o in (worst, both)]
@@ -477,7 +487,10 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     what = {"public": "fit (scored on public rows)", "public_scorer": "fit (public score)",
             "holdout": "fit on the training part + DP score on the holdout"}[validation]
     labels = [f"privacy_utility_curve point {i + 1}/{eps.size} (epsilon={e:g}): "
-              f"{type(step).__name__} {what}" for i, e in enumerate(eps)]
+              f"{type(step).__name__} {what}"
+              + (" (score's Gaussian dominated by the fit's: the fit's event)"
+                 if validation == "holdout" and events[i] is fit_events[i] else "")
+              for i, e in enumerate(eps)]
     # the whole sweep checked against the ledger, then recorded point by point: final
     commitments = commit_sweep(ledger, events, labels, delta=float(delta),
                                score_noise_multipliers=None if zs is None else list(zs))

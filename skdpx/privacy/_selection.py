@@ -33,14 +33,17 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.optimize
-from dp_accounting.dp_event import RepeatAndSelectDpEvent, SelfComposedDpEvent
+from dp_accounting.dp_event import GaussianDpEvent, RepeatAndSelectDpEvent, SelfComposedDpEvent
 
 from ._accounting import (
     RDP_ORDERS,
     MixtureDpEvent,
     WorstOfDpEvent,
     compose_events,
+    event_from_json,
+    event_to_json,
     gaussian_event,
+    leaf_counts,
     rdp_curve,
 )
 from ._budget import Commitment
@@ -55,6 +58,8 @@ __all__ = [
     "draw_candidates",
     "draw_runs",
     "draw_split",
+    "gaussian_equivalent",
+    "holdout_event",
     "release_score",
     "run_distribution",
     "search_event",
@@ -288,6 +293,59 @@ def commit_search(ledger, event, label, *, delta, score_noise_multiplier, n_runs
     if score_noise_multiplier is None or n_runs < 1:
         return None
     return Commitment(gaussian_event(score_noise_multiplier, steps=int(n_runs)), label)
+
+
+def gaussian_equivalent(event):
+    """The noise multiplier of the one Gaussian mechanism that ``event`` is, or None.
+
+    A composition of Gaussian releases with multipliers ``z_i`` (each at
+    its own sensitivity) is exactly one Gaussian release with ``z = (sum
+    z_i^-2)^(-1/2)``: a full-batch DP-SGD fit, say. Any other mechanism in
+    ``event`` (Poisson subsampling, Laplace, a pure release...) gives None.
+    """
+    precision = 0.0
+    for leaf, count in leaf_counts(event_to_json(event)):
+        leaf = event_from_json(leaf)
+        if not isinstance(leaf, GaussianDpEvent) or not leaf.noise_multiplier > 0:
+            return None
+        precision += count / leaf.noise_multiplier**2
+    return precision**-0.5 if precision > 0 else None
+
+
+def holdout_event(fit_event, score_noise_multiplier):
+    """The event of a fit on a holdout split's training part and its DP score on the other part.
+
+    Each row is in one part only, drawn independently of the data and not
+    revealed: for one row, the output is a mixture of "the row is in the
+    training part" (the fit depends on it; the score is post-processing of
+    the model and of other rows) and "the row is in the validation part"
+    (only the score's sums depend on it). Hockey-stick and Renyi divergences
+    are jointly convex, so the mixture is bounded by the worse of the two,
+    at every order and every epsilon, under either relation.
+
+    When the fit is one Gaussian mechanism (:func:`gaussian_equivalent`,
+    multiplier ``z_fit``) and the score's multiplier is at least ``z_fit``,
+    the score's Gaussian is dominated by the fit's (Gaussian mechanisms are
+    ordered by their multiplier, at every epsilon), so the fit's own event
+    bounds the pair: it is returned as it is, and composes exactly (PLD).
+    Otherwise ``WorstOfDpEvent([fit, score])`` (Renyi DP).
+
+    Parameters
+    ----------
+    fit_event : DpEvent
+    score_noise_multiplier : float > 0
+        The score's one Gaussian release (:func:`release_score`).
+
+    Returns
+    -------
+    DpEvent
+    """
+    if not score_noise_multiplier > 0:
+        raise ValueError(f"the score's noise multiplier must be > 0, got {score_noise_multiplier!r}.")
+    z_fit = gaussian_equivalent(fit_event)
+    if z_fit is not None and score_noise_multiplier >= z_fit:
+        return fit_event
+    return WorstOfDpEvent([fit_event, gaussian_event(score_noise_multiplier)])
 
 
 def commit_sweep(ledger, events, labels, *, delta, score_noise_multipliers=None):
