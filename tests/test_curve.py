@@ -181,6 +181,10 @@ def test_curve_rises_with_epsilon(data):
     ({"epsilons": [1.0], "cv": 3}, ValueError, "holdout"),
     ({"epsilons": [1.0], "cv": 1.0}, ValueError, "holdout"),
     ({"epsilons": [1.0], "y_val": [0, 1]}, ValueError, "without X_val"),
+    ({"epsilons": [1.0], "X_val": np.zeros((5, 3)), "y_val": np.zeros(5)}, ValueError,
+     "columns of X"),
+    ({"epsilons": [1.0], "X_val": np.zeros((5, 4)), "y_val": np.zeros(4)}, ValueError,
+     "rows but y_val"),
     ({"epsilons": [1.0], "scoring": lambda est, X, y: 1.0}, ValueError, "exact scores"),
     ({"epsilons": [1.0], "estimator": LogisticRegression()}, TypeError, "skdpx estimator"),
 ])

@@ -415,9 +415,16 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     X, y = indexable(X, y)
     n = _n_rows(X)
     if public_rows:
+        if y_val is not None and _n_rows(y_val) != _n_rows(X_val):
+            raise ValueError(f"X_val has {_n_rows(X_val)} rows but y_val {_n_rows(y_val)}.")
         X_val, y_val = indexable(X_val, y_val)
         if _n_rows(X_val) < 1:
             raise ValueError("X_val is empty.")
+        columns = [list(getattr(a, "columns", [])) for a in (X, X_val)]
+        widths = [a.shape[1] if len(getattr(a, "shape", ())) == 2 else None for a in (X, X_val)]
+        if columns[0] != columns[1] or None not in widths and widths[0] != widths[1]:
+            raise ValueError("X_val must have the columns of X (the same features, in the same "
+                             "order): nothing was spent.")
         if isinstance(scoring, DPScorer):
             scorer, name = scoring, scoring.name or type(scoring).__name__
         else:
