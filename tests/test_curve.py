@@ -241,3 +241,30 @@ def test_commit_sweep_pays_for_one_score_release_per_point():
     with pytest.raises(ValueError, match="total delta"):
         commit_sweep(ledger, events, ["a", "b"], delta=0.6)
     assert len(ledger) == 2
+
+
+def test_dataframes_pipelines_and_jobs():
+    pd = pytest.importorskip("pandas")
+    from joblib import parallel_backend
+    from sklearn.pipeline import make_pipeline
+
+    from skdpx.preprocessing import PublicSchemaEncoder
+
+    rng = np.random.default_rng(0)
+    n = 600
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n), "job": rng.choice(["a", "b", "c"], n)})
+    y = ((frame["age"] > 45) ^ (frame["job"] == "c")).astype(int).to_numpy()
+    pipe = make_pipeline(
+        PublicSchemaEncoder(bounds={"age": (18, 90)}, categories={"job": ["a", "b", "c"]}),
+        DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=n, epochs=20))
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    with parallel_backend("threading"):  # the joblib path, without starting processes
+        holdout = privacy_utility_curve(pipe, frame, y, epsilons=[0.5, 2.0], accountant=ledger,
+                                        n_jobs=2)
+        public = privacy_utility_curve(pipe, frame.iloc[:500], y[:500], epsilons=[0.5, 2.0],
+                                       X_val=frame.iloc[500:], y_val=y[500:],
+                                       accountant=ledger, n_jobs=2, return_estimators=True)
+    assert holdout.estimator == "DPLocallyLinearClassifier" and len(ledger) == 4
+    assert holdout.point_epsilons == pytest.approx([0.5, 2.0], rel=1e-3)
+    assert public.estimators[1][-1].epsilon == 2.0  # the point's budget, set on the step
+    assert public.estimators[0].predict(frame.head(3)).shape == (3,)
