@@ -319,9 +319,10 @@ def holdout_event(fit_event, score_noise_multiplier):
     revealed: for one row, the output is a mixture of "the row is in the
     training part" (the fit depends on it; the score is post-processing of
     the model and of other rows) and "the row is in the validation part"
-    (only the score's sums depend on it). Hockey-stick and Renyi divergences
-    are jointly convex, so the mixture is bounded by the worse of the two,
-    at every order and every epsilon, under either relation.
+    (only the score's sums depend on it). Hockey-stick divergences are
+    jointly convex and Renyi divergences jointly quasi-convex, so the
+    mixture is bounded by the worse of the two, at every epsilon and every
+    order, under either relation.
 
     When the fit is one Gaussian mechanism (:func:`gaussian_equivalent`,
     multiplier ``z_fit``) and the score's multiplier is at least ``z_fit``,
@@ -407,6 +408,8 @@ def commit_sweep(ledger, events, labels, *, delta, score_noise_multipliers=None)
         ledger.spend(event, label, delta=float(delta))
     return [None if z is None else Commitment(gaussian_event(z), label)
             for z, label in zip(zs, labels)]
+
+
 def dominated_noise_multiplier(event):
     """The least Gaussian noise multiplier whose Renyi curve lies below ``event``'s.
 
