@@ -64,7 +64,7 @@ print(f"planned: epsilon={plan.epsilon:.3f} in all; each run's fit at epsilon "
       f"{plan.candidate_epsilon:.3f}, about {plan.mean_runs:g} runs on average; the refit "
       f"at epsilon {plan.refit_epsilon:g}")
 search.fit(X, y)
-print(f"selected {search.best_params_} after {search.n_runs_} runs; DP validation accuracy "
+print(f"selected {search.best_params_}; DP validation accuracy "
       f"{search.best_score_:.3f}; test accuracy {(search.predict(X_test) == y_test).mean():.3f}")
 print(f"ledger: epsilon={ledger.epsilon_spent:.3f} spent in {len(ledger)} event")
 

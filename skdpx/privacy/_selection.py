@@ -24,8 +24,12 @@ parts of a private search that the guarantee depends on (the search itself,
 
 Only the best run's output (its candidate, model and noisy score) may be
 released: Papernot & Steinke's bound covers the best of the runs, not the
-others' scores. The number of runs and the candidates drawn do not depend
-on the data and may be published.
+others' scores, nor the number of runs or the candidates the runs drew.
+These do not depend on the data, yet they must stay hidden: given the
+number of runs ``K``, the best of ``K`` runs is the selection over a fixed
+number of runs, whose privacy loss grows with ``K`` (an empirical audit,
+``tests/test_audit_search.py``, finds epsilon >= 3.1 at delta 1e-3 where the
+event accounts 2.62, when ``K`` is released with the best score).
 """
 
 import math
