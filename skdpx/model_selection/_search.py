@@ -447,7 +447,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         Xs = X
         if prefix and len(self.estimator.steps) > 1:
             Xs = Pipeline(_fresh(self.estimator, {}).steps[:-1]).fit(X, y).transform(X)
-        check = clone(step)
+        check = _fresh(step, {})  # keeps the black box, which clone would unfit
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             check._validate_fit(Xs, y)
