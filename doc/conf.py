@@ -8,3 +8,35 @@ intersphinx_mapping = {
     "sklearn": ("https://scikit-learn.org/stable", None),
 }
 exclude_patterns = ["_build"]
+
+# The gallery (examples/plot_*.py, run at build time) with sphinx-gallery, part of the
+# docs extra; without it the docs still build, with a page that shows the examples' source.
+try:
+    import sphinx_gallery  # noqa: F401
+except ImportError:
+    sphinx_gallery = None
+
+if sphinx_gallery is not None:
+    extensions.append("sphinx_gallery.gen_gallery")
+    sphinx_gallery_conf = {
+        "examples_dirs": "../examples",
+        "gallery_dirs": "auto_examples",
+        # the examples run at build time; the others are shown, not run (some need the
+        # benchmarks' helpers or downloads): add one here when it runs in the gallery
+        "filename_pattern": r"/plot_private_search\.py$",
+        "download_all_examples": False,
+    }
+else:
+    import pathlib
+
+    _here = pathlib.Path(__file__).resolve().parent
+    _examples = sorted((_here.parent / "examples").glob("*.py"))
+    _page = ["Examples", "========", "",
+             "Install sphinx-gallery (``pip install 'skdpx[docs]'``) to run them into a "
+             "gallery; here is their source.", ""]
+    for _path in _examples:
+        _title = _path.stem
+        _page += [_title, "-" * len(_title), "",
+                  f".. literalinclude:: ../../examples/{_path.name}", "   :language: python", ""]
+    (_here / "auto_examples").mkdir(exist_ok=True)
+    (_here / "auto_examples" / "index.rst").write_text("\n".join(_page))

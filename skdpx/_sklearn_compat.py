@@ -33,7 +33,7 @@ from sklearn import config_context, get_config
 from sklearn.base import is_classifier as _sklearn_is_classifier
 
 __all__ = [
-    "HasMethods", "Interval", "InvalidParameterError", "StrOptions", "fit_context",
+    "HasMethods", "Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "fit_context",
     "is_classifier", "safe_indexing", "validate_parameter_constraints",
 ]
 
@@ -42,6 +42,7 @@ try:
         HasMethods,
         Interval,
         InvalidParameterError,
+        RealNotInt,
         StrOptions,
         validate_parameter_constraints,
     )

@@ -12,6 +12,7 @@ import numpy as np
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV
 from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import DPEstimator
 from skdpx.recourse import PrivRecourse
@@ -57,6 +58,23 @@ TEST_TABLE = {
         "params": {"bounds": (-10.0, 10.0)},
         "supervised": False,
         "methods": ["transform"],
+    },
+    # the private searches, over the classifier above (full batch: fast plans)
+    DPGridSearchCV: {
+        "params": {"estimator": DPLocallyLinearClassifier(bounds=(-10.0, 10.0), batch_size=1000,
+                                                          epochs=30),
+                   "param_grid": {"n_maps": [1, 2]}, "epsilon": 10.0, "delta": 1e-5,
+                   "cv": 0.1, "random_state": 0},
+        "supervised": True,
+        "methods": ["predict", "predict_proba", "decision_function"],
+    },
+    DPRandomSearchCV: {
+        "params": {"estimator": DPLocallyLinearClassifier(bounds=(-10.0, 10.0), batch_size=1000,
+                                                          epochs=30),
+                   "param_distributions": {"learning_rate": [0.3, 1.0]}, "n_iter": 2,
+                   "epsilon": 10.0, "delta": 1e-5, "cv": 0.1, "random_state": 0},
+        "supervised": True,
+        "methods": ["predict", "predict_proba", "decision_function"],
     },
     DPNearestCentroid: {
         "params": {"epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},

@@ -55,7 +55,8 @@ def test_search_is_one_event_within_budget(data):
     scores = search.cv_results_["mean_test_score"]
     assert np.isfinite(scores).sum() == 1 and scores[search.best_index_] == search.best_score_
     assert search.cv_results_["rank_test_score"][search.best_index_] == 1
-    assert search.cv_results_["n_runs"].sum() == search.n_runs_ == len(search.runs_)
+    # the number of runs stays hidden (tests/test_audit_search.py: published, it breaks the claim)
+    assert "n_runs" not in search.cv_results_ and not hasattr(search, "n_runs_")
     assert search.predict(X).shape == (len(X),)
 
 

@@ -1,0 +1,134 @@
+"""The costs quoted in doc/model_selection.rst, computed (nothing is fitted).
+
+A 3 x 3 grid over DPLocallyLinearClassifier on Adult's training rows
+(encoded with its public schema, full-batch DP-SGD):
+
+* scikit-learn's GridSearchCV with 5 folds, each fit at epsilon 1
+  (``price_search``: 45 fold fits + the refit, composed; its scores and its
+  choice are not in the price: they are not DP at any epsilon);
+* the 9 DP fits of a loop scored on public validation rows, at epsilon 0.5 each;
+* DPGridSearchCV at a total epsilon of 2 (``price``): how the budget is split;
+* how the split changes with ``n_iter``, ``selection``, ``eta``, ``cv`` and
+  ``refit_share``.
+
+Run: ``python benchmarks/model_selection_costs.py`` (about a minute). Writes
+``benchmarks/results/model_selection_costs.json``.
+"""
+
+import json
+import math
+import pathlib
+import time
+import warnings
+
+import numpy as np
+from scipy import stats
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, ParameterGrid
+
+from skdpx import DPLocallyLinearClassifier
+from skdpx.datasets import encode_adult, load_adult
+from skdpx.model_selection import DPGridSearchCV, price_search
+from skdpx.privacy import ComposedDpEvent, PrivacyLedger, compute_epsilon
+from skdpx.privacy._selection import run_distribution
+
+warnings.simplefilter("ignore")  # seeded, uncapped: no release is made here
+
+GRID = {"learning_rate": [0.3, 1.0, 3.0], "n_maps": [1, 2, 3]}
+DELTA = 1e-5
+
+
+def p_tried(selection, mean, eta, n_candidates):
+    """P(a given candidate of the pool is drawn by at least one run): public arithmetic."""
+    shape, gamma = run_distribution(selection, mean, eta)
+    k = np.arange(0, 20000)
+    if math.isinf(shape):
+        pmf = stats.poisson.pmf(k, mean)
+    elif gamma == 1.0:
+        pmf = (k == 1).astype(float)
+    elif shape == 0:
+        pmf = np.where(k > 0, (1 - gamma) ** k / (np.maximum(k, 1) * -math.log(gamma)), 0.0)
+    else:
+        pmf = np.where(k > 0, stats.nbinom.pmf(k, shape, gamma), 0.0)
+        pmf /= pmf.sum()
+    miss = (1 - 1 / n_candidates) ** k
+    return float(np.sum(pmf * (1 - miss))), float(pmf[:4].sum())
+
+
+def main():
+    train = load_adult(subset="train")
+    X, y = encode_adult(train.data).data, train.target
+    n = len(X)
+    clf = DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=n, epochs=40,
+                                    epsilon=1.0, delta=DELTA)
+    out = {"n_rows": n, "grid": GRID, "delta": DELTA}
+
+    # -- scikit-learn's GridSearchCV, every fit at epsilon 1
+    t = time.perf_counter()
+    price = price_search(GridSearchCV(clf, GRID, cv=5), X, y)
+    out["gridsearchcv"] = {
+        "n_fits": price.n_fits, "epsilon": price.epsilon, "delta": price.delta,
+        "epsilon_at_1e-5": price.epsilon_at(DELTA), "epsilon_basic": price.epsilon_basic,
+        "seconds": time.perf_counter() - t,
+    }
+    ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
+    try:
+        price.check(ledger)
+        out["gridsearchcv"]["refused_by_cap_2"] = False
+    except Exception as err:  # BudgetError: the search would run out of budget
+        out["gridsearchcv"]["refused_by_cap_2"] = type(err).__name__
+    g = out["gridsearchcv"]
+    print(f"GridSearchCV, 3x3 grid, 5 folds, epsilon=1 per fit: {g['n_fits']} fits, "
+          f"epsilon={g['epsilon']:.2f} at delta={g['delta']:.2g} "
+          f"(epsilon={g['epsilon_at_1e-5']:.2f} at delta=1e-5; sum {g['epsilon_basic']:.0f}), "
+          "plus exact scores and an exact choice (not DP)")
+
+    # -- public validation rows: 9 DP fits at epsilon 0.5 on the private rows, scored for free
+    events = []
+    for params in ParameterGrid(GRID):
+        est = clone(clf).set_params(epsilon=0.5, **params)
+        events.append(est._plan_fit(est._validate_fit(X, y), "add_or_remove").event)
+    loop = {"n_fits": len(events), "epsilon": compute_epsilon(ComposedDpEvent(events), DELTA),
+            "epsilon_at_sum_of_deltas": compute_epsilon(ComposedDpEvent(events),
+                                                        len(events) * DELTA)}
+    out["public_validation_loop"] = loop
+    print(f"9 DP fits at epsilon 0.5 scored on public rows: epsilon={loop['epsilon']:.2f} at "
+          f"delta=1e-5 ({loop['epsilon_at_sum_of_deltas']:.2f} at {len(events) * DELTA:g})")
+
+    # -- DPGridSearchCV at a total epsilon of 2, and its knobs
+    def plan(**kw):
+        t = time.perf_counter()
+        p = DPGridSearchCV(clf, GRID, epsilon=2.0, delta=DELTA, **kw).price(X, y)
+        tried, at_most_3 = p_tried(p.selection, p.mean_runs, kw.get("eta", 0.0), p.n_candidates)
+        row = {"params": kw, "epsilon": p.epsilon, "p_best_tried": tried,
+               "p_at_most_3_runs": at_most_3, "candidate_epsilon": p.candidate_epsilon,
+               "refit_epsilon": p.refit_epsilon, "mean_runs": p.mean_runs,
+               "score_noise_multiplier": p.score_noise_multiplier,
+               "score_std_accuracy": (None if p.score_noise_multiplier is None else
+                                      p.score_noise_multiplier * p.score_sensitivity
+                                      / (p.n_validation * (p.n_folds if p.n_folds > 1 else 1))),
+               "n_train": p.n_train, "n_validation": p.n_validation,
+               "seconds": time.perf_counter() - t}
+        print(f"  {str(kw):42s} total {p.epsilon:.3f}; each run's fit at epsilon "
+              f"{p.candidate_epsilon:.3f}; refit {p.refit_epsilon}; score noise "
+              f"{row['score_noise_multiplier'] and round(row['score_noise_multiplier'], 2)} "
+              f"(accuracy std {row['score_std_accuracy'] and round(row['score_std_accuracy'], 4)}); "
+              f"P(a given candidate tried) {tried:.2f}, P(K <= 3) {at_most_3:.2f}")
+        return row
+
+    print("DPGridSearchCV(epsilon=2), the same grid:")
+    out["dpgridsearchcv"] = [
+        plan(),
+        plan(n_iter=3), plan(n_iter=20), plan(n_iter=27),
+        plan(selection="poisson"), plan(selection="geometric"), plan(eta=1.0),
+        plan(cv=5),
+        plan(refit_share=0.3), plan(refit_share=0.7), plan(refit=False),
+    ]
+    path = pathlib.Path(__file__).parent / "results" / "model_selection_costs.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(out, indent=1, default=str))
+    print(f"written {path}")
+
+
+if __name__ == "__main__":
+    main()

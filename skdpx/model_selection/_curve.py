@@ -1,0 +1,532 @@
+"""Privacy-utility curves: one skdpx estimator fitted at several epsilons, every fit paid for.
+
+Sweeping epsilon with ``GridSearchCV`` (or a loop of ``fit`` and ``score``)
+on private data releases exact scores computed from private rows, and its
+fits add up unnoticed. :func:`privacy_utility_curve` prices the whole
+sweep before it starts, records it in the ledger, and scores each point
+either exactly on public validation rows (free: post-processing of the DP
+model) or with a DP score on a private holdout part drawn by the privacy
+core.
+"""
+
+from dataclasses import dataclass, field
+import json
+import math
+from numbers import Integral, Real
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import check_scoring
+from sklearn.pipeline import Pipeline
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import indexable
+
+from .._sklearn_compat import safe_indexing
+from ..privacy import (
+    ComposedDpEvent,
+    PrivacyLedger,
+    PrivacyLeakWarning,
+    calibrate_noise,
+    compose_events,
+    compute_epsilon,
+    event_to_json,
+    gaussian_event,
+    noise_source,
+    resolve_ledger,
+)
+from ..privacy._budget import UncappedBudgetWarning
+from ..privacy._selection import (
+    commit_sweep,
+    dominated_noise_multiplier,
+    draw_split,
+    gaussian_equivalent,
+    holdout_event,
+    release_score,
+)
+from ._scorers import DPScorer, get_dp_scorer
+from ._search import _dp_step
+
+__all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
+
+
+@dataclass
+class PrivacyUtilityCurve:
+    """The scores of one estimator fitted at several epsilons, and what the sweep cost.
+
+    Made by :func:`privacy_utility_curve`. Every value is a DP release or
+    post-processing of one (a score on public rows, a DP score), so the
+    object can be published.
+
+    Attributes
+    ----------
+    epsilons : ndarray of shape (n_points,)
+        The epsilon each point's fit was given (increasing).
+    scores : ndarray of shape (n_points,)
+        Each point's score: exact on the public validation rows, or a DP
+        score on the private holdout part.
+    scoring : str
+        The score's name.
+    delta : float
+        The delta each point's fit (and DP score) is calibrated for.
+    point_epsilons : ndarray of shape (n_points,)
+        What each point costs on its own, at ``delta``: its fit, and, with a
+        private holdout, the worse of its fit and its DP score (a row is in
+        one part only) or both composed, whichever is smaller. When the fit
+        is one Gaussian mechanism (full-batch DP-SGD) the score's noise is
+        chosen no smaller than the fit's, and the point costs exactly the
+        fit's epsilon.
+    total_epsilon, total_delta : float
+        The whole sweep, every point composed (privacy loss distributions, or
+        Renyi DP for a holdout's worst-of events), at ``total_delta``, the
+        sum of the points' deltas.
+    validation : {"public", "holdout", "public_scorer"}
+        Where the scores come from: public validation rows, a private
+        holdout part (DP scores), or a scorer that reads public data only.
+    n_train, n_validation : int
+        The rows each point is fitted on, and scored on.
+    score_noise_multipliers : ndarray or None
+        Each DP score's Gaussian noise over its sensitivity (None without).
+    estimator : str
+        The estimator's class name.
+    events : list of DpEvent
+        What each point was recorded as in the ledger.
+    estimators : list or None
+        The fitted models (``return_estimators=True``), else None.
+    """
+
+    epsilons: np.ndarray
+    scores: np.ndarray
+    scoring: str
+    delta: float
+    point_epsilons: np.ndarray
+    total_epsilon: float
+    total_delta: float
+    validation: str
+    n_train: int
+    n_validation: int
+    score_noise_multipliers: object
+    estimator: str
+    events: list = field(repr=False, default_factory=list)
+    estimators: object = field(repr=False, default=None)
+
+    @property
+    def event(self):
+        """The whole sweep as one DpEvent (the points composed)."""
+        return self.events[0] if len(self.events) == 1 else ComposedDpEvent(self.events)
+
+    def epsilon_at(self, delta):
+        """The whole sweep's epsilon at another ``delta``."""
+        return compute_epsilon(self.event, delta)
+
+    def to_frame(self):
+        """One row per point: ``epsilon``, ``score``, ``point_epsilon`` (a pandas DataFrame)."""
+        import pandas as pd
+
+        frame = pd.DataFrame({"epsilon": self.epsilons, "score": self.scores,
+                              "point_epsilon": self.point_epsilons})
+        if self.score_noise_multipliers is not None:
+            frame["score_noise_multiplier"] = self.score_noise_multipliers
+        frame.attrs.update(scoring=self.scoring, total_epsilon=self.total_epsilon,
+                           total_delta=self.total_delta, validation=self.validation)
+        return frame
+
+    def to_json(self):
+        """The curve as a JSON string (the events as dp_accounting JSON)."""
+        out = {k: v for k, v in self.__dict__.items() if k not in ("events", "estimators")}
+        for key in ("epsilons", "scores", "point_epsilons", "score_noise_multipliers"):
+            if out[key] is not None:
+                out[key] = [float(v) for v in out[key]]
+        out["events"] = [json.loads(event_to_json(e)) for e in self.events]
+        return json.dumps(out)
+
+    def _title(self):
+        where = {"public": "scored on public validation rows",
+                 "holdout": "DP scores on a private holdout",
+                 "public_scorer": "scored on public data"}[self.validation]
+        return (f"{self.estimator}: total cost of the sweep epsilon={self.total_epsilon:.3g} "
+                f"(delta={self.total_delta:.2g})\n{len(self.epsilons)} points, {where}")
+
+    def plot(self, ax=None, **kwargs):
+        """Draw the score against epsilon (log scale), with the sweep's total cost.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw (None: a new figure).
+        **kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots()
+        kwargs.setdefault("marker", "o")
+        kwargs.setdefault("label", f"{self.scoring} (sweep: epsilon={self.total_epsilon:.3g} "
+                                   "in all)")
+        ax.plot(self.epsilons, self.scores, **kwargs)
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon of each fit")
+        ax.set_ylabel(self.scoring)
+        ax.set_title(self._title(), fontsize="medium")
+        ax.legend()
+        return ax
+
+    def _repr_html_(self):
+        frame = self.to_frame()
+        frame.attrs = {}
+        caption = self._title().replace("\n", "; ")
+        return f"<p>{caption}</p>" + frame.to_html(index=False, float_format=lambda v: f"{v:.4g}")
+
+
+# --------------------------------------------------------------------------
+# Checks (all before anything is spent)
+# --------------------------------------------------------------------------
+def _check_epsilons(epsilons):
+    eps = np.asarray(epsilons, dtype=float) if not isinstance(epsilons, str) else None
+    if eps is None or eps.ndim != 1 or eps.size == 0:
+        raise ValueError(f"epsilons must be a non-empty 1-d list of numbers, got {epsilons!r}.")
+    if not np.all(np.isfinite(eps)) or not np.all(eps > 0):
+        raise ValueError(
+            f"epsilons must be finite and > 0, got {eps.tolist()}. A non-private baseline "
+            "(epsilon=inf) is no point of a privacy-utility curve: fit it on public data.")
+    if eps.size > 1 and not np.all(np.diff(eps) > 0):
+        raise ValueError(f"epsilons must be strictly increasing, got {eps.tolist()}.")
+    return eps
+
+
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _planner(estimator, prefix, X, y, relation, scorer):
+    """A function ``epsilon, delta -> (fit event, extra event)`` on these rows.
+
+    Reads the rows' shape and schema only (validation), never their values'
+    statistics: each estimator's ``_plan_fit`` is made from public facts.
+    """
+    est = clone(estimator)
+    dp = est if not prefix else est.steps[-1][1]
+    Xs = X
+    if prefix and len(est.steps) > 1:  # the public steps (declared schema, nothing learnt)
+        Xs = Pipeline(est.steps[:-1]).fit(X, y).transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        data = dp._validate_fit(Xs, y)
+
+    def plan(epsilon, delta):
+        dp.set_params(epsilon=float(epsilon), delta=float(delta))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            event = dp._plan_fit(data, relation).event
+        extra = None
+        if isinstance(scorer, DPScorer):
+            extra = scorer.planned_event(dp, _n_rows(Xs), relation)
+        return event, extra
+    return plan
+
+
+def _score_noise(fit_event, epsilon, delta):
+    """The least score noise that costs nothing on top of the point's fit, else the noise
+    calibrated to the point's (epsilon, delta)."""
+    exact = gaussian_equivalent(fit_event)  # a full-batch fit: one Gaussian
+    if exact is not None:
+        return exact
+    free = dominated_noise_multiplier(fit_event)  # below the fit's Renyi curve
+    return free if math.isfinite(free) else calibrate_noise(epsilon, delta)
+
+
+def _json_or_none(event):
+    event = compose_events(event)
+    return None if event is None else event_to_json(event)
+
+
+def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
+               X_train, y_train, X_val, y_val, scorer, public_rows):
+    """One point: the fit at ``epsilon`` and its score (exact sums for a DP score).
+
+    The sweep recorded this point in the user's ledger before anything was
+    read, so the fit spends in a ledger of its own; its spend is checked
+    against the planned one. For a DP score, the exact column sums go back
+    to the caller (never stored), whose privacy core adds the noise.
+    """
+    est = clone(estimator)
+    est.set_params(**{prefix + "epsilon": float(epsilon), prefix + "delta": float(delta),
+                      prefix + "random_state": seed,
+                      prefix + "accountant": PrivacyLedger(relation=relation)})
+    with warnings.catch_warnings():
+        # the sweep's own warnings cover these (a seeded sweep, the point's own ledger)
+        warnings.simplefilter("ignore", UncappedBudgetWarning)
+        if seed is not None:
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+        est.fit(X_train, y_train)
+        dp = est if not prefix else est.steps[-1][1]
+        spent = compose_events(*[e for _, e in dp.ledger_.events])
+        if _json_or_none(spent) != planned_fit:
+            raise RuntimeError(
+                f"{type(dp).__name__} spent {spent} at epsilon={epsilon:g}, not the event the "
+                "sweep planned and recorded: its _plan_fit and its fit disagree.")
+        if public_rows:  # exact, on public rows: post-processing of the DP model
+            # (the estimator's warning that exact scores on private rows leak does not apply)
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            if isinstance(scorer, DPScorer):
+                sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
+                sums = (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
+                return est, float(scorer.finalize(sums, _n_rows(X_val)))
+            return est, float(scorer(est, X_val, y_val))
+        if scorer.public:
+            return est, float(scorer.public_score(est))
+        sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
+    return est, (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
+
+
+def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring=None,
+                          X_val=None, y_val=None, cv=0.2, accountant=None,
+                          return_estimators=False, n_jobs=None, random_state=None):
+    """Fit one skdpx estimator at each of ``epsilons`` and score it: a privacy-utility curve.
+
+    Every point is paid for. The whole sweep is priced before it starts
+    (each fit planned by the estimator from public facts, as ``fit`` plans
+    it), checked against the ledger (a ledger that cannot pay for all the
+    points refuses before any private row is read) and recorded, one entry
+    per point, before the first fit.
+
+    * With public validation data (``X_val``, ``y_val``): each point is a
+      fit on all the private rows at that epsilon, scored exactly on the
+      public rows. Scoring is post-processing of the DP model: only the fits
+      are charged.
+    * Without: the privacy core draws a holdout split (each row in the
+      validation part with probability ``cv``, independently of the others
+      and of the data). Each point is fitted on the training part and gets a
+      DP score on the validation part: Gaussian noise, matched to the
+      point's fit, on the sums of the validation rows' contributions. A row
+      is in one part only, so a point costs the worse of its fit and its
+      score for any one row; the point is recorded as that worst-of event
+      (the fit's own event when the fit is one Gaussian mechanism, such as
+      full-batch DP-SGD, whose noise the score's matches), or as the fit and
+      score composed when composing them is the cheaper account.
+
+    Privacy unit: one row of ``X`` (``X_val`` is public), under the
+    ledger's neighbouring relation. Never run a sweep twice on the same
+    data to pick the nicer curve: each run is charged.
+
+    Parameters
+    ----------
+    estimator : skdpx estimator or Pipeline ending in one
+        Its ``epsilon``, ``delta``, ``accountant`` and ``random_state`` are
+        set by the sweep.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        The private rows.
+    y : array-like of shape (n_samples,), default=None
+    epsilons : array-like of float
+        The epsilons of the fits: finite, > 0, strictly increasing.
+    delta : float in (0, 1), default=1e-5
+        The delta of each fit (and DP score). The sweep declares
+        ``len(epsilons) * delta``.
+    scoring : str, DPScorer, callable or None, default=None
+        With public validation rows: any scikit-learn scoring (a name, a
+        scorer callable ``scorer(estimator, X, y)``, None for the
+        estimator's ``score``) or a DPScorer (its exact value). Without: a
+        DP scorer (:func:`~skdpx.model_selection.get_dp_scorer`; None is
+        the estimator's default, accuracy for a classifier).
+    X_val, y_val : array-like, default=None
+        Public validation rows: rows that are not private (a public
+        dataset from the same population, or rows whose owners consented
+        to their release). Never a split of ``X``.
+    cv : float in (0, 1), default=0.2
+        Without public validation rows: the probability that a row is in the
+        validation part.
+    accountant : PrivacyLedger, BudgetAccountant or None, default=None
+        Where the sweep is recorded. None: the estimator's own
+        ``accountant``, else an uncapped ledger with a warning.
+    return_estimators : bool, default=False
+        Keep the fitted models in the result (they are DP releases, but an
+        explainer may hold the rows it explains).
+    n_jobs : int or None, default=None
+        The points' fits in parallel (joblib). The DP scores' noise is added
+        in this process.
+    random_state : None, int or RandomState, default=None
+        None: the split, the scores' noise and each fit's noise from the
+        secure generator. A seed makes the sweep reproducible, with a
+        ``PrivacyLeakWarning``.
+
+    Returns
+    -------
+    PrivacyUtilityCurve
+
+    Raises
+    ------
+    ValueError
+        For bad ``epsilons`` (not finite, not > 0, not increasing), a bad
+        ``delta``, ``cv`` or scoring, or parts too small to fit: before
+        anything is spent.
+    TypeError
+        When ``estimator`` is not a skdpx estimator (nor a Pipeline ending
+        in one): before anything is spent.
+    BudgetError
+        When the ledger cannot pay for the whole sweep: nothing is recorded
+        and no private row is read.
+
+    See Also
+    --------
+    DPRandomSearchCV : tune the other hyperparameters at a fixed total
+        epsilon, privately.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdpx import DPLocallyLinearClassifier
+    >>> from skdpx.model_selection import privacy_utility_curve
+    >>> from skdpx.privacy import PrivacyLedger
+    >>> X, y = make_classification(1000, 4, class_sep=2.0, random_state=0)
+    >>> X_pub, y_pub = make_classification(300, 4, class_sep=2.0, random_state=1)
+    >>> ledger = PrivacyLedger(epsilon=5.0)  # its total: at the sum of the declared deltas
+    >>> clf = DPLocallyLinearClassifier(bounds=(-4, 4), classes=[0, 1], batch_size=1000)
+    >>> curve = privacy_utility_curve(clf, X, y, epsilons=[0.3, 1.0, 3.0], X_val=X_pub,
+    ...                               y_val=y_pub, accountant=ledger)
+    >>> len(ledger)  # one entry per point: its fit (scoring on public rows is free)
+    3
+    >>> curve.point_epsilons.round(2).tolist()
+    [0.3, 1.0, 3.0]
+    >>> abs(curve.total_epsilon - ledger.epsilon_spent) < 1e-6
+    True
+    >>> curve.to_frame().columns.tolist()
+    ['epsilon', 'score', 'point_epsilon']
+    """
+    # ------------------------------------------------ checks: nothing read or spent
+    eps = _check_epsilons(epsilons)
+    if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    if eps.size * float(delta) >= 1:
+        raise ValueError(f"{eps.size} points at delta={delta:g} declare a total delta >= 1.")
+    prefix, step = _dp_step(estimator)
+    public_rows = X_val is not None
+    if (y_val is not None) and not public_rows:
+        raise ValueError("y_val was given without X_val.")
+    if public_rows and (y is None) != (y_val is None):
+        raise ValueError("give y_val with X_val when y is given (and neither without y).")
+    if not public_rows and (isinstance(cv, (bool, Integral)) or not isinstance(cv, Real)
+                            or not 0 < cv < 1):
+        raise ValueError(f"cv must be a fraction in (0, 1) (a holdout split), got {cv!r}.")
+    X, y = indexable(X, y)
+    n = _n_rows(X)
+    if public_rows:
+        if y_val is not None and _n_rows(y_val) != _n_rows(X_val):
+            raise ValueError(f"X_val has {_n_rows(X_val)} rows but y_val {_n_rows(y_val)}.")
+        X_val, y_val = indexable(X_val, y_val)
+        if _n_rows(X_val) < 1:
+            raise ValueError("X_val is empty.")
+        columns = [list(getattr(a, "columns", [])) for a in (X, X_val)]
+        widths = [a.shape[1] if len(getattr(a, "shape", ())) == 2 else None for a in (X, X_val)]
+        if columns[0] != columns[1] or None not in widths and widths[0] != widths[1]:
+            raise ValueError("X_val must have the columns of X (the same features, in the same "
+                             "order): nothing was spent.")
+        if isinstance(scoring, DPScorer):
+            scorer, name = scoring, scoring.name or type(scoring).__name__
+        else:
+            scorer = check_scoring(estimator, scoring=scoring)
+            name = scoring if isinstance(scoring, str) else "score" if scoring is None else \
+                getattr(scoring, "__name__", type(scoring).__name__)
+    else:
+        scorer = get_dp_scorer(scoring, step)
+        name = scorer.name or type(scorer).__name__
+
+    ledger = resolve_ledger(accountant if accountant is not None
+                            else getattr(step, "accountant", None))
+    relation = ledger.relation
+    noise = noise_source(random_state)
+
+    # ------------------------------------------------ the parts (public facts only)
+    if public_rows:
+        validation, train, val = "public", np.arange(n), None
+    elif scorer.public:
+        validation, train, val = "public_scorer", np.arange(n), None
+    else:
+        validation = "holdout"
+        parts = draw_split(n, float(cv), noise=noise)  # independent of the data
+        train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
+        if val.size < 1:
+            raise ValueError(f"the validation part is empty (n_samples={n}, cv={cv!r}). "
+                             "Nothing was spent.")
+    min_rows = getattr(step, "_min_samples", 1)
+    if train.size < min_rows:
+        raise ValueError(f"the training part has {train.size} rows: {type(step).__name__} "
+                         f"needs at least {min_rows}. Nothing was spent.")
+    X_train = safe_indexing(X, train)
+    y_train = None if y is None else safe_indexing(y, train)
+    if validation == "holdout":
+        X_v, y_v = safe_indexing(X, val), None if y is None else safe_indexing(y, val)
+        n_val = int(val.size)
+    elif public_rows:
+        X_v, y_v, n_val = X_val, y_val, _n_rows(X_val)
+    else:
+        X_v, y_v, n_val = None, None, 0
+
+    # ------------------------------------------------ the price of every point
+    plan = _planner(estimator, prefix, X_train, y_train, relation, scorer)
+    fits, extras = zip(*[plan(e, delta) for e in eps])
+    fit_events = [compose_events(f, x) for f, x in zip(fits, extras)]
+    if any(e is None for e in fit_events):
+        raise ValueError(f"{type(step).__name__} spends nothing when it is fitted: a "
+                         "privacy-utility curve of its fit has nothing to sweep.")
+    total_delta = eps.size * float(delta)
+    zs = None
+    if validation == "holdout":
+        # the least score noise that costs nothing on top of the fit (a row is in one part),
+        # else the noise calibrated to the point's (epsilon, delta)
+        zs = np.array([_score_noise(f, float(e), float(delta)) for f, e in zip(fit_events, eps)])
+        scores_ev = [gaussian_event(float(z)) for z in zs]
+        worst = [holdout_event(f, float(z)) for f, z in zip(fit_events, zs)]
+        both = [ComposedDpEvent([f, s]) for f, s in zip(fit_events, scores_ev)]
+        # both are valid accounts of a point: record the cheaper one (public facts only)
+        options = [(compute_epsilon(ComposedDpEvent(o), total_delta), o) for o in (worst, both)]
+        total_epsilon, events = min(options, key=lambda t: t[0])
+    else:
+        events = fit_events
+        total_epsilon = compute_epsilon(
+            events[0] if len(events) == 1 else ComposedDpEvent(events), total_delta)
+    point_eps = np.array([compute_epsilon(e, float(delta)) for e in events])
+
+    what = {"public": "fit (scored on public rows)", "public_scorer": "fit (public score)",
+            "holdout": "fit on the training part + DP score on the holdout"}[validation]
+    labels = [f"privacy_utility_curve point {i + 1}/{eps.size} (epsilon={e:g}): "
+              f"{type(step).__name__} {what}"
+              + (" (score's Gaussian dominated by the fit's: the fit's event)"
+                 if validation == "holdout" and events[i] is fit_events[i] else "")
+              for i, e in enumerate(eps)]
+    # the whole sweep checked against the ledger, then recorded point by point: final
+    commitments = commit_sweep(ledger, events, labels, delta=float(delta),
+                               score_noise_multipliers=None if zs is None else list(zs))
+
+    # ------------------------------------------------ the fits and their scores
+    if random_state is None:
+        seeds = [None] * eps.size  # each fit draws from its own secure source
+    else:
+        seeds = [int(s) for s in noise.auxiliary().integers(0, 2**32 - 1, size=eps.size)]
+    sens = float(scorer.sensitivity(relation)) if validation == "holdout" else None
+    outputs = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_point)(estimator, prefix, float(e), float(delta), seed, relation,
+                            _json_or_none(f), X_train, y_train, X_v, y_v, scorer, public_rows)
+        for e, seed, f in zip(eps, seeds, fits))
+    scores = np.empty(eps.size)
+    for i, (_, out) in enumerate(outputs):
+        if validation == "holdout":
+            noisy = release_score(np.atleast_2d(out), noise_multiplier=float(zs[i]),
+                                  sensitivity=sens, noise=noise, commitment=commitments[i])
+            scores[i] = float(scorer.finalize(noisy, n_val))
+        else:
+            scores[i] = out
+    models = [est for est, _ in outputs] if return_estimators else None
+    del outputs
+
+    return PrivacyUtilityCurve(
+        epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
+        point_epsilons=point_eps, total_epsilon=float(total_epsilon),
+        total_delta=float(total_delta), validation=validation, n_train=int(train.size),
+        n_validation=int(n_val), score_noise_multipliers=zs,
+        estimator=type(step).__name__, events=list(events), estimators=models,
+    )
