@@ -67,9 +67,10 @@ Usage: ``python benchmarks/model_selection.py [--seeds 3] [--parts adult
 hospital lime] [--cv 3] [--jobs 1] [--quick]``. ``--quick``: one seed,
 Adult only, cv=2 (a smoke run of a few minutes). Writes (updates)
 ``benchmarks/results/model_selection.json``. Runtime with ``--seeds 3`` on
-one core of an otherwise quiet machine: about 6 min for Adult, 15 min for
-the hospital data, 3 min for the explainer (``--jobs 2`` runs the fits on
-two cores); ``--parts`` runs a part alone and ``--searches`` adds private
+one core: about 6 min for Adult, 15 min for the hospital data, 3 min for
+the explainer on a quiet machine (12 min on a busy one; measured on 2
+shared cores: 32 min in all); ``--jobs 2`` runs the fits of (b) and (c) on
+two cores. ``--parts`` runs a part alone and ``--searches`` adds private
 searches to saved results.
 """
 
