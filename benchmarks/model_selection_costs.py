@@ -120,7 +120,8 @@ def main():
     out["dpgridsearchcv"] = [
         plan(),
         plan(n_iter=3), plan(n_iter=20), plan(n_iter=27),
-        plan(selection="poisson"), plan(selection="geometric"), plan(eta=1.0),
+        plan(selection="negative_binomial"), plan(selection="geometric"),
+        plan(selection="negative_binomial", eta=1.0),
         plan(cv=5),
         plan(refit_share=0.3), plan(refit_share=0.7), plan(refit=False),
     ]

@@ -189,7 +189,7 @@ def test_explainers_are_searched(data):
     # PrivRecourse: the recourse score on the private validation part (DP)
     ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
     search = DPGridSearchCV(PrivRecourse(black_box, bounds=(-4, 4), classes=[0, 1]),
-                            {"n_clusters": [4, 12]}, epsilon=2.0, accountant=ledger)
+                            {"n_clusters": [4, 12]}, n_iter=10, epsilon=2.0, accountant=ledger)
     search.fit(X, y)
     assert search.best_estimator_.estimator is black_box  # the black box is kept, not cloned
     assert search.search_plan_.score_noise_multiplier > 0 and len(ledger) == 1
@@ -201,7 +201,7 @@ def test_explainers_are_searched(data):
         ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
         search = DPGridSearchCV(DPLimeExplainer(black_box, bounds=(-4, 4)),
                                 {"max_iter": [5, 40]}, scoring=DPLimeFidelity(queries),
-                                epsilon=2.0, accountant=ledger, refit=refit)
+                                n_iter=10, epsilon=2.0, accountant=ledger, refit=refit)
         search.fit(X)
         plan = search.search_plan_
         assert plan.score_noise_multiplier is None and plan.epsilon <= 2.0
@@ -212,3 +212,21 @@ def test_explainers_are_searched(data):
         else:  # released: no black box, no private row, nothing left to spend
             assert search.best_estimator_.estimator is None
             assert search.best_estimator_.epsilon_remaining_ == 0
+
+
+def test_no_run_drawn_refits_a_random_candidate(data, monkeypatch):
+    # a Poisson number of runs can be 0 (probability exp(-mean)): the selection's output
+    # is then "nothing", and the refitted candidate is drawn from the public pool
+    import skdpx.model_selection._search as search_module
+
+    X, y = data
+    monkeypatch.setattr(search_module, "draw_runs", lambda *a, **k: 0)
+    ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
+    search = DPGridSearchCV(_clf(), GRID, epsilon=2.0, accountant=ledger)
+    with pytest.warns(UserWarning, match="runs drawn was 0"):
+        search.fit(X, y)
+    assert math.isnan(search.best_score_) and search.best_params_ in search.cv_results_["params"]
+    assert not search.cv_results_["rank_test_score"].any() and len(ledger) == 1
+    assert search.predict(X).shape == (len(X),)
+    with pytest.raises(ValueError, match="refit=False"):
+        DPGridSearchCV(_clf(), GRID, epsilon=2.0, refit=False).fit(X, y)

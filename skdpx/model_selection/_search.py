@@ -261,7 +261,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
     }
 
     def __init__(self, estimator, *, scoring=None, epsilon=1.0, delta=1e-5, accountant=None,
-                 cv=0.2, refit=True, refit_share=0.5, selection="negative_binomial", eta=0.0,
+                 cv=0.2, refit=True, refit_share=0.5, selection="poisson", eta=0.0,
                  n_jobs=None, random_state=None):
         self.estimator = estimator
         self.scoring = scoring
@@ -559,10 +559,21 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         del outputs, tasks
 
         if best[0] is None:
-            raise ValueError(
+            # a Poisson number of runs was 0: the selection's output is "nothing", the same
+            # on every dataset. A candidate drawn from the public pool, independently of
+            # the data, is then refitted (its refit is in the event committed above)
+            if not self.refit:
+                raise ValueError(
+                    "the number of runs drawn was 0 (a Poisson number of runs is 0 with "
+                    f"probability exp(-{plan.mean_runs:g})) and refit=False: there is no model. "
+                    "The budget is spent. Raise n_iter, or use refit=True."
+                )
+            warnings.warn(
                 "the number of runs drawn was 0 (a Poisson number of runs is 0 with probability "
-                f"exp(-{plan.mean_runs:g})): nothing was selected. The budget is spent."
-            )
+                f"exp(-{plan.mean_runs:g})): no candidate was scored, and the one refitted was "
+                "drawn from the pool at random (best_score_ is NaN). Raise n_iter to make this "
+                "rarer.", UserWarning, stacklevel=2)
+            best = (int(draw_candidates(len(pool), 1, noise=noise)[0]), None, None, math.nan)
         self.best_index_ = best[0]
         self.best_params_ = dict(pool[best[0]])
         self.best_score_ = best[3]
@@ -600,7 +611,8 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         score[best[0]] = best[3]
         results["mean_test_score"] = score
         rank = np.zeros(len(pool), dtype=np.int32)
-        rank[best[0]] = 1
+        if not math.isnan(best[3]):  # no rank when no run was drawn
+            rank[best[0]] = 1
         results["rank_test_score"] = rank
         return results
 
@@ -767,11 +779,18 @@ _PARAMS_DOC = """
         of the selection's output, so it costs nothing more). Holdout only.
     refit_share : float in (0, 1), default=0.5
         The refit's epsilon, as a share of ``epsilon``.
-    selection : {"negative_binomial", "poisson", "geometric"}, default="negative_binomial"
-        The distribution of the number of runs: Papernot & Steinke's
+    selection : {"poisson", "negative_binomial", "geometric"}, default="poisson"
+        The distribution of the number of runs (Papernot & Steinke 2022):
+        a Poisson (its number of runs stays near the mean, so the best
+        candidates are tried: on Adult and the hospital data it selected
+        better than the cheaper alternatives, benchmarks/model_selection.py;
+        its cost grows with the mean: keep the pool to a dozen or so), a
         truncated negative binomial with shape ``eta`` (``eta=0``, the
-        logarithmic distribution, costs least), their Poisson, or the
-        geometric of Liu & Talwar (STOC 2019).
+        logarithmic distribution, costs least for a given mean but often
+        makes only 2 or 3 runs), or the geometric of Liu & Talwar (STOC
+        2019). A Poisson may draw 0 runs (probability ``exp(-mean)``): the
+        candidate refitted is then drawn from the pool at random, with a
+        warning (with ``refit=False``, ``fit`` raises, its budget spent).
     eta : float >= 0, default=0.0
         The negative binomial's shape.
     n_jobs : int or None, default=None
@@ -860,7 +879,7 @@ class DPRandomSearchCV(_BaseDPSearch):
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, scoring=None, epsilon=1.0,
                  delta=1e-5, accountant=None, cv=0.2, refit=True, refit_share=0.5,
-                 selection="negative_binomial", eta=0.0, n_jobs=None, random_state=None):
+                 selection="poisson", eta=0.0, n_jobs=None, random_state=None):
         super().__init__(estimator, scoring=scoring, epsilon=epsilon, delta=delta,
                          accountant=accountant, cv=cv, refit=refit, refit_share=refit_share,
                          selection=selection, eta=eta, n_jobs=n_jobs, random_state=random_state)
@@ -909,7 +928,7 @@ class DPGridSearchCV(_BaseDPSearch):
 
     def __init__(self, estimator, param_grid, *, n_iter=None, scoring=None, epsilon=1.0,
                  delta=1e-5, accountant=None, cv=0.2, refit=True, refit_share=0.5,
-                 selection="negative_binomial", eta=0.0, n_jobs=None, random_state=None):
+                 selection="poisson", eta=0.0, n_jobs=None, random_state=None):
         super().__init__(estimator, scoring=scoring, epsilon=epsilon, delta=delta,
                          accountant=accountant, cv=cv, refit=refit, refit_share=refit_share,
                          selection=selection, eta=eta, n_jobs=n_jobs, random_state=random_state)
