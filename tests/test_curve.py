@@ -268,3 +268,25 @@ def test_dataframes_pipelines_and_jobs():
     assert holdout.point_epsilons == pytest.approx([0.5, 2.0], rel=1e-3)
     assert public.estimators[1][-1].epsilon == 2.0  # the point's budget, set on the step
     assert public.estimators[0].predict(frame.head(3)).shape == (3,)
+
+
+def test_explainers_keep_their_black_box_and_release_only_answers():
+    from sklearn.linear_model import LogisticRegression
+
+    from skdpx import DPLimeExplainer, PrivRecourse
+    from skdpx.model_selection import DPLimeFidelity
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = (X[:, 0] > 0).astype(int)
+    black_box = LogisticRegression().fit(X[:100], y[:100])  # fitted on other rows
+    X, y = X[100:], y[100:]
+    curve = privacy_utility_curve(PrivRecourse(black_box, bounds=(-4, 4), classes=[0, 1]), X, y,
+                                  epsilons=[0.5, 2.0],
+                                  accountant=PrivacyLedger(epsilon=10, delta=1e-4))
+    assert np.isfinite(curve.scores).all()
+    curve = privacy_utility_curve(DPLimeExplainer(black_box, bounds=(-4, 4)), X, epsilons=[1.0],
+                                  scoring=DPLimeFidelity(X[:3]), return_estimators=True,
+                                  accountant=PrivacyLedger(epsilon=10, delta=1e-4))
+    released = curve.estimators[0]
+    assert released.estimator is None and released.epsilon_remaining_ == 0

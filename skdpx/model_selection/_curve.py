@@ -16,7 +16,6 @@ from numbers import Integral, Real
 import warnings
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.pipeline import Pipeline
 from sklearn.utils.parallel import Parallel, delayed
@@ -45,7 +44,7 @@ from ..privacy._selection import (
     release_score,
 )
 from ._scorers import DPScorer, get_dp_scorer
-from ._search import _dp_step
+from ._search import _dp_step, _fresh
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -209,7 +208,7 @@ def _planner(estimator, prefix, X, y, relation, scorer):
     Reads the rows' shape and schema only (validation), never their values'
     statistics: each estimator's ``_plan_fit`` is made from public facts.
     """
-    est = clone(estimator)
+    est = _fresh(estimator, {})  # keeps an explainer's black box, which clone would unfit
     dp = est if not prefix else est.steps[-1][1]
     Xs = X
     if prefix and len(est.steps) > 1:  # the public steps (declared schema, nothing learnt)
@@ -254,7 +253,7 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
     against the planned one. For a DP score, the exact column sums go back
     to the caller (never stored), whose privacy core adds the noise.
     """
-    est = clone(estimator)
+    est = _fresh(estimator, {})
     est.set_params(**{prefix + "epsilon": float(epsilon), prefix + "delta": float(delta),
                       prefix + "random_state": seed,
                       prefix + "accountant": PrivacyLedger(relation=relation)})
@@ -520,7 +519,10 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
             scores[i] = float(scorer.finalize(noisy, n_val))
         else:
             scores[i] = out
-    models = [est for est, _ in outputs] if return_estimators else None
+    # an explainer that spends when it answers keeps only its DP answers (what it could
+    # still spend is not in the sweep's record)
+    models = [est.release() if hasattr(est, "release") else est
+              for est, _ in outputs] if return_estimators else None
     del outputs
 
     return PrivacyUtilityCurve(
