@@ -11,13 +11,11 @@ core.
 
 from dataclasses import dataclass, field
 import json
-import math
 from numbers import Integral, Real
 import warnings
 
 import numpy as np
 from sklearn.metrics import check_scoring
-from sklearn.pipeline import Pipeline
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import indexable
 
@@ -26,7 +24,6 @@ from ..privacy import (
     ComposedDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
-    calibrate_noise,
     compose_events,
     compute_epsilon,
     event_to_json,
@@ -37,14 +34,13 @@ from ..privacy import (
 from ..privacy._budget import UncappedBudgetWarning
 from ..privacy._selection import (
     commit_sweep,
-    dominated_noise_multiplier,
     draw_split,
-    gaussian_equivalent,
+    free_score_noise,
     holdout_event,
     release_score,
 )
 from ._scorers import DPScorer, get_dp_scorer
-from ._search import _dp_step, _fresh
+from ._search import _dp_step, _fresh, _planner
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -200,43 +196,6 @@ def _check_epsilons(epsilons):
 
 def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
-def _planner(estimator, prefix, X, y, relation, scorer):
-    """A function ``epsilon, delta -> (fit event, extra event)`` on these rows.
-
-    Reads the rows' shape and schema only (validation), never their values'
-    statistics: each estimator's ``_plan_fit`` is made from public facts.
-    """
-    est = _fresh(estimator, {})  # keeps an explainer's black box, which clone would unfit
-    dp = est if not prefix else est.steps[-1][1]
-    Xs = X
-    if prefix and len(est.steps) > 1:  # the public steps (declared schema, nothing learnt)
-        Xs = Pipeline(est.steps[:-1]).fit(X, y).transform(X)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        data = dp._validate_fit(Xs, y)
-
-    def plan(epsilon, delta):
-        dp.set_params(epsilon=float(epsilon), delta=float(delta))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            event = dp._plan_fit(data, relation).event
-        extra = None
-        if isinstance(scorer, DPScorer):
-            extra = scorer.planned_event(dp, _n_rows(Xs), relation)
-        return event, extra
-    return plan
-
-
-def _score_noise(fit_event, epsilon, delta):
-    """The least score noise that costs nothing on top of the point's fit, else the noise
-    calibrated to the point's (epsilon, delta)."""
-    exact = gaussian_equivalent(fit_event)  # a full-batch fit: one Gaussian
-    if exact is not None:
-        return exact
-    free = dominated_noise_multiplier(fit_event)  # below the fit's Renyi curve
-    return free if math.isfinite(free) else calibrate_noise(epsilon, delta)
 
 
 def _json_or_none(event):
@@ -466,7 +425,7 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
         X_v, y_v, n_val = None, None, 0
 
     # ------------------------------------------------ the price of every point
-    plan = _planner(estimator, prefix, X_train, y_train, relation, scorer)
+    plan = _planner(_fresh(estimator, {}), prefix, X_train, y_train, relation, scorer)
     fits, extras = zip(*[plan(e, delta) for e in eps])
     fit_events = [compose_events(f, x) for f, x in zip(fits, extras)]
     if any(e is None for e in fit_events):
@@ -477,7 +436,8 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     if validation == "holdout":
         # the least score noise that costs nothing on top of the fit (a row is in one part),
         # else the noise calibrated to the point's (epsilon, delta)
-        zs = np.array([_score_noise(f, float(e), float(delta)) for f, e in zip(fit_events, eps)])
+        zs = np.array([free_score_noise(f, float(e), float(delta))
+                       for f, e in zip(fit_events, eps)])
         scores_ev = [gaussian_event(float(z)) for z in zs]
         worst = [holdout_event(f, float(z)) for f, z in zip(fit_events, zs)]
         both = [ComposedDpEvent([f, s]) for f, s in zip(fit_events, scores_ev)]

@@ -31,6 +31,7 @@ epsilon >= 3.1 for a search that claims 2.62 at delta 1e-3 when ``K`` is
 published with the best score).
 """
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ from ..privacy._budget import UncappedBudgetWarning
 from ..privacy._selection import (
     SELECTIONS,
     commit_search,
-    dominated_noise_multiplier,
+    free_score_noise,
     draw_candidates,
     draw_runs,
     draw_split,
@@ -219,6 +220,38 @@ def _n_rows(X):
 
 
 
+def _planner(est, prefix, X, y, relation, scorer, *, refit=False):
+    """A function ``(epsilon, delta) -> (fit event, extra event or None)`` on these rows.
+
+    ``est`` is a fresh copy (:func:`_fresh`). Reads the rows' shape and
+    schema only (validation), never their values' statistics: each
+    estimator's ``_plan_fit`` is made from public facts. The extra event is
+    what scoring spends through the estimator (DPLimeExplainer explains the
+    scorer's queries); for a refit, everything the refitted estimator may
+    still spend when it is used (DPLimeExplainer: its whole cap, prepaid).
+    """
+    dp = est if not prefix else est.steps[-1][1]
+    Xs = X
+    if prefix and len(est.steps) > 1:  # the public steps (declared schema, nothing learnt)
+        Xs = Pipeline(est.steps[:-1]).fit(X, y).transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        data = dp._validate_fit(Xs, y)
+
+    def plan(epsilon, delta):
+        dp.set_params(epsilon=float(epsilon), delta=float(delta))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            event = dp._plan_fit(data, relation).event
+        if refit:
+            extra = dp._plan_queries(_UNBOUNDED_QUERIES) if hasattr(dp, "_plan_queries") else None
+        else:
+            extra = scorer.planned_event(dp, _n_rows(Xs), relation) \
+                if isinstance(scorer, DPScorer) else None
+        return event, extra
+    return plan
+
+
 def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, relation):
     """One run: a candidate fitted with DP on the training part, and its score's exact sums.
 
@@ -241,7 +274,7 @@ def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, 
     return est, (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
 
 
-class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
+class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
     """The private search shared by DPGridSearchCV and DPRandomSearchCV."""
 
     _parameter_constraints = {
@@ -277,11 +310,13 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------ planning
+    @abstractmethod
     def _mean_runs(self, n_candidates):
-        raise NotImplementedError
+        """The mean number of runs, for a pool of ``n_candidates``."""
 
+    @abstractmethod
     def _candidates(self):
-        raise NotImplementedError
+        """The public pool: a list of parameter dicts."""
 
     def _setup(self):
         """Checks that need no data: ``(prefix, step, pool, scorer, mean)``."""
@@ -353,33 +388,12 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator):
             )
 
         def planner(est, Xp, yp, *, refit=False):
-            """A function epsilon -> the fit's planned event, on validated data.
+            plan = _planner(est, prefix, Xp, yp, relation, scorer, refit=refit)
 
-            A run's event adds what its scoring spends through the estimator
-            (DPLimeExplainer explains the scorer's queries); the refit's adds
-            everything the refitted estimator may still spend when it is used
-            (DPLimeExplainer: its whole cap, prepaid in this search's event).
-            """
-            dp = est if not prefix else est.steps[-1][1]
-            Xs = Xp
-            if prefix:  # the pipeline's public steps (fitted on names and dtypes only)
-                Xs = Pipeline(est.steps[:-1]).fit(Xp, yp).transform(Xp) if \
-                    len(est.steps) > 1 else Xp
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PrivacyLeakWarning)
-                data = dp._validate_fit(Xs, yp)
-
-            def plan(eps, delta):
-                dp.set_params(epsilon=eps, delta=delta)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", PrivacyLeakWarning)
-                    event = dp._plan_fit(data, relation).event
-                if refit and hasattr(dp, "_plan_queries"):
-                    extra = dp._plan_queries(_UNBOUNDED_QUERIES)
-                else:
-                    extra = None if refit else scorer.planned_event(dp, _n_rows(Xs), relation)
+            def joined(eps, delta):
+                event, extra = plan(eps, delta)
                 return event if extra is None else compose_events(event, extra)
-            return plan
+            return joined
 
         fit_planners = [planner(_fresh(self.estimator, p), X_train, y_train) for p in pool]
         refit_planners = [planner(_fresh(self.estimator, p), X, y, refit=True)
@@ -685,14 +699,11 @@ class _NoScore:
 
 
 def _score_noise(fits, eps_c, delta, n_folds):
-    """A run's score noise: as little as costs nothing on top of a holdout run's fit
-    (its Renyi curve below the fits' mixture), else calibrated to the run's budget."""
-    z = calibrate_noise(eps_c, delta)
+    """A run's score noise: free on a holdout run (below the fits' mixture), else
+    calibrated to the run's budget (k folds: the score composes with the fits)."""
     if n_folds == 1:
-        free = dominated_noise_multiplier(MixtureDpEvent(fits) if len(fits) > 1 else fits[0])
-        if math.isfinite(free):
-            return free
-    return z
+        return free_score_noise(MixtureDpEvent(fits) if len(fits) > 1 else fits[0], eps_c, delta)
+    return calibrate_noise(eps_c, delta)
 
 
 def _distinct(events):

@@ -42,6 +42,7 @@ from dp_accounting.dp_event import GaussianDpEvent, RepeatAndSelectDpEvent, Self
 from ._accounting import (
     RDP_ORDERS,
     MixtureDpEvent,
+    calibrate_noise,
     WorstOfDpEvent,
     compose_events,
     event_from_json,
@@ -62,6 +63,7 @@ __all__ = [
     "draw_candidates",
     "draw_runs",
     "draw_split",
+    "free_score_noise",
     "gaussian_equivalent",
     "holdout_event",
     "release_score",
@@ -433,6 +435,23 @@ def dominated_noise_multiplier(event):
     if (curve <= 0).any():
         return math.inf
     return float(np.sqrt(np.max(orders / (2 * curve))))
+
+
+def free_score_noise(fit_event, epsilon, delta):
+    """The least score noise that costs nothing on top of a holdout fit, else a calibrated one.
+
+    A holdout row pays for its fit or for its score, never both, so a score
+    whose Gaussian is dominated by the fit adds nothing: the fit's own
+    multiplier when the fit is one Gaussian mechanism
+    (:func:`gaussian_equivalent`), else :func:`dominated_noise_multiplier`
+    (its Renyi curve below the fit's). When the fit is free at some order
+    (nothing lies below it), the noise calibrated to ``(epsilon, delta)``.
+    """
+    exact = gaussian_equivalent(fit_event)
+    if exact is not None:
+        return exact
+    free = dominated_noise_multiplier(fit_event)
+    return free if math.isfinite(free) else calibrate_noise(epsilon, delta)
 
 
 def score_event(noise_multiplier):
