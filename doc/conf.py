@@ -23,7 +23,7 @@ if sphinx_gallery is not None:
         "gallery_dirs": "auto_examples",
         # the examples run at build time; the others are shown, not run (some need the
         # benchmarks' helpers or downloads): add one here when it runs in the gallery
-        "filename_pattern": r"/plot_private_search\.py$",
+        "filename_pattern": r"/plot_(private_search|membership_attack)\.py$",
         "download_all_examples": False,
     }
 else:
