@@ -37,6 +37,7 @@ class _Oracle:
     just across the boundary towards the desired class (the other by default)."""
 
     bounds_ = (-np.ones(D), np.ones(D))
+    missing_every = 7  # every 7th query gets no counterfactual
 
     def __init__(self):
         self.calls = 0
@@ -52,8 +53,20 @@ class _Oracle:
         step = (sign * 0.02 - margin) / (W @ W)
         cf = X + step[:, None] * W
         cf[desired == current] = X[desired == current]
-        cf[::7] = np.nan  # some queries get no counterfactual
+        if self.missing_every:
+            cf[::self.missing_every] = np.nan
         return SimpleNamespace(counterfactuals=cf)
+
+
+class _OneWay(_Oracle):
+    """A recourse method: towards class 1 only; a query already there is its own answer."""
+
+    missing_every = 0
+
+    def explain(self, X):
+        X = np.asarray(X, dtype=float)
+        return SimpleNamespace(counterfactuals=np.where(
+            (X @ W + B > 0)[:, None], X, super().explain(X, desired_class=1).counterfactuals))
 
 
 def _linear_surrogate():
@@ -79,6 +92,21 @@ def test_counterfactuals_beat_queries_at_small_n():
     assert frame.loc[("dualcf", 16), "n_explainer_calls"] == 16 + 13
     assert frame.loc[("dualcf", 16), "n_black_box_calls"] == 16 + 13 + 11
     assert oracle.calls == 16 + 13  # the largest set is explained once, the smaller nested
+
+
+def test_one_way_recourse_adds_only_new_points():
+    box = _LinearBox()
+    pool = _data(60, 1)
+    res = model_extraction(_OneWay(), box, pool, _data(200, 2), n_queries=60,
+                           strategies=("counterfactuals", "dualcf"),
+                           surrogate=_linear_surrogate())
+    frame = res.to_frame().set_index("strategy")
+    negatives = int(np.sum(box.predict(pool) == 0))
+    assert 0 < negatives < 60
+    # queries already favourable bring no point; the duals of favourable points neither
+    assert frame.loc["counterfactuals", "n_train"] == 60 + negatives
+    assert frame.loc["dualcf", "n_train"] == frame.loc["counterfactuals", "n_train"]
+    assert frame.loc["dualcf", "n_explainer_calls"] == frame.loc["counterfactuals", "n_train"]
 
 
 def test_random_baseline_and_default_bounds():
@@ -189,6 +217,11 @@ def test_attribute_inference_without_the_feature_is_the_baseline(tmp_path):
     assert res.accuracy_members == res.baseline_members
     assert res.accuracy_non_members == res.baseline_non_members
     assert abs(res.advantage) < 0.1
+    # candidates given minority first: ties still go to the majority value
+    given = attribute_inference(blind, Xm, ym, Xn, yn, feature=0, values=[1.0, 0.0],
+                                signal=_loss)
+    assert given.candidates.tolist() == [[0.0], [1.0]]
+    assert given.accuracy_members == res.accuracy_members
     frame = res.to_frame()
     assert frame["member"].sum() == 150 and (frame["guess"] == 0).all()
     back = AttributeInferenceResult.from_json(res.to_json(path=tmp_path / "a.json"))
