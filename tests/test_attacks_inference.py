@@ -1,6 +1,5 @@
 """Model extraction and attribute inference (skdpx.attacks, issue 21): small synthetic data."""
 
-import importlib.util
 from types import SimpleNamespace
 
 import numpy as np
@@ -173,14 +172,6 @@ def _loss(target, X, y):
     return np.log(np.clip(p, 1e-12, None))
 
 
-@pytest.fixture(autouse=True)
-def _signals_until_merged(monkeypatch):
-    """Until skdpx.attacks._signals lands, a callable signal is called directly."""
-    if importlib.util.find_spec("skdpx.attacks._signals") is None:
-        monkeypatch.setattr("skdpx.attacks._attribute._score_rows",
-                            lambda target, X, y, signal, queries: signal(target, X, y))
-
-
 def _planted(n, seed):
     """Random labels; column 0 a binary sensitive attribute (30 % ones); a
     one-hot block (columns 4-6) with levels in proportion 5:3:2."""
@@ -198,11 +189,11 @@ def test_attribute_inference_finds_a_planted_attribute():
     scale = np.array([4.0, 1, 1, 1, 4, 4, 4])
     target = make_pipeline(FunctionTransformer(lambda X: X * scale),
                            KNeighborsClassifier(n_neighbors=1)).fit(Xm, ym)
-    res = attribute_inference(target, Xm, ym, Xn, yn, feature=0, signal=_loss)
+    res = attribute_inference(target, Xm, ym, Xn, yn, feature=0, signal="loss")
     assert res.advantage > 0.1
     assert res.accuracy_members > res.baseline_members + 0.1
     assert len(res.guess_members) == 150 and res.candidates.tolist() == [[0.0], [1.0]]
-    block = attribute_inference(target, Xm, ym, Xn, yn, feature=[4, 5, 6], signal=_loss)
+    block = attribute_inference(target, Xm, ym, Xn, yn, feature=[4, 5, 6])  # default: loss
     assert block.advantage > 0.1
     assert block.candidates.tolist()[0] == [1.0, 0.0, 0.0]  # the majority level first
 
@@ -255,3 +246,26 @@ def test_attribute_inference_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         attribute_inference(target, Xm, ym, Xm, ym, signal=_loss, **kwargs)
 
+
+
+@pytest.mark.filterwarnings("ignore:accountant=None")
+def test_with_privrecourse_and_counterfactual_distance():
+    from skdpx.recourse import PrivRecourse
+
+    box = _LinearBox()
+    X = _data(900, 3)
+    X[:, 0] = np.where(X[:, 0] > 0, 0.5, -0.5)  # a discrete attribute
+    f = LogisticRegression().fit(X[:300], box.predict(X[:300]))
+    recourse = PrivRecourse(f, epsilon=np.inf, n_clusters=20, bounds=(-1, 1),
+                            random_state=0).fit(X[300:600])
+    res = model_extraction(recourse, f, X[600:], X[:300], n_queries=(30, 100),
+                           strategies=("queries", "counterfactuals", "dualcf"),
+                           surrogate=_linear_surrogate())
+    frame = res.to_frame().set_index(["strategy", "n_queries"])
+    # RecoursePaths' end points for the unfavourable queries; recourse is one-way: no duals
+    assert frame.loc[("counterfactuals", 100), "n_train"] > 100
+    assert frame.loc[("dualcf", 100), "n_train"] == frame.loc[("counterfactuals", 100), "n_train"]
+    out = attribute_inference(recourse, X[300:400], f.predict(X[300:400]), X[:100],
+                              f.predict(X[:100]), feature=0, signal="counterfactual_distance")
+    assert len(out.guess_members) == 100 and out.candidates.shape == (2, 1)
+    assert 0 <= out.accuracy_members <= 1 and out.signal == "counterfactual_distance"
