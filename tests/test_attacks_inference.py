@@ -193,6 +193,13 @@ def test_attribute_inference_finds_a_planted_attribute():
     assert res.advantage > 0.1
     assert res.accuracy_members > res.baseline_members + 0.1
     assert len(res.guess_members) == 150 and res.candidates.tolist() == [[0.0], [1.0]]
+    with_prior = attribute_inference(target, Xm, ym, Xn, yn, feature=0, prior=True)
+    assert with_prior.advantage > 0.1 and with_prior.meta["prior"]
+    # on soft probabilities the prior moves the near-ties to the majority value
+    soft = LogisticRegression().fit(Xm, ym)
+    plain, map_ = (attribute_inference(soft, Xm, ym, Xn, yn, feature=0, prior=p)
+                   for p in (False, True))
+    assert np.sum(map_.guess_non_members == 0) > np.sum(plain.guess_non_members == 0)
     block = attribute_inference(target, Xm, ym, Xn, yn, feature=[4, 5, 6])  # default: loss
     assert block.advantage > 0.1
     assert block.candidates.tolist()[0] == [1.0, 0.0, 0.0]  # the majority level first

@@ -59,7 +59,7 @@ def _match(rows, candidates):
 
 
 def attribute_inference(target, X_members, y_members, X_non_members, y_non_members, *,
-                        feature, values=None, signal="loss", queries=None):
+                        feature, values=None, signal="loss", queries=None, prior=False):
     """Guess a sensitive feature from the other features, the label and a membership signal.
 
     For every row and every candidate value of ``feature``, the row is
@@ -101,6 +101,13 @@ def attribute_inference(target, X_members, y_members, X_non_members, y_non_membe
     queries : array-like, default=None
         Passed to the signal ("recourse_distance": the queries whose paths
         were released).
+    prior : bool, default=False
+        Add the log of each candidate's share among the given rows (the
+        population's marginal, which the attacker is assumed to know) to its
+        score: with ``signal="loss"`` (a log-likelihood of the label) the
+        guess is then the most probable value a posteriori (Fredrikson et
+        al., 2014) instead of the most label-confident one. Meaningful only
+        for signals on a log-probability scale.
 
     Returns
     -------
@@ -165,6 +172,10 @@ def attribute_inference(target, X_members, y_members, X_non_members, y_non_membe
         if s.shape != (len(X),):
             raise ValueError(f"the signal returned shape {s.shape}, expected ({len(X)},)")
         scores[:, k] = s
+    if prior:
+        shares = np.bincount(truth, minlength=len(candidates)) / len(truth)
+        with np.errstate(divide="ignore"):
+            scores = scores + np.log(shares)
     guess = np.argmax(np.where(np.isnan(scores), -np.inf, scores), axis=1)
     m = len(Xm)
     return AttributeInferenceResult(
@@ -172,7 +183,7 @@ def attribute_inference(target, X_members, y_members, X_non_members, y_non_membe
         true_members=truth[:m], guess_members=guess[:m],
         true_non_members=truth[m:], guess_non_members=guess[m:],
         signal=signal if isinstance(signal, str) else getattr(signal, "__name__", repr(signal)),
-        meta={"target": type(target).__name__,
+        meta={"target": type(target).__name__, "prior": bool(prior),
               "feature_names": None if names is None else [names[c] for c in cols]})
 
 
