@@ -142,6 +142,12 @@ def test_surrogates_are_returned_and_json_round_trips(tmp_path):
     assert ExtractionResult.from_json(str(tmp_path / "x.json")) == res
     with pytest.raises(ValueError, match="no surrogates kept"):
         back.surrogate("queries")
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax = res.plot()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["queries", "counterfactuals"]
+    assert ax.get_xscale() == "log" and list(ax.lines[0].get_xdata()) == [10, 40]
+    matplotlib.pyplot.close("all")
 
 
 @pytest.mark.parametrize("kwargs, message", [
