@@ -41,8 +41,9 @@ explainer's private rows; non-members: rows nobody was fitted on. Signals:
 * "surrogate loss": the loss of the DualCF surrogate at the largest n (the
   attack through f' of paper 003), members = the explainer's rows;
 * references: the loss of f itself with members = f's own training rows (what
-  the black box leaks, which no explainer setting covers), and the surrogate
-  against f's rows.
+  the black box leaks, which no explainer setting covers), the surrogate
+  against f's rows, and a fully grown decision tree on f's rows (a model that
+  memorises them: does the attack work on these data at all?).
 The advantage is accuracy on members minus accuracy on non-members; the
 majority-value baseline is printed next to it.
 
@@ -52,7 +53,8 @@ Row counts (full / --quick): f 3,000 / 1,000 rows; explainers' private rows
 50, 100, 200, 400 / 25, 50, 100 (DiCE: 50, 100 / 25). One surrogate seed per
 cell, one explainer seed.
 
-Run: python benchmarks/attacks_inference.py [--quick] [--no-dice] [--datasets adult hospital]
+Run: python benchmarks/attacks_inference.py [--quick] [--no-dice] [--tables]
+    [--datasets adult hospital]
 Writes results/attacks_inference.json (--quick: attacks_inference_quick.json).
 Measured runtime: see the end of this docstring.
 """
@@ -66,6 +68,7 @@ import warnings
 from types import SimpleNamespace
 
 import numpy as np
+from sklearn.tree import DecisionTreeClassifier
 
 from _dpc_bench import black_box
 from skdpx.attacks import attribute_inference, model_extraction
@@ -174,6 +177,10 @@ def run_dataset(name, cfg, dice, log):
     extraction("baseline", None, base)
     attack("f (reference)", None, "loss, members = f's rows",
            attribute(f, (X_box[:n_loss], y_box[:n_loss]), loss_n, block, "loss"))
+    # does the attack work on these data at all? A model that memorises its rows
+    tree = DecisionTreeClassifier(random_state=0).fit(X_box, y_box)
+    attack("tree (reference)", None, "loss, members = its rows",
+           attribute(tree, (X_box[:n_loss], y_box[:n_loss]), loss_n, block, "loss"))
     attack("baseline", None, "queries surrogate loss",
            attribute(base.surrogate("queries"), loss_m, loss_n, block, "loss"))
     log(f"baselines done ({time.perf_counter() - t0:.0f} s)")
@@ -241,15 +248,16 @@ def tables(name, out, log):
                  if strategy == "counterfactuals" else math.nan)
         log(f"{method:<14}{_eps(eps):>5}  {strategy:<16}{line}{found:>10.2f}")
     log(f"\n{name}: attribute inference of {out['sensitive']} (accuracy on members / "
-        f"non-members, advantage = their difference, majority baseline on members / "
-        f"non-members)")
+        f"non-members, advantage = their difference and its standard error, majority "
+        f"baseline on members / non-members)")
     log(f"{'method':<14}{'eps':>5}  {'signal':<36}{'rows':>6}{'members':>9}{'non-mem':>9}"
-        f"{'adv':>8}{'base m':>8}{'base n':>8}")
+        f"{'adv':>8}{'(se)':>7}{'base m':>8}{'base n':>8}")
     for r in out["attribute"]:
+        a, b = r["accuracy_members"], r["accuracy_non_members"]
+        se = math.sqrt(a * (1 - a) / r["n_members"] + b * (1 - b) / r["n_non_members"])
         log(f"{r['method']:<14}{_eps(r['epsilon']):>5}  {r['attack']:<36}{r['n_members']:>6}"
-            f"{r['accuracy_members']:>9.3f}{r['accuracy_non_members']:>9.3f}"
-            f"{r['advantage']:>+8.3f}{r['baseline_members']:>8.3f}"
-            f"{r['baseline_non_members']:>8.3f}")
+            f"{a:>9.3f}{b:>9.3f}{r['advantage']:>+8.3f}{se:>7.3f}"
+            f"{r['baseline_members']:>8.3f}{r['baseline_non_members']:>8.3f}")
 
 
 def _jsonable(obj):
@@ -270,8 +278,21 @@ def main(argv=None):
     parser.add_argument("--no-dice", action="store_true")
     parser.add_argument("--datasets", nargs="+", default=["adult", "hospital"],
                         choices=["adult", "hospital"])
+    parser.add_argument("--tables", action="store_true",
+                        help="print the tables of the saved results, run nothing")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
+    path = os.path.join(RESULTS, "attacks_inference_quick.json" if args.quick
+                        else "attacks_inference.json")
+    if args.tables:
+        with open(path, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        for name, out in saved["datasets"].items():
+            for r in out["extraction"] + out["attribute"]:
+                r["epsilon"] = math.inf if r["epsilon"] == "Infinity" else r["epsilon"]
+            tables(name, out, print)
+        print(f"\nmeasured runtime: {saved['seconds']:.0f} s")
+        return
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     results = {"config": {k: v for k, v in cfg.items()}, "datasets": {}}
@@ -285,8 +306,6 @@ def main(argv=None):
         tables(name, out, log)
     results["seconds"] = time.perf_counter() - start
     log(f"\ntotal: {results['seconds']:.0f} s")
-    path = os.path.join(RESULTS, "attacks_inference_quick.json" if args.quick
-                        else "attacks_inference.json")
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(_jsonable(results), fh, indent=1)
     log(f"saved {path}")

@@ -230,6 +230,13 @@ def test_attribute_inference_without_the_feature_is_the_baseline(tmp_path):
     assert frame["member"].sum() == 150 and (frame["guess"] == 0).all()
     back = AttributeInferenceResult.from_json(res.to_json(path=tmp_path / "a.json"))
     assert back == res and back.summary() == res.summary()
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax = res.plot()
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == [res.accuracy_members, res.accuracy_non_members, res.baseline_members,
+                       res.baseline_non_members]
+    matplotlib.pyplot.close("all")
 
 
 def test_attribute_inference_through_an_extracted_surrogate():

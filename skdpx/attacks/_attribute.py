@@ -20,7 +20,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_array
 
-from .._explanation import _import_optional, _jsonable
+from .._explanation import _import_optional, _jsonable, _new_axes
 
 __all__ = ["AttributeInferenceResult", "attribute_inference"]
 
@@ -301,6 +301,22 @@ class AttributeInferenceResult:
                               "correct": true == guess})
         frame.attrs.update(self.summary())
         return frame
+
+    def plot(self, ax=None):
+        """Bars of the accuracy on members and on non-members, each next to
+        its majority-value baseline. Needs matplotlib (the ``plot`` extra);
+        returns the Axes."""
+        ax = _new_axes(ax)
+        x = np.arange(2)
+        ax.bar(x - 0.2, [self.accuracy_members, self.accuracy_non_members], width=0.4,
+               label="attack")
+        ax.bar(x + 0.2, [self.baseline_members, self.baseline_non_members], width=0.4,
+               label="majority value")
+        ax.set_xticks(x, ["members", "non-members"])
+        ax.set_ylabel("accuracy")
+        ax.set_title(f"{self.signal}: advantage {self.advantage:+.3f}")
+        ax.legend()
+        return ax
 
     def to_json(self, path=None, **kwargs):
         """JSON text with the summary and every guess; also written to
