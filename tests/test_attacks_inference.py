@@ -91,6 +91,10 @@ def test_counterfactuals_beat_queries_at_small_n():
     assert frame.loc[("dualcf", 16), "n_explainer_calls"] == 16 + 13
     assert frame.loc[("dualcf", 16), "n_black_box_calls"] == 16 + 13 + 11
     assert oracle.calls == 16 + 13  # the largest set is explained once, the smaller nested
+    calls = res.table("n_explainer_calls")
+    assert list(calls.columns) == ["queries", "counterfactuals", "dualcf"]
+    assert calls.loc[16].tolist() == [0, 16, 16 + 13] and calls.index.tolist() == [8, 16]
+    assert res.table()["dualcf"].tolist() == res.fidelity("dualcf").tolist()
 
 
 def test_one_way_recourse_adds_only_new_points():

@@ -436,6 +436,20 @@ class ExtractionResult:
         frame.attrs.update(self.meta)
         return frame
 
+    def table(self, values="fidelity"):
+        """A pandas DataFrame of one field, number of queries x strategy.
+
+        Parameters
+        ----------
+        values : str, default="fidelity"
+            A record field: "fidelity", "fidelity_std", "accuracy",
+            "n_train", "n_explainer_calls" or "n_black_box_calls".
+        """
+        if values not in self._FIELDS[2:]:
+            raise ValueError(f"values must be one of {list(self._FIELDS[2:])}, got {values!r}")
+        frame = self.to_frame().pivot(index="n_queries", columns="strategy", values=values)
+        return frame[list(self.strategies)]
+
     def to_json(self, path=None, **kwargs):
         """JSON text (NaN as null), also written to ``path`` if given; the
         surrogates are not included."""
