@@ -121,7 +121,23 @@ def attribute_inference(target, X_members, y_members, X_non_members, y_non_membe
        Machine Learning: Analyzing the Connection to Overfitting", IEEE CSF
        2018.
     .. [2] F. Yang et al., "Differentially Private Counterfactuals via
-       Functional Mechanism", arXiv:2208.02878, 2022 (paper 003), Fig. 6.
+       Functional Mechanism", 2022 (paper 003), section 5.3.3 and Fig. 6.
+
+    Examples
+    --------
+    A 1-nearest-neighbour model remembers its rows, binary attribute included:
+
+    >>> import numpy as np
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from skdpx.attacks import attribute_inference
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> X[:, 0] = 2.0 * (rng.uniform(size=400) < 0.5)
+    >>> y = rng.randint(2, size=400)
+    >>> target = KNeighborsClassifier(n_neighbors=1).fit(X[:200], y[:200])
+    >>> res = attribute_inference(target, X[:200], y[:200], X[200:], y[200:], feature=0)
+    >>> bool(res.advantage > 0.1)
+    True
     """
     frame_columns = getattr(X_members, "columns", None)
     names = None if frame_columns is None else [str(c) for c in frame_columns]
