@@ -60,8 +60,7 @@ Writes results/attacks_inference.json (--quick: attacks_inference_quick.json).
 Measured runtime (shared 2-core machine, load ~3): full 864 s (14.4 min; DPC's
 counterfactual search ~60 s per epsilon on Adult, DiCE ~0.5 s per
 counterfactual, the black boxes ~50-90 s), --quick 234 s (3.9 min). The
-results are
-deterministic (two full runs gave the same figures).
+results are deterministic (two full runs gave the same figures).
 
 What the figures say (results/attacks_inference.json):
 
