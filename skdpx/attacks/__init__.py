@@ -8,8 +8,18 @@ lower bound on the epsilon the target can satisfy
 shadow models) is the evaluation's own, never privacy noise.
 """
 
+from ._attribute import AttributeInferenceResult, attribute_inference
+from ._extraction import ExtractionResult, model_extraction
 from ._membership import membership_inference
 from ._result import AttackResult
 from ._signals import SIGNALS
 
-__all__ = ["SIGNALS", "AttackResult", "membership_inference"]
+__all__ = [
+    "SIGNALS",
+    "AttackResult",
+    "AttributeInferenceResult",
+    "ExtractionResult",
+    "attribute_inference",
+    "membership_inference",
+    "model_extraction",
+]
