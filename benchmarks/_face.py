@@ -22,6 +22,7 @@ Not part of skdpx (benchmarks only).
 """
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 from sklearn.neighbors import NearestNeighbors, kneighbors_graph
@@ -35,7 +36,7 @@ __all__ = ["FaceRecourse"]
 _TINY = 1e-12
 
 
-class FaceRecourse:
+class FaceRecourse(BaseEstimator):
     """FACE recourse paths through the (private) data rows.
 
     Parameters
@@ -60,6 +61,11 @@ class FaceRecourse:
         self.radius = radius
         self.favorable_class = favorable_class
         self.threshold = threshold
+
+    def __sklearn_clone__(self):
+        # an unfitted copy that keeps the same fitted black box (sklearn's clone
+        # would clone it unfitted): what the shadow models of an attack need
+        return type(self)(**self.get_params(deep=False))
 
     def fit(self, X, y=None):
         """Build the graph over the rows of X and the shortest paths to favourable rows."""
@@ -104,18 +110,26 @@ class FaceRecourse:
             ``paths[i]`` is the query followed by the rows of the path (just
             the query when no favourable row is reachable; then ``success`` is
             False and the counterfactual a row of NaN); ``cost`` the path's
-            length.
+            length. A query equal to a data row starts at that row, which is
+            not listed again (a favourable one is its own counterfactual).
         """
         Q = np.atleast_2d(np.asarray(X, dtype=float))
+        if Q.shape[1] != self.X_.shape[1]:
+            raise ValueError(f"X has {Q.shape[1]} features; expected {self.X_.shape[1]}.")
         dist, idx = self.nn_.kneighbors(Q)
         if self.radius is not None:
             dist = np.where(dist <= self.radius, dist, np.inf)
         total = dist + self.dist_[idx]  # through each neighbour, then the shortest path
         best = np.argmin(total, axis=1)
+        # a query that is a data row starts at that row's node (FACE's graph has the
+        # query as a node), which is not listed again after the query
+        at_row = dist[:, 0] == 0.0
+        best[at_row] = 0
         rows = np.arange(len(Q))
         cost = total[rows, best]
         success = np.isfinite(cost)
         first = np.where(success, idx[rows, best], -9999)
+        first = np.where(at_row & success, self.pred_[np.maximum(first, 0)], first)
         # follow the predecessors towards the favourable source, all queries at once
         hops = [first]
         cur = first

@@ -1,0 +1,448 @@
+"""Membership inference against skdpx's four estimators and their non-private references (issue 21).
+
+For each method, dataset, target set and epsilon in {0.1, 0.5, 1, 4, inf}: one
+training run, attacked with :func:`skdpx.attacks.membership_inference`; the
+AUC, the TPR at 1% and at 0.1% FPR, and the empirical epsilon lower bound
+(``AttackResult.epsilon_lower_bound(delta)``, 95% confidence) next to the
+claimed epsilon.
+
+Targets (two sets, each of ``--candidates`` rows)
+    * "average": random rows of the dataset with their labels;
+    * "canary": planted outliers (worst case): every numeric column at the
+      lower or the upper end of its public range (a coin per column), one
+      random level of every one-hot block, a random label.
+    Each candidate joins the private rows by an independent fair coin
+    (members / non-members), so the epsilon lower bound is valid on one
+    training run (Steinke, Nasr & Jagielski 2023). The private rows are
+    ``--private`` background rows plus the members.
+
+Data (disjoint pools of a seeded permutation, per dataset)
+    the background private rows; the average candidates; ``--model`` rows on
+    which the black box (RandomForestClassifier, 100 trees) of DPLimeExplainer,
+    DPCounterfactualGenerator, PrivRecourse, lime and FACE is trained (disjoint
+    from the private rows: their guarantee needs it); ``--reference`` rows
+    for the shadow models (offline LiRA: ``shadow_data``). Adult: the 104
+    encoded columns of ``encode_adult`` (public bounds, [0, 1]); hospital: the
+    41 columns of ``benchmarks/_hospital.py``.
+
+Methods and signals (higher = more member-like)
+    * DPLocallyLinearClassifier (private = its training rows): ``loss``,
+      ``lira`` (loss against ``--shadows`` shadows) and ``explanation``
+      (Shokri et al.: the local map's variance);
+    * DPLimeExplainer (private = the explanation rows; every candidate is a
+      query, ``epsilon_per_query = epsilon / candidates``): ``explanation``
+      and ``explanation`` against shadows (``explanation+shadows``);
+    * DPCounterfactualGenerator (private = its fit rows):
+      ``counterfactual_distance`` (Pawelczyk et al.);
+    * PrivRecourse (private = its fit rows; the black box is given):
+      ``recourse_distance`` with the candidates as the queries;
+    * baselines (not private, epsilon = inf):
+      - lime: ``LimeTabularExplainer(training_data=private rows)``
+        (``benchmarks/_lime.py``), the reference of DPLimeExplainer, with the
+        explanation signals;
+      - DiCE "random" counterfactuals (``benchmarks/_dice.py``) for a black
+        box trained on the private rows (Pawelczyk et al.'s setting: the
+        members are the black box's training rows; DiCE's ranges come from
+        the same rows): ``counterfactual_distance``;
+      - FACE (``benchmarks/_face.py``): paths through a k-NN graph over the
+        private rows, released verbatim: ``recourse_distance``.
+    The epsilon = inf rows of the four estimators are their non-private
+    counterparts from the same code.
+
+Run: python benchmarks/attacks.py [--quick] [--methods llc,dplime,dpc,recourse,lime,dice,face]
+     [--datasets adult,hospital] [--candidates 200] [--private 1000]
+Writes benchmarks/results/attacks.json and benchmarks/results/attacks.png.
+"""
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.utils import Bunch
+
+from skdpx import (
+    CounterfactualSet,
+    DPCounterfactualGenerator,
+    DPLimeExplainer,
+    DPLocallyLinearClassifier,
+    PrivRecourse,
+)
+from skdpx.attacks import membership_inference
+from skdpx.datasets import encode_adult, load_adult
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _face import FaceRecourse  # noqa: E402
+from _lime import LimeReference  # noqa: E402
+
+RESULTS = HERE / "results"
+EPSILONS = (0.1, 0.5, 1.0, 4.0, np.inf)
+DELTA = 1e-5
+FPRS = (0.01, 0.001)
+ALL_METHODS = ("llc", "dplime", "dpc", "recourse", "lime", "dice", "face")
+BASELINES = ("lime", "dice", "face")
+#: the non-private reference of each skdpx method (for the report)
+REFERENCE = {"dplime": "lime", "dpc": "dice", "recourse": "face", "llc": "llc"}
+
+
+# ----------------------------------------------------------------------------- data
+
+def load_dataset(name):
+    """X in [0, 1] (public bounds), y, numeric columns, one-hot blocks."""
+    if name == "adult":
+        train = load_adult()
+        enc = encode_adult(train.data)
+        X, y = enc.data, np.asarray(train.target)
+        cols = list(enc.columns.values())
+    elif name == "hospital":
+        from _hospital import CATEGORIES, NUMERIC_RANGES, load_hospital
+
+        h = load_hospital()
+        X, y = h.data, h.target
+        n_num = len(NUMERIC_RANGES) + 1  # the counts and age
+        cols = [np.array([j]) for j in range(n_num)]
+        start = n_num
+        for cats in CATEGORIES.values():
+            cols.append(np.arange(start, start + len(cats)))
+            start += len(cats)
+    else:
+        raise ValueError(f"unknown dataset {name!r}")
+    numeric = np.array([c[0] for c in cols if len(c) == 1])
+    blocks = [np.asarray(c) for c in cols if len(c) > 1]
+    d = X.shape[1]
+    return Bunch(name=name, X=X.astype(float), y=y.astype(int), numeric=numeric, blocks=blocks,
+                 bounds=(np.zeros(d), np.ones(d)),
+                 onehot=np.concatenate(blocks) if blocks else np.array([], dtype=int))
+
+
+def make_canaries(data, n, rng):
+    """Planted outliers: numeric columns at a corner of the public bounds, a random
+    level per one-hot block, a random label."""
+    X = np.zeros((n, data.X.shape[1]))
+    lower, upper = data.bounds
+    corner = rng.randint(2, size=(n, data.numeric.size)).astype(bool)
+    X[:, data.numeric] = np.where(corner, upper[data.numeric], lower[data.numeric])
+    for block in data.blocks:
+        X[np.arange(n), block[rng.randint(block.size, size=n)]] = 1.0
+    return X, rng.randint(2, size=n)
+
+
+def make_setting(data, args, seed=0):
+    """Disjoint pools, the black box, and the two target sets (coins drawn here)."""
+    rng = np.random.RandomState(seed)
+    perm = rng.permutation(len(data.X))
+    sizes = [args.private, args.candidates, args.model, args.reference]
+    cuts = np.cumsum(sizes)
+    if cuts[-1] > len(perm):
+        raise ValueError("the dataset is too small for these pool sizes")
+    back, cand, model, ref = np.split(perm[:cuts[-1]], cuts[:-1])
+    black_box = RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=1,
+                                       random_state=seed).fit(data.X[model], data.y[model])
+    targets = {}
+    Xc, yc = make_canaries(data, args.candidates, rng)
+    for kind, (Xt, yt) in {"average": (data.X[cand], data.y[cand]), "canary": (Xc, yc)}.items():
+        member = rng.rand(len(Xt)) < 0.5
+        targets[kind] = Bunch(
+            X_in=Xt[member], y_in=yt[member], X_out=Xt[~member], y_out=yt[~member],
+            X_private=np.vstack([data.X[back], Xt[member]]),
+            y_private=np.concatenate([data.y[back], yt[member]]),
+            X_candidates=Xt)
+    return Bunch(black_box=black_box, targets=targets, X_ref=data.X[ref], y_ref=data.y[ref],
+                 X_test=data.X[perm[cuts[-1]:cuts[-1] + 2000]],
+                 y_test=data.y[perm[cuts[-1]:cuts[-1] + 2000]])
+
+
+# ----------------------------------------------------------------------------- DiCE reference
+
+class DiceReference(BaseEstimator):
+    """A black box trained on the private rows, explained by DiCE's "random" method.
+
+    Pawelczyk et al.'s setting: the members are the black box's training rows,
+    and DiCE's data (its permitted ranges) are the same rows. ``fit`` trains a
+    clone of ``estimator`` (unfitted) on (X, y); ``explain`` returns a
+    :class:`skdpx.CounterfactualSet` of the opposite class (a NaN row where DiCE
+    finds none).
+    """
+
+    def __init__(self, estimator=None, random_state=0):
+        self.estimator = estimator
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        X, y = np.asarray(X, dtype=float), np.asarray(y)
+        self.model_ = clone(self.estimator).fit(X, y)
+        self.X_, self.y_ = X, y
+        return self
+
+    def explain(self, X):
+        from _dice import dice_random
+
+        Q = np.atleast_2d(np.asarray(X, dtype=float))
+        cf, _ = dice_random(self.model_, self.X_, self.y_, Q, "opposite",
+                            random_state=self.random_state)
+        pred = self.model_.predict(Q)
+        desired = self.model_.classes_[1 - np.searchsorted(self.model_.classes_, pred)]
+        found = np.all(np.isfinite(cf), axis=1)
+        valid = np.zeros(len(Q), dtype=bool)
+        if found.any():
+            valid[found] = self.model_.predict(cf[found]) == desired[found]
+        return CounterfactualSet(Q, cf, desired_class=desired, predicted_class=pred, valid=valid,
+                                 distance=np.linalg.norm(cf - Q, axis=1), epsilon_spent=np.inf,
+                                 delta_spent=0.0, meta={"method": "DiCE random"})
+
+
+# ----------------------------------------------------------------------------- methods
+
+def llc(eps, seed, args):
+    return DPLocallyLinearClassifier(epsilon=eps, delta=DELTA, classes=[0, 1], batch_size=128,
+                                     epochs=args.llc_epochs, random_state=seed)
+
+
+def run_method(method, eps, data, setting, kind, args, seed=0):
+    """Fit one target on the private rows; return [(signal label, AttackResult, claimed eps)]."""
+    t = setting.targets[kind]
+    bounds = data.bounds
+    sets = (t.X_in, t.y_in, t.X_out, t.y_out)
+    shadows = (setting.X_ref, setting.y_ref)
+    mi = lambda target, signal, **kw: membership_inference(  # noqa: E731
+        target, *sets, signal=signal, random_state=seed, **kw)
+    out = []
+    if method == "llc":
+        target = llc(eps, seed, args).set_params(bounds=bounds).fit(t.X_private, t.y_private)
+        claimed = target.epsilon_spent_
+        out.append(("loss", mi(target, "loss"), claimed))
+        out.append(("lira", mi(target, "lira", shadow_data=shadows, n_shadows=args.shadows),
+                    claimed))
+        out.append(("explanation", mi(target, "explanation"), claimed))
+    elif method == "dplime":
+        per_query = eps / args.candidates
+        target = DPLimeExplainer(setting.black_box, epsilon=eps, delta=DELTA,
+                                 epsilon_per_query=per_query, bounds=bounds,
+                                 on_budget_exhausted="raise", random_state=seed).fit(t.X_private)
+        out.append(("explanation", mi(target, "explanation"), eps))
+        out.append(("explanation+shadows", mi(target, "explanation", shadow_data=shadows,
+                                              n_shadows=args.shadows_explainer), eps))
+    elif method == "dpc":
+        target = DPCounterfactualGenerator(setting.black_box, epsilon=eps, delta=DELTA,
+                                           bounds=bounds, random_state=seed).fit(t.X_private)
+        out.append(("counterfactual_distance", mi(target, "counterfactual_distance"),
+                    target.epsilon_spent_))
+    elif method == "recourse":
+        target = PrivRecourse(setting.black_box, epsilon=eps, delta=DELTA, bounds=bounds,
+                              random_state=seed).fit(t.X_private, t.y_private)
+        out.append(("recourse_distance", mi(target, "recourse_distance",
+                                            queries=t.X_candidates), target.epsilon_spent_))
+    elif method == "lime":
+        target = LimeReference(setting.black_box, categorical_features=data.onehot,
+                               num_samples=args.lime_samples, random_state=seed).fit(t.X_private)
+        out.append(("explanation", mi(target, "explanation"), np.inf))
+        out.append(("explanation+shadows", mi(target, "explanation", shadow_data=shadows,
+                                              n_shadows=args.shadows_explainer), np.inf))
+    elif method == "dice":
+        template = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=seed)
+        target = DiceReference(template, random_state=seed).fit(t.X_private, t.y_private)
+        out.append(("counterfactual_distance", mi(target, "counterfactual_distance"), np.inf))
+    elif method == "face":
+        target = FaceRecourse(setting.black_box).fit(t.X_private)
+        out.append(("recourse_distance", mi(target, "recourse_distance",
+                                            queries=t.X_candidates), np.inf))
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    return out
+
+
+def record(dataset, kind, method, eps, signal, result, claimed, seconds):
+    lb = result.epsilon_lower_bound(delta=DELTA)
+    return {
+        "dataset": dataset, "targets": kind, "method": method, "signal": signal,
+        "epsilon": None if not np.isfinite(eps) else float(eps),
+        "claimed_epsilon": None if not np.isfinite(claimed) else float(claimed),
+        "auc": float(result.auc),
+        "tpr_at_1%": float(result.tpr_at_fpr(0.01)),
+        "tpr_at_0.1%": float(result.tpr_at_fpr(0.001)),
+        "epsilon_lower_bound": float(lb),
+        "n_members": int(len(result.scores_members)),
+        "n_non_members": int(len(result.scores_non_members)),
+        "seconds": round(seconds, 2),
+    }
+
+
+# ----------------------------------------------------------------------------- report
+
+def fmt_eps(e):
+    return "inf" if e is None else f"{e:g}"
+
+
+def print_table(rows):
+    head = (f"{'dataset':<9} {'targets':<8} {'method':<9} {'signal':<24} {'eps':>5} "
+            f"{'AUC':>6} {'TPR@1%':>7} {'TPR@.1%':>7} {'eps_lb':>7} {'claimed':>8} {'s':>6}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        claimed = "inf" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:.3g}"
+        print(f"{r['dataset']:<9} {r['targets']:<8} {r['method']:<9} {r['signal']:<24} "
+              f"{fmt_eps(r['epsilon']):>5} {r['auc']:>6.3f} {r['tpr_at_1%']:>7.3f} "
+              f"{r['tpr_at_0.1%']:>7.3f} {r['epsilon_lower_bound']:>7.3f} {claimed:>8} "
+              f"{r['seconds']:>6.1f}", flush=True)
+
+
+def check_targets(rows):
+    """Targets (a), (b), (c) of issue 21, as printed lines."""
+    lines = []
+    # (a) power against the non-private baseline: every attack at epsilon = inf
+    for r in rows:
+        if r["epsilon"] is not None:
+            continue
+        ok = r["auc"] >= 0.6 or (r["targets"] == "canary" and r["tpr_at_1%"] >= 0.05)
+        lines.append(f"(a) {'ok  ' if ok else 'FAIL'} {r['dataset']}/{r['targets']}/{r['method']}/"
+                     f"{r['signal']}: AUC {r['auc']:.3f}, TPR@1% {r['tpr_at_1%']:.3f}")
+    # (b) lower bound below the claimed epsilon for every skdpx setting
+    bad = [r for r in rows if r["claimed_epsilon"] is not None
+           and r["epsilon_lower_bound"] > r["claimed_epsilon"]]
+    n_b = sum(r["claimed_epsilon"] is not None for r in rows)
+    lines.append(f"(b) lower bound <= claimed epsilon in {n_b - len(bad)} of {n_b} finite settings"
+                 + "".join(f"\n    FAIL {r['dataset']}/{r['targets']}/{r['method']}/{r['signal']} "
+                           f"eps {r['epsilon']}: {r['epsilon_lower_bound']:.3f}" for r in bad))
+    # (c) leakage falls as epsilon falls: AUC at the smallest epsilon vs at inf
+    groups = {}
+    for r in rows:
+        if r["method"] in BASELINES:
+            continue
+        groups.setdefault((r["dataset"], r["targets"], r["method"], r["signal"]), {})[
+            r["epsilon"]] = r["auc"]
+    for key, by_eps in groups.items():
+        if None not in by_eps or min(e for e in by_eps if e is not None) is None:
+            continue
+        small = min(e for e in by_eps if e is not None)
+        seq = [by_eps[e] for e in sorted((e for e in by_eps if e is not None))] + [by_eps[None]]
+        lines.append(f"(c) {'/'.join(key)}: AUC by increasing epsilon "
+                     + " ".join(f"{a:.3f}" for a in seq)
+                     + f"  (eps {small:g} -> inf: {by_eps[small] - by_eps[None]:+.3f})")
+    return lines
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r["dataset"], r["targets"]) for r in rows})
+    metrics = [("auc", "AUC"), ("tpr_at_1%", "TPR at 1% FPR"),
+               ("epsilon_lower_bound", "epsilon lower bound")]
+    fig, axes = plt.subplots(len(metrics), len(panels), figsize=(4.2 * len(panels), 9),
+                             squeeze=False, sharex=True)
+    xs = {e: i for i, e in enumerate(EPSILONS)}
+    for col, (ds, kind) in enumerate(panels):
+        sub = [r for r in rows if r["dataset"] == ds and r["targets"] == kind]
+        series = sorted({(r["method"], r["signal"]) for r in sub})
+        for row, (key, label) in enumerate(metrics):
+            ax = axes[row, col]
+            for method, signal in series:
+                pts = [(xs[np.inf if r["epsilon"] is None else r["epsilon"]], r[key])
+                       for r in sub if r["method"] == method and r["signal"] == signal]
+                pts.sort()
+                style = dict(marker="s", linestyle="none", markersize=8) \
+                    if method in BASELINES else dict(marker="o")
+                ax.plot(*zip(*pts), label=f"{method}: {signal}", **style)
+            if key == "epsilon_lower_bound":
+                ax.plot(range(len(EPSILONS) - 1), EPSILONS[:-1], "k--", lw=1, label="claimed eps")
+            if key == "auc":
+                ax.axhline(0.5, color="grey", lw=0.5)
+            ax.set_xticks(range(len(EPSILONS)), [fmt_eps(None if not np.isfinite(e) else e)
+                                                 for e in EPSILONS])
+            if row == 0:
+                ax.set_title(f"{ds}, {kind} targets")
+            if col == 0:
+                ax.set_ylabel(label)
+            if row == len(metrics) - 1:
+                ax.set_xlabel("epsilon (baselines at inf: squares)")
+    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle("Membership inference: leakage against epsilon")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- main
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="Adult only, small pools, epsilon {1, inf}, no shadows for explainers")
+    parser.add_argument("--methods", default=",".join(ALL_METHODS))
+    parser.add_argument("--datasets", default="adult,hospital")
+    parser.add_argument("--candidates", type=int, default=200)
+    parser.add_argument("--private", type=int, default=1000)
+    parser.add_argument("--model", type=int, default=2000)
+    parser.add_argument("--reference", type=int, default=1000)
+    parser.add_argument("--shadows", type=int, default=8, help="LiRA shadows of the classifier")
+    parser.add_argument("--shadows-explainer", type=int, default=4,
+                        help="shadows of DPLimeExplainer and lime (their answers are slow)")
+    parser.add_argument("--llc-epochs", type=float, default=20)
+    parser.add_argument("--lime-samples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(RESULTS / "attacks.json"))
+    parser.add_argument("--png", default=str(RESULTS / "attacks.png"))
+    args = parser.parse_args(argv)
+    epsilons = EPSILONS
+    if args.quick:
+        args.datasets = "adult"
+        args.candidates, args.private, args.model, args.reference = 100, 500, 1000, 500
+        args.shadows, args.shadows_explainer, args.llc_epochs = 4, 2, 10
+        epsilons = (1.0, np.inf)
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = set(methods) - set(ALL_METHODS)
+    if unknown:
+        parser.error(f"unknown methods {sorted(unknown)}; choose from {ALL_METHODS}")
+    warnings.simplefilter("ignore")  # seeded fits warn (PrivacyLeakWarning): evaluation only
+    rows = []
+    start = time.perf_counter()
+    for ds in args.datasets.split(","):
+        data = load_dataset(ds)
+        setting = make_setting(data, args, seed=args.seed)
+        print(f"\n{ds}: {data.X.shape[1]} columns; {args.private} background private rows + "
+              f"{args.candidates} candidates per target set (fair coins); black box "
+              f"(random forest, {args.model} disjoint rows) test accuracy "
+              f"{setting.black_box.score(setting.X_test, setting.y_test):.3f}", flush=True)
+        for kind in ("average", "canary"):
+            t = setting.targets[kind]
+            print(f"  {kind}: {len(t.X_in)} members, {len(t.X_out)} non-members", flush=True)
+            for method in methods:
+                for eps in ((np.inf,) if method in BASELINES else epsilons):
+                    t0 = time.perf_counter()
+                    results = run_method(method, eps, data, setting, kind, args, seed=args.seed)
+                    seconds = time.perf_counter() - t0
+                    for signal, result, claimed in results:
+                        rows.append(record(ds, kind, method, eps, signal, result, claimed,
+                                           seconds / len(results)))
+                    for r in rows[-len(results):]:
+                        print(f"    {method:<9} {r['signal']:<24} eps {fmt_eps(r['epsilon']):>4}: "
+                              f"AUC {r['auc']:.3f}  TPR@1% {r['tpr_at_1%']:.3f}  "
+                              f"eps_lb {r['epsilon_lower_bound']:.3f}  ({seconds:.1f} s)",
+                              flush=True)
+    total = time.perf_counter() - start
+    print(f"\nAll settings ({total / 60:.1f} min):\n")
+    print_table(rows)
+    print()
+    lines = check_targets(rows)
+    print("\n".join(lines))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    payload = {"config": {k: v for k, v in vars(args).items() if k not in ("out", "png")},
+               "delta": DELTA, "epsilons": [fmt_eps(None if not np.isfinite(e) else e)
+                                            for e in epsilons],
+               "seconds": round(total, 1), "rows": rows, "checks": lines}
+    Path(args.out).write_text(json.dumps(payload, indent=1))
+    plot(rows, args.png)
+    print(f"\nwrote {args.out} and {args.png}")
+
+
+if __name__ == "__main__":
+    main()
