@@ -75,8 +75,35 @@ def _code_lines(path):
             yield i, code
 
 
+#: packages whose randomness is never privacy noise: skdpx.attacks plays the
+#: adversary (its halvings and shadow models are the evaluation's own draws) and
+#: no estimator imports it (test_no_estimator_imports_the_attacks)
+_EVALUATION_ONLY = ("privacy", "attacks")
+
+
 def _estimator_modules():
-    return [p for p in PACKAGE.rglob("*.py") if "privacy" not in p.relative_to(PACKAGE).parts]
+    return [p for p in PACKAGE.rglob("*.py")
+            if not set(_EVALUATION_ONLY) & set(p.relative_to(PACKAGE).parts)]
+
+
+def test_no_estimator_imports_the_attacks():
+    """The attacks are evaluation only: nothing else in skdpx may import them."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] == "attacks":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                module = ("." * node.level) + (node.module or "")
+                names = [module] + [f"{module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            if any("attacks" in name.split(".") for name in names):
+                found.append(f"{rel}:{node.lineno}")
+    assert not found, "skdpx.attacks imported by: " + ", ".join(found)
 
 
 def test_no_noise_and_no_accounting_outside_the_core():

@@ -1,0 +1,187 @@
+"""Membership signals: what an attacker computes from a target's releases.
+
+Each signal maps rows (and their labels) to one score per row, higher for a
+row that looks like a member of the target's private data. The statistic
+behind a signal is what the target releases about the row: its predicted
+probabilities, its explanation, its counterfactual, or the recourse nodes
+near it. With shadow models (offline LiRA, :mod:`._membership`), the raw
+statistic is standardised against its distribution under models that never
+saw the row.
+"""
+
+import numpy as np
+from sklearn.neighbors import NearestNeighbors
+
+__all__ = ["SIGNALS", "score_rows", "signal_statistic"]
+
+#: the probability floor of the loss and the logit (a probability of 0 would give -inf)
+_P_FLOOR = 1e-12
+
+
+def _true_class_proba(target, X, y):
+    if not hasattr(target, "predict_proba"):
+        raise ValueError(
+            f"This signal needs the target's predict_proba; {type(target).__name__} has none. "
+            "Use an explanation, counterfactual or recourse signal instead.")
+    if y is None:
+        raise ValueError("This signal needs the labels y of the rows.")
+    proba = np.asarray(target.predict_proba(X), dtype=float)
+    classes = np.asarray(target.classes_)
+    y = np.asarray(y)
+    index = np.searchsorted(classes, y)
+    index = np.clip(index, 0, classes.size - 1)
+    unknown = classes[index] != y
+    if unknown.any():
+        raise ValueError(f"Labels {np.unique(y[unknown]).tolist()!r} are not among the "
+                         f"target's classes {classes.tolist()!r}.")
+    return np.clip(proba[np.arange(len(index)), index], _P_FLOOR, 1.0 - _P_FLOOR)
+
+
+def _log_confidence(target, X, y, queries):
+    return np.log(_true_class_proba(target, X, y))
+
+
+def _confidence(target, X, y, queries):
+    return _true_class_proba(target, X, y)
+
+
+def _logit_confidence(target, X, y, queries):
+    p = _true_class_proba(target, X, y)
+    return np.log(p) - np.log1p(-p)
+
+
+def _explanation_values(target, X):
+    if not hasattr(target, "explain"):
+        raise ValueError(f"This signal needs the target's explain; {type(target).__name__} has none.")
+    values = np.asarray(target.explain(X).values, dtype=float)
+    return np.nan_to_num(values.reshape(len(values), -1))
+
+
+def _explanation_vector(target, X, y, queries):
+    return _explanation_values(target, X)
+
+
+def _explanation_variance(target, X, y, queries):
+    return _explanation_values(target, X).var(axis=1)
+
+
+def _explanation_norm(target, X, y, queries):
+    return np.linalg.norm(_explanation_values(target, X), axis=1)
+
+
+def _scale(target, X):
+    """Rows in the target's public [0, 1] scale when it declares bounds_, else as given."""
+    X = np.asarray(X, dtype=float)
+    bounds = getattr(target, "bounds_", None)
+    if bounds is None:
+        return X
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    return (X - lower) / np.where(upper > lower, upper - lower, 1.0)
+
+
+def _counterfactual_distance(target, X, y, queries):
+    if not hasattr(target, "explain"):
+        raise ValueError(f"This signal needs the target's explain; {type(target).__name__} has none.")
+    released = target.explain(X)
+    counterfactuals = np.asarray(released.counterfactuals, dtype=float)
+    distance = np.linalg.norm(_scale(target, counterfactuals) - _scale(target, X), axis=1)
+    missing = ~np.isfinite(distance)
+    if missing.all():
+        raise ValueError("The target found no counterfactual for any row.")
+    # a row without a counterfactual is farther from the boundary than any found
+    distance[missing] = np.max(distance[~missing]) + 1.0
+    return distance
+
+
+def _recourse_nodes(target, queries):
+    if queries is not None:
+        paths = target.explain(queries).paths
+        nodes = [np.asarray(path, dtype=float)[1:] for path in paths]
+        nodes = [n for n in nodes if n.size]
+        return np.vstack(nodes) if nodes else None
+    if hasattr(target, "cluster_centers_"):
+        return np.asarray(target.cluster_centers_, dtype=float)
+    raise ValueError("recourse_distance needs queries (whose released paths give the nodes) "
+                     "or a target with cluster_centers_.")
+
+
+def _recourse_distance(target, X, y, queries):
+    nodes = _recourse_nodes(target, queries)
+    if nodes is None or len(nodes) == 0:  # no node released: nothing to measure against
+        return np.zeros(len(X))
+    nodes = _scale(target, nodes)
+    nearest = NearestNeighbors(n_neighbors=1).fit(nodes)
+    return nearest.kneighbors(_scale(target, X))[0][:, 0]
+
+
+#: name -> (statistic without shadows, its orientation, statistic against shadows).
+#: The score is orientation * statistic: higher for a row that looks like a member.
+SIGNALS = {
+    "loss": (_log_confidence, 1.0, _logit_confidence),
+    "confidence": (_confidence, 1.0, _logit_confidence),
+    "lira": (_log_confidence, 1.0, _logit_confidence),
+    "explanation": (_explanation_variance, -1.0, _explanation_vector),
+    "explanation_norm": (_explanation_norm, -1.0, _explanation_norm),
+    "counterfactual_distance": (_counterfactual_distance, 1.0, _counterfactual_distance),
+    "recourse_distance": (_recourse_distance, -1.0, _recourse_distance),
+}
+
+
+def _resolve(signal):
+    if callable(signal):
+        return signal, 1.0, signal
+    if not isinstance(signal, str) or signal not in SIGNALS:
+        raise ValueError(f"signal must be one of {sorted(SIGNALS)} or a callable "
+                         f"signal(target, X, y) -> scores; got {signal!r}.")
+    return SIGNALS[signal]
+
+
+def _finite(values, name):
+    values = np.asarray(values, dtype=float)
+    if not np.isfinite(values).all():
+        raise ValueError(f"The signal {name!r} gave NaN or infinite values.")
+    return values
+
+
+def signal_statistic(target, X, y, signal, *, queries=None):
+    """The raw statistic compared against shadow models: (n,) or (n, k), and its orientation.
+
+    A callable signal is its own statistic (called ``signal(target, X, y)``).
+    """
+    _, orientation, statistic = _resolve(signal)
+    if callable(signal):
+        return _finite(signal(target, X, y), getattr(signal, "__name__", "callable")), orientation
+    return _finite(statistic(target, X, y, queries), signal), orientation
+
+
+def score_rows(target, X, y, signal, *, queries=None):
+    """One membership score per row, higher for a row that looks like a member.
+
+    Parameters
+    ----------
+    target : fitted estimator
+        The released model, explainer, counterfactual generator or recourse
+        method.
+    X : array-like or DataFrame of shape (n, n_features)
+        The candidate rows, as the target takes them.
+    y : array-like of shape (n,) or None
+        Their labels (needed by ``"loss"``, ``"confidence"`` and ``"lira"``).
+    signal : str or callable
+        A name of :data:`SIGNALS` or ``signal(target, X, y) -> (n,)``.
+    queries : array-like, default=None
+        For ``"recourse_distance"``: the queries whose released paths give
+        the nodes (default: the target's ``cluster_centers_``).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    if callable(signal):
+        scores = _finite(signal(target, X, y), getattr(signal, "__name__", "callable"))
+    else:
+        statistic, orientation, _ = _resolve(signal)
+        scores = orientation * _finite(statistic(target, X, y, queries), signal)
+    if scores.ndim != 1:
+        raise ValueError(f"A signal must give one score per row, got shape {scores.shape}.")
+    return scores
+
