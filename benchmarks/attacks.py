@@ -171,8 +171,9 @@ class DiceReference(BaseEstimator):
     finds none).
     """
 
-    def __init__(self, estimator=None, random_state=0):
+    def __init__(self, estimator=None, sample_size=300, random_state=0):
         self.estimator = estimator
+        self.sample_size = sample_size
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -186,7 +187,7 @@ class DiceReference(BaseEstimator):
 
         Q = np.atleast_2d(np.asarray(X, dtype=float))
         cf, _ = dice_random(self.model_, self.X_, self.y_, Q, "opposite",
-                            random_state=self.random_state)
+                            random_state=self.random_state, sample_size=self.sample_size)
         pred = self.model_.predict(Q)
         desired = self.model_.classes_[1 - np.searchsorted(self.model_.classes_, pred)]
         found = np.all(np.isfinite(cf), axis=1)
@@ -201,8 +202,44 @@ class DiceReference(BaseEstimator):
 # ----------------------------------------------------------------------------- methods
 
 def llc(eps, seed, args):
-    return DPLocallyLinearClassifier(epsilon=eps, delta=DELTA, classes=[0, 1], batch_size=128,
-                                     epochs=args.llc_epochs, random_state=seed)
+    return DPLocallyLinearClassifier(epsilon=eps, delta=DELTA, classes=[0, 1], n_maps=4,
+                                     batch_size=64, epochs=args.llc_epochs, random_state=seed)
+
+
+def rare_level_probe(frequencies, onehot):
+    """A stronger explanation signal (callable): the explanation at a neighbouring query.
+
+    An explanation at the candidate's own point cannot show it: in the local
+    loss of DPLimeExplainer a row at the query has ``x - z = 0`` and adds
+    nothing to the gradient. So the query is the candidate with its rarest
+    one-hot level switched off (rarest by the public frequencies, here of
+    the reference rows): ``z = x - e_j``. Then ``x - z = e_j``, a direction
+    that only the rows holding level j feed, and the member's own term moves
+    the explanation's coordinate j. The score is ``|phi_j(z)|``. lime gets the
+    same probe (its sampling uses each level's frequency in the rows).
+    """
+    frequencies = np.asarray(frequencies, dtype=float)
+
+    def rare_level_probe(target, X, y):
+        X = np.asarray(X, dtype=float)
+        rows = np.arange(len(X))
+        level_freq = np.where(X[:, onehot] > 0.5, frequencies[onehot], np.inf)
+        j = onehot[np.argmin(level_freq, axis=1)]
+        Z = X.copy()
+        Z[rows, j] = 0.0
+        return np.abs(np.asarray(target.explain(Z).values)[rows, j])
+
+    return rare_level_probe
+
+
+def ae_reconstruction(target, X, y):
+    """A white-box signal for DPCounterfactualGenerator (callable): minus the released
+    autoencoder's reconstruction error of the row, in the autoencoder's [-1, 1] scale
+    of the public bounds (the fitted generator is the DP release)."""
+    lower, upper = (np.asarray(b, dtype=float) for b in target.bounds_)
+    Xs = 2.0 * (np.asarray(X, dtype=float) - lower) / np.where(upper > lower, upper - lower, 1.0) - 1
+    ae = target.autoencoder_
+    return -np.linalg.norm(ae.decode(ae.encode(Xs)) - Xs, axis=1)
 
 
 def run_method(method, eps, data, setting, kind, args, seed=0):
@@ -211,6 +248,7 @@ def run_method(method, eps, data, setting, kind, args, seed=0):
     bounds = data.bounds
     sets = (t.X_in, t.y_in, t.X_out, t.y_out)
     shadows = (setting.X_ref, setting.y_ref)
+    probe = rare_level_probe(setting.X_ref.mean(axis=0), data.onehot)
     mi = lambda target, signal, **kw: membership_inference(  # noqa: E731
         target, *sets, signal=signal, random_state=seed, **kw)
     out = []
@@ -221,38 +259,43 @@ def run_method(method, eps, data, setting, kind, args, seed=0):
         out.append(("lira", mi(target, "lira", shadow_data=shadows, n_shadows=args.shadows),
                     claimed))
         out.append(("explanation", mi(target, "explanation"), claimed))
-    elif method == "dplime":
-        per_query = eps / args.candidates
-        target = DPLimeExplainer(setting.black_box, epsilon=eps, delta=DELTA,
-                                 epsilon_per_query=per_query, bounds=bounds,
-                                 on_budget_exhausted="raise", random_state=seed).fit(t.X_private)
-        out.append(("explanation", mi(target, "explanation"), eps))
+    elif method in ("dplime", "lime"):
+        if method == "dplime":
+            # every candidate is a query (twice: the probe's neighbours as well)
+            target = DPLimeExplainer(setting.black_box, epsilon=eps, delta=DELTA,
+                                     epsilon_per_query=eps / (2 * args.candidates), bounds=bounds,
+                                     on_budget_exhausted="raise", random_state=seed)
+        else:
+            target = LimeReference(setting.black_box, categorical_features=data.onehot,
+                                   num_samples=args.lime_samples, random_state=seed)
+        target.fit(t.X_private)
+        claimed = eps
+        out.append(("explanation", mi(target, "explanation"), claimed))
         out.append(("explanation+shadows", mi(target, "explanation", shadow_data=shadows,
-                                              n_shadows=args.shadows_explainer), eps))
+                                              n_shadows=args.shadows_explainer), claimed))
+        out.append(("rare-level probe", mi(target, probe), claimed))
+        if method == "dplime":  # what the two query sets cost together
+            out = [(sig, res, target.epsilon_spent_) for sig, res, _ in out]
     elif method == "dpc":
         target = DPCounterfactualGenerator(setting.black_box, epsilon=eps, delta=DELTA,
                                            bounds=bounds, random_state=seed).fit(t.X_private)
         out.append(("counterfactual_distance", mi(target, "counterfactual_distance"),
                     target.epsilon_spent_))
+        out.append(("AE reconstruction", mi(target, ae_reconstruction), target.epsilon_spent_))
     elif method == "recourse":
         target = PrivRecourse(setting.black_box, epsilon=eps, delta=DELTA, bounds=bounds,
                               random_state=seed).fit(t.X_private, t.y_private)
-        out.append(("recourse_distance", mi(target, "recourse_distance",
-                                            queries=t.X_candidates), target.epsilon_spent_))
-    elif method == "lime":
-        target = LimeReference(setting.black_box, categorical_features=data.onehot,
-                               num_samples=args.lime_samples, random_state=seed).fit(t.X_private)
-        out.append(("explanation", mi(target, "explanation"), np.inf))
-        out.append(("explanation+shadows", mi(target, "explanation", shadow_data=shadows,
-                                              n_shadows=args.shadows_explainer), np.inf))
+        out.append(("recourse_distance", mi(target, "recourse_distance"), target.epsilon_spent_))
+        out.append(("recourse_distance@cand", mi(target, "recourse_distance",
+                                                 queries=t.X_candidates), target.epsilon_spent_))
     elif method == "dice":
         template = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=seed)
         target = DiceReference(template, random_state=seed).fit(t.X_private, t.y_private)
         out.append(("counterfactual_distance", mi(target, "counterfactual_distance"), np.inf))
     elif method == "face":
         target = FaceRecourse(setting.black_box).fit(t.X_private)
-        out.append(("recourse_distance", mi(target, "recourse_distance",
-                                            queries=t.X_candidates), np.inf))
+        out.append(("recourse_distance@cand", mi(target, "recourse_distance",
+                                                 queries=t.X_candidates), np.inf))
     else:
         raise ValueError(f"unknown method {method!r}")
     return out
@@ -376,7 +419,7 @@ def plot(rows, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="Adult only, small pools, epsilon {1, inf}, no shadows for explainers")
+                        help="Adult only, small pools (100 candidates), epsilon {1, inf}, few shadows")
     parser.add_argument("--methods", default=",".join(ALL_METHODS))
     parser.add_argument("--datasets", default="adult,hospital")
     parser.add_argument("--candidates", type=int, default=200)
@@ -384,9 +427,9 @@ def main(argv=None):
     parser.add_argument("--model", type=int, default=2000)
     parser.add_argument("--reference", type=int, default=1000)
     parser.add_argument("--shadows", type=int, default=8, help="LiRA shadows of the classifier")
-    parser.add_argument("--shadows-explainer", type=int, default=4,
+    parser.add_argument("--shadows-explainer", type=int, default=3,
                         help="shadows of DPLimeExplainer and lime (their answers are slow)")
-    parser.add_argument("--llc-epochs", type=float, default=20)
+    parser.add_argument("--llc-epochs", type=float, default=50)
     parser.add_argument("--lime-samples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS / "attacks.json"))
@@ -396,7 +439,7 @@ def main(argv=None):
     if args.quick:
         args.datasets = "adult"
         args.candidates, args.private, args.model, args.reference = 100, 500, 1000, 500
-        args.shadows, args.shadows_explainer, args.llc_epochs = 4, 2, 10
+        args.shadows, args.shadows_explainer = 4, 2
         epsilons = (1.0, np.inf)
     methods = [m for m in args.methods.split(",") if m]
     unknown = set(methods) - set(ALL_METHODS)
