@@ -26,28 +26,48 @@ Data (disjoint pools of a seeded permutation, per dataset)
     41 columns of ``benchmarks/_hospital.py``.
 
 Methods and signals (higher = more member-like)
-    * DPLocallyLinearClassifier (private = its training rows): ``loss``,
-      ``lira`` (loss against ``--shadows`` shadows) and ``explanation``
-      (Shokri et al.: the local map's variance);
-    * DPLimeExplainer (private = the explanation rows; every candidate is a
-      query, ``epsilon_per_query = epsilon / candidates``): ``explanation``
-      and ``explanation`` against shadows (``explanation+shadows``);
+    * DPLocallyLinearClassifier (private = its training rows; 4 maps, 50
+      epochs, batch 64): ``loss``, ``lira`` (offline LiRA against
+      ``--shadows`` shadows) and ``explanation`` (Shokri et al.: minus the
+      variance of the local map);
+    * DPLimeExplainer (private = the explanation rows; the black box is
+      trained on other rows): ``explanation``, ``explanation`` against
+      ``--shadows-explainer`` shadows (``explanation+shadows``) and the
+      callable ``rare-level probe`` (:func:`rare_level_probe`: the
+      explanation at the candidate with its rarest one-hot level switched
+      off, read on that level; a row at the query itself adds nothing to
+      DPLimeExplainer's local loss, ``x - z = 0``). Every candidate is a
+      query twice (at itself and at its probe): ``epsilon_per_query =
+      epsilon / (2 candidates)``, and the claimed epsilon is what the
+      explainer spent on both;
     * DPCounterfactualGenerator (private = its fit rows):
-      ``counterfactual_distance`` (Pawelczyk et al.);
+      ``counterfactual_distance`` (Pawelczyk et al.) and the callable
+      ``AE reconstruction`` (:func:`ae_reconstruction`: the released
+      autoencoder's reconstruction error, a white-box signal);
     * PrivRecourse (private = its fit rows; the black box is given):
-      ``recourse_distance`` with the candidates as the queries;
+      ``recourse_distance`` to its released centres (``cluster_centers_``)
+      and ``recourse_distance@cand`` to the nodes of the paths released for
+      the candidates as queries;
     * baselines (not private, epsilon = inf):
       - lime: ``LimeTabularExplainer(training_data=private rows)``
-        (``benchmarks/_lime.py``), the reference of DPLimeExplainer, with the
-        explanation signals;
-      - DiCE "random" counterfactuals (``benchmarks/_dice.py``) for a black
-        box trained on the private rows (Pawelczyk et al.'s setting: the
-        members are the black box's training rows; DiCE's ranges come from
-        the same rows): ``counterfactual_distance``;
-      - FACE (``benchmarks/_face.py``): paths through a k-NN graph over the
-        private rows, released verbatim: ``recourse_distance``.
+        (``benchmarks/_lime.py``), the reference of DPLimeExplainer, with
+        the same three explanation signals;
+      - DiCE "random" counterfactuals (``benchmarks/_dice.py``, 300 samples)
+        for a random forest trained on the private rows (Pawelczyk et al.'s
+        setting: the members are the black box's training rows; DiCE's
+        ranges come from the same rows): ``counterfactual_distance``;
+      - FACE (``benchmarks/_face.py``): paths through a 10-NN graph over the
+        private rows, released verbatim: ``recourse_distance@cand``.
     The epsilon = inf rows of the four estimators are their non-private
-    counterparts from the same code.
+    counterparts from the same code. Each setting is one training run with
+    its own noise seed; the attacks' shadows and halves use ``--seed``.
+
+Sizes (the defaults): 1,000 background private rows, 200 candidates per
+target set (about 100 members), 2,000 black-box rows, 1,000 reference rows,
+8 shadows for the classifier, 3 for the explainers, lime with 1,000 samples.
+With about 100 non-members, a TPR "at 0.1% FPR" is the TPR at no false
+positive (as is the one at 1% when there are more than 100 non-members),
+and the epsilon lower bound cannot exceed about log(200 / 4) = 3.9.
 
 Run: python benchmarks/attacks.py [--quick] [--methods llc,dplime,dpc,recourse,lime,dice,face]
      [--datasets adult,hospital] [--candidates 200] [--private 1000]
@@ -341,38 +361,78 @@ def print_table(rows):
               f"{r['seconds']:>6.1f}", flush=True)
 
 
-def check_targets(rows):
-    """Targets (a), (b), (c) of issue 21, as printed lines."""
-    lines = []
-    # (a) power against the non-private baseline: every attack at epsilon = inf
+def best_signals(rows):
+    """Per (dataset, targets, method): the signal with the highest AUC at epsilon = inf
+    (then the same signal at every epsilon; never chosen per epsilon)."""
+    best = {}
     for r in rows:
-        if r["epsilon"] is not None:
-            continue
-        ok = r["auc"] >= 0.6 or (r["targets"] == "canary" and r["tpr_at_1%"] >= 0.05)
-        lines.append(f"(a) {'ok  ' if ok else 'FAIL'} {r['dataset']}/{r['targets']}/{r['method']}/"
-                     f"{r['signal']}: AUC {r['auc']:.3f}, TPR@1% {r['tpr_at_1%']:.3f}")
-    # (b) lower bound below the claimed epsilon for every skdpx setting
+        key = (r["dataset"], r["targets"], r["method"])
+        if r["epsilon"] is None and r["auc"] > best.get(key, (None, -1.0))[1]:
+            best[key] = (r["signal"], r["auc"])
+    return {key: sig for key, (sig, _) in best.items()}
+
+
+def pivot(rows):
+    """Lines of a table: per method (its strongest signal at inf), AUC / TPR@1% / lower
+    bound at each epsilon."""
+    cols = [None if not np.isfinite(e) else e for e in EPSILONS]
+    lines = [f"{'dataset/targets/method: signal':<46}" + "".join(
+        f"{'eps ' + fmt_eps(e):>20}" for e in cols),
+        f"{'':<46}" + "".join(f"{'AUC TPR1% eps_lb':>20}" for _ in cols)]
+    for (ds, kind, method), signal in sorted(best_signals(rows).items()):
+        cells = {r["epsilon"]: r for r in rows if r["dataset"] == ds and r["targets"] == kind
+                 and r["method"] == method and r["signal"] == signal}
+        line = f"{ds + '/' + kind + '/' + method + ': ' + signal:<46}"
+        for e in cols:
+            r = cells.get(e)
+            line += (f"{r['auc']:>8.3f}{r['tpr_at_1%']:>6.2f}{r['epsilon_lower_bound']:>6.2f}"
+                     if r else f"{'':>20}")
+        lines.append(line)
+    return lines
+
+
+def check_targets(rows):
+    """Targets (a), (b), (c) of issue 21, as printed lines (per method: its strongest
+    signal at epsilon = inf)."""
+    lines = []
+    best = best_signals(rows)
+    by_key = {(r["dataset"], r["targets"], r["method"], r["signal"], r["epsilon"]): r for r in rows}
+    # (a) power without privacy: each method at epsilon = inf
+    for (ds, kind, method), signal in sorted(best.items()):
+        r = by_key[(ds, kind, method, signal, None)]
+        ok = r["auc"] >= 0.6 or (kind == "canary" and r["tpr_at_1%"] >= 0.05)
+        lines.append(f"(a) {'ok  ' if ok else 'FAIL'} {ds}/{kind}/{method}: {signal}: "
+                     f"AUC {r['auc']:.3f}, TPR@1% {r['tpr_at_1%']:.3f}")
+    # (b) lower bound below the claimed epsilon for every skdpx setting (every signal)
     bad = [r for r in rows if r["claimed_epsilon"] is not None
            and r["epsilon_lower_bound"] > r["claimed_epsilon"]]
     n_b = sum(r["claimed_epsilon"] is not None for r in rows)
     lines.append(f"(b) lower bound <= claimed epsilon in {n_b - len(bad)} of {n_b} finite settings"
                  + "".join(f"\n    FAIL {r['dataset']}/{r['targets']}/{r['method']}/{r['signal']} "
                            f"eps {r['epsilon']}: {r['epsilon_lower_bound']:.3f}" for r in bad))
-    # (c) leakage falls as epsilon falls: AUC at the smallest epsilon vs at inf
-    groups = {}
-    for r in rows:
-        if r["method"] in BASELINES:
+    # (c) leakage falls as epsilon falls: AUC at inf against the largest AUC at epsilon <= 1
+    for (ds, kind, method), signal in sorted(best.items()):
+        if method in BASELINES:
             continue
-        groups.setdefault((r["dataset"], r["targets"], r["method"], r["signal"]), {})[
-            r["epsilon"]] = r["auc"]
-    for key, by_eps in groups.items():
-        if None not in by_eps or min(e for e in by_eps if e is not None) is None:
+        aucs = {e: by_key[(ds, kind, method, signal, e)]["auc"] for e in
+                (None if not np.isfinite(x) else x for x in EPSILONS)
+                if (ds, kind, method, signal, e) in by_key}
+        small = [a for e, a in aucs.items() if e is not None and e <= 1]
+        if None not in aucs or not small:
             continue
-        small = min(e for e in by_eps if e is not None)
-        seq = [by_eps[e] for e in sorted((e for e in by_eps if e is not None))] + [by_eps[None]]
-        lines.append(f"(c) {'/'.join(key)}: AUC by increasing epsilon "
-                     + " ".join(f"{a:.3f}" for a in seq)
-                     + f"  (eps {small:g} -> inf: {by_eps[small] - by_eps[None]:+.3f})")
+        lines.append(f"(c) {ds}/{kind}/{method}: {signal}: AUC at inf {aucs[None]:.3f}, "
+                     f"at epsilon <= 1 at most {max(small):.3f}")
+    return lines
+
+
+def report(rows):
+    """Print every setting, the per-method table and the checks; return the checks."""
+    print_table(rows)
+    print("\nPer method, its strongest signal at epsilon = inf, against epsilon:\n")
+    print("\n".join(pivot(rows)))
+    print()
+    lines = check_targets(rows)
+    print("\n".join(lines))
     return lines
 
 
@@ -391,11 +451,8 @@ def plot(rows, path):
     for col, (ds, kind) in enumerate(panels):
         sub = [r for r in rows if r["dataset"] == ds and r["targets"] == kind]
         # per method, its strongest signal at epsilon = inf (the same signal at every epsilon)
-        at_inf = {}
-        for r in sub:
-            if r["epsilon"] is None and r["auc"] > at_inf.get(r["method"], (None, -1))[1]:
-                at_inf[r["method"]] = (r["signal"], r["auc"])
-        series = [(m, sig) for m, (sig, _) in at_inf.items()]
+        series = [(m, sig) for (d, k, m), sig in best_signals(rows).items()
+                  if d == ds and k == kind]
         for row, (key, label) in enumerate(metrics):
             ax = axes[row, col]
             for method, signal in series:
@@ -445,7 +502,14 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS / "attacks.json"))
     parser.add_argument("--png", default=str(RESULTS / "attacks.png"))
+    parser.add_argument("--from-json", metavar="PATH",
+                        help="print the tables and redraw the plot of saved results (no run)")
     args = parser.parse_args(argv)
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        report(saved["rows"])
+        plot(saved["rows"], args.png)
+        return
     epsilons = EPSILONS
     if args.quick:
         args.datasets = "adult"
@@ -488,10 +552,7 @@ def main(argv=None):
                               flush=True)
     total = time.perf_counter() - start
     print(f"\nAll settings ({total / 60:.1f} min):\n")
-    print_table(rows)
-    print()
-    lines = check_targets(rows)
-    print("\n".join(lines))
+    lines = report(rows)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     payload = {"config": {k: v for k, v in vars(args).items() if k not in ("out", "png")},
                "delta": DELTA, "epsilons": [fmt_eps(None if not np.isfinite(e) else e)
