@@ -379,17 +379,19 @@ def best_signals(rows):
     return {key: sig for key, (sig, _) in best.items()}
 
 
-def pivot(rows):
-    """Lines of a table: per method (its strongest signal at inf), AUC / TPR@1% / lower
-    bound at each epsilon."""
+def pivot(rows, every_signal=False):
+    """Lines of a table: per method (its strongest signal at inf, or every signal),
+    AUC / TPR@1% / lower bound at each epsilon."""
     cols = [None if not np.isfinite(e) else e for e in EPSILONS]
-    lines = [f"{'dataset/targets/method: signal':<46}" + "".join(
+    lines = [f"{'dataset/targets/method: signal':<50}" + "".join(
         f"{'eps ' + fmt_eps(e):>20}" for e in cols),
-        f"{'':<46}" + "".join(f"{'AUC TPR1% eps_lb':>20}" for _ in cols)]
-    for (ds, kind, method), signal in sorted(best_signals(rows).items()):
+        f"{'':<50}" + "".join(f"{'AUC TPR1% eps_lb':>20}" for _ in cols)]
+    keys = sorted(best_signals(rows).items()) if not every_signal else sorted(
+        {((r["dataset"], r["targets"], r["method"]), r["signal"]) for r in rows})
+    for (ds, kind, method), signal in keys:
         cells = {r["epsilon"]: r for r in rows if r["dataset"] == ds and r["targets"] == kind
                  and r["method"] == method and r["signal"] == signal}
-        line = f"{ds + '/' + kind + '/' + method + ': ' + signal:<46}"
+        line = f"{ds + '/' + kind + '/' + method + ': ' + signal:<50}"
         for e in cols:
             r = cells.get(e)
             line += (f"{r['auc']:>8.3f}{r['tpr_at_1%']:>6.2f}{r['epsilon_lower_bound']:>6.2f}"
@@ -435,6 +437,8 @@ def check_targets(rows):
 def report(rows):
     """Print every setting, the per-method table and the checks; return the checks."""
     print_table(rows)
+    print("\nEvery signal against epsilon:\n")
+    print("\n".join(pivot(rows, every_signal=True)))
     print("\nPer method, its strongest signal at epsilon = inf, against epsilon:\n")
     print("\n".join(pivot(rows)))
     print()
