@@ -77,7 +77,9 @@ answer one query at a time, take about 45 s and 60 s per target set);
 Run: python benchmarks/attacks.py [--quick] [--methods llc,dplime,dpc,recourse,lime,dice,face]
      [--datasets adult,hospital] [--candidates 200] [--private 1000] [--seed 0]
      python benchmarks/attacks.py --from-json benchmarks/results/attacks.json  (tables, plot)
-Writes benchmarks/results/attacks.json and benchmarks/results/attacks.png.
+Writes benchmarks/results/attacks.json and benchmarks/results/attacks.png (seed 0);
+benchmarks/results/attacks_seed1.json is the same run with ``--seed 1`` (other pools,
+canaries, coins and noise), to see how much one run's figures move.
 """
 
 import argparse
