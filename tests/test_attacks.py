@@ -260,3 +260,67 @@ def test_bad_candidates(split):
 def test_every_signal_is_documented():
     doc = membership_inference.__doc__
     assert all(f'"{name}"' in doc for name in SIGNALS)
+
+
+def _one_hot_setting(n_candidates=40, seed=0):
+    """Two numeric features and a one-hot block; every candidate holds a level of its own."""
+    rng = np.random.RandomState(seed)
+    n_levels = 2 + n_candidates
+
+    def rows(levels):
+        X = np.zeros((len(levels), 2 + n_levels))
+        X[:, :2] = rng.uniform(0.2, 0.8, size=(len(levels), 2))
+        X[np.arange(len(levels)), 2 + levels] = 1.0
+        return X
+
+    background = rows(rng.randint(2, size=300))
+    candidates = rows(2 + np.arange(n_candidates))
+    member = rng.uniform(size=n_candidates) < 0.5
+    X_bb = rows(rng.randint(n_levels, size=300))
+    black_box = LogisticRegression().fit(X_bb, (X_bb[:, 0] > 0.5).astype(int))
+    return background, candidates, member, black_box, background
+
+
+def test_the_probe_sees_what_an_explanation_at_the_row_cannot():
+    from skdpx.attacks import explanation_probe
+
+    background, candidates, member, black_box, reference = _one_hot_setting()
+    d = candidates.shape[1]
+
+    def explainer(epsilon, rows):
+        return DPLimeExplainer(black_box, epsilon=np.inf if epsilon == np.inf else 100.0,
+                               epsilon_per_query=epsilon, bounds=(np.zeros(d), np.ones(d)),
+                               max_iter=20, random_state=0).fit(rows)
+
+    # a row at the query adds nothing to the local loss: with and without it, the
+    # answers differ only through the normaliser 1/m (300 or 301 rows)
+    row = candidates[:1]
+    with_row, without = explainer(np.inf, np.vstack([background, row])), explainer(np.inf, background)
+    np.testing.assert_allclose(with_row.explain(row).values, without.explain(row).values,
+                               rtol=0.01, atol=1e-6)
+    probe = explanation_probe(reference)
+    assert probe(with_row, row, None)[0] > 1e-4 and probe(without, row, None)[0] < 1e-12
+
+    figures = {}
+    for epsilon in (np.inf, 0.5):
+        lime = explainer(epsilon, np.vstack([background, candidates[member]]))
+        args = (candidates[member], None, candidates[~member], None)
+        figures[epsilon] = (membership_inference(lime, *args, signal="explanation_probe").auc,
+                            membership_inference(lime, *args, signal=probe).auc)
+    # without noise the probe is perfect (a level nobody else has gets exactly 0) ...
+    assert figures[np.inf] == (1.0, 1.0), figures
+    # ... and at epsilon 0.5 per query it is much weaker
+    assert max(figures[0.5]) < 0.85, figures
+
+
+def test_the_probe_refuses_text_and_mismatched_reference(split):
+    from skdpx.attacks import explanation_probe
+
+    (_, (X_in, _), (X_out, _), _), black_box = split
+    lime = DPLimeExplainer(black_box, epsilon=np.inf, epsilon_per_query=np.inf, bounds=BOUNDS,
+                           max_iter=5).fit(X_in)
+    with pytest.raises(ValueError, match="reference has 2 features"):
+        membership_inference(lime, X_in, None, X_out, None,
+                             signal=explanation_probe(np.ones((5, 2))))
+    with pytest.raises(ValueError, match="numeric encoded rows"):
+        explanation_probe([["a", "b"]])

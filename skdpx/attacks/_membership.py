@@ -54,10 +54,21 @@ def membership_inference(target, X_members, y_members, X_non_members, y_non_memb
         - ``"explanation"``: minus the variance of the row's explanation
           (``target.explain(X).values``: DPLocallyLinearClassifier's local
           map, a DPLimeExplainer answer), the signal of Shokri, Strobel &
-          Zick (2021); ``"explanation_norm"``: minus its L2 norm.
+          Zick (2021); ``"explanation_norm"``: minus its L2 norm. Against
+          DPLimeExplainer these see nothing (a row at the query adds
+          nothing to its local loss): use
+        - ``"explanation_probe"``: the explanation at a query moved off the
+          row along its rarest non-zero feature
+          (:func:`explanation_probe`; call ``explanation_probe(X_reference)``
+          for the population's shares).
         - ``"counterfactual_distance"``: the distance from the row to its
           counterfactual (Pawelczyk, Lakkaraju & Neel, 2023), in the
-          target's public [0, 1] scale when it declares ``bounds_``.
+          target's public [0, 1] scale when it declares ``bounds_``. Their
+          orientation (far from the boundary: member) is for a black box
+          trained on the members; for an explainer whose private rows the
+          black box never saw (DPC) the effect can go either way, which the
+          AUC shows as below 0.5 and the two-sided epsilon lower bound
+          covers.
         - ``"recourse_distance"``: minus the distance from the row to the
           nearest released recourse node, the points of
           ``target.explain(queries).paths`` past each query (or the
