@@ -62,11 +62,6 @@ class FaceRecourse(BaseEstimator):
         self.favorable_class = favorable_class
         self.threshold = threshold
 
-    def __sklearn_clone__(self):
-        # an unfitted copy that keeps the same fitted black box (sklearn's clone
-        # would clone it unfitted): what the shadow models of an attack need
-        return type(self)(**self.get_params(deep=False))
-
     def fit(self, X, y=None):
         """Build the graph over the rows of X and the shortest paths to favourable rows."""
         X = np.asarray(X, dtype=float)

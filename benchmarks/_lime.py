@@ -47,11 +47,6 @@ class LimeReference(BaseEstimator):
         self.num_samples = num_samples
         self.random_state = random_state
 
-    def __sklearn_clone__(self):
-        # an unfitted copy that keeps the same fitted black box (sklearn's clone
-        # would clone it unfitted): what the shadow models of an attack need
-        return type(self)(**self.get_params(deep=False))
-
     def fit(self, X, y=None):
         from lime.lime_tabular import LimeTabularExplainer
 

@@ -309,14 +309,19 @@ def main(argv=None):
     cfg = QUICK if args.quick else FULL
     path = os.path.join(RESULTS, "attacks_inference_quick.json" if args.quick
                         else "attacks_inference.json")
+    table_path = path.replace(".json", "_table.txt")  # doc/attacks.rst includes it
     if args.tables:
         with open(path, encoding="utf-8") as fh:
             saved = json.load(fh)
+        lines = []
         for name, out in saved["datasets"].items():
             for r in out["extraction"] + out["attribute"]:
                 r["epsilon"] = math.inf if r["epsilon"] == "Infinity" else r["epsilon"]
-            tables(name, out, print)
-        print(f"\nmeasured runtime: {saved['seconds']:.0f} s")
+            tables(name, out, lines.append)
+        print("\n".join(lines))
+        with open(table_path, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines).lstrip("\n") + "\n")
+        print(f"\nmeasured runtime: {saved['seconds']:.0f} s; wrote {table_path}")
         return
     warnings.simplefilter("ignore")
     start = time.perf_counter()
@@ -327,8 +332,11 @@ def main(argv=None):
 
     for name in args.datasets:
         results["datasets"][name] = run_dataset(name, cfg, not args.no_dice, log)
+    lines = []
     for name, out in results["datasets"].items():
-        tables(name, out, log)
+        tables(name, out, lambda line: (log(line), lines.append(line)))
+    with open(table_path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines).lstrip("\n") + "\n")
     results["seconds"] = time.perf_counter() - start
     log(f"\ntotal: {results['seconds']:.0f} s")
     with open(path, "w", encoding="utf-8") as fh:

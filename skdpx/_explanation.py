@@ -173,6 +173,29 @@ def _values_equal(a, b):
     return _jsonable(a) == _jsonable(b)
 
 
+def _dump_json(payload, path=None, **kwargs):
+    """JSON text of ``payload`` (no NaN: ``_jsonable`` maps it to null), also
+    written to ``path`` if given."""
+    text = json.dumps(payload, allow_nan=False, **kwargs)
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return text
+
+
+def _load_json(s, cls):
+    """The payload of ``cls``'s JSON, given as text or as the path of a file
+    (a ``str`` that does not start with ``{``), its ``"type"`` checked and removed."""
+    if isinstance(s, os.PathLike) or (isinstance(s, str) and not s.lstrip().startswith("{")):
+        with open(s, encoding="utf-8") as fh:
+            s = fh.read()
+    payload = json.loads(s)
+    kind = payload.pop("type", None)
+    if kind != cls.__name__:
+        raise ValueError(f"JSON holds a {kind!r}, not a {cls.__name__!r}")
+    return payload
+
+
 def _import_optional(module, what, extra):
     """Import an optional dependency or raise a plain :class:`ImportError`."""
     import importlib
@@ -577,12 +600,8 @@ class _Result:
             The JSON text, an object with a ``"type"`` field holding the class
             name and one field per constructor argument.
         """
-        payload = {"type": type(self).__name__, **_jsonable(self._params())}
-        text = json.dumps(payload, allow_nan=False, **kwargs)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        return text
+        return _dump_json({"type": type(self).__name__, **_jsonable(self._params())}, path,
+                          **kwargs)
 
     @classmethod
     def from_json(cls, s):
@@ -599,14 +618,7 @@ class _Result:
         object
             An instance of this class equal to the one serialised.
         """
-        if isinstance(s, os.PathLike) or (isinstance(s, str) and not s.lstrip().startswith("{")):
-            with open(s, encoding="utf-8") as fh:
-                s = fh.read()
-        payload = json.loads(s)
-        kind = payload.pop("type", None)
-        if kind != cls.__name__:
-            raise ValueError(f"JSON holds a {kind!r}, not a {cls.__name__!r}")
-        return cls(**payload)
+        return cls(**_load_json(s, cls))
 
     # -- optional extras -----------------------------------------------------
 

@@ -57,6 +57,8 @@ def test_result_figures_by_hand():
     frame = result.to_frame()
     assert list(frame.columns) == ["score", "member"] and frame["member"].sum() == 4
     assert AttackResult.from_json(result.to_json()) == result
+    infinite = AttackResult([1.0], [0.0], meta={"epsilon": np.inf, "target": "x"})
+    assert AttackResult.from_json(infinite.to_json()) == infinite
     assert "auc=0.750" in repr(result)
 
 
@@ -73,7 +75,7 @@ def test_result_refuses_bad_fpr_and_json():
     result = AttackResult([1.0, 2.0], [0.0, 1.5])
     with pytest.raises(ValueError, match="fpr must be in"):
         result.tpr_at_fpr(1.5)
-    with pytest.raises(ValueError, match="Not an AttackResult"):
+    with pytest.raises(ValueError, match="not a 'AttackResult'"):
         AttackResult.from_json('{"type": "CounterfactualSet"}')
 
 

@@ -12,15 +12,13 @@ bounds (paper 003, Fig. 6).
 Evaluation only: no estimator depends on this module.
 """
 
-import json
 import math
-import os
 from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_array
 
-from .._explanation import _import_optional, _jsonable, _new_axes
+from .._explanation import _dump_json, _import_optional, _jsonable, _load_json, _new_axes
 
 __all__ = ["AttributeInferenceResult", "attribute_inference"]
 
@@ -337,22 +335,12 @@ class AttributeInferenceResult:
     def to_json(self, path=None, **kwargs):
         """JSON text with the summary and every guess; also written to
         ``path`` if given."""
-        payload = {"type": type(self).__name__, **_jsonable(self._params()),
-                   "summary": _jsonable(self.summary())}
-        text = json.dumps(payload, allow_nan=False, **kwargs)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        return text
+        return _dump_json({"type": type(self).__name__, **_jsonable(self._params()),
+                           "summary": _jsonable(self.summary())}, path, **kwargs)
 
     @classmethod
     def from_json(cls, s):
         """Rebuild from :meth:`to_json`'s text (or the path of a file holding it)."""
-        if isinstance(s, os.PathLike) or (isinstance(s, str) and not s.lstrip().startswith("{")):
-            with open(s, encoding="utf-8") as fh:
-                s = fh.read()
-        payload = json.loads(s)
-        if payload.pop("type", None) != cls.__name__:
-            raise ValueError(f"JSON does not hold a {cls.__name__}")
+        payload = _load_json(s, cls)
         payload.pop("summary", None)
         return cls(**payload)

@@ -16,9 +16,7 @@ mechanism, and nothing of this module is released by an estimator.
 """
 
 import inspect
-import json
 import math
-import os
 import warnings
 from numbers import Integral
 
@@ -30,7 +28,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array, check_random_state
 
-from .._explanation import _import_optional, _jsonable, _new_axes
+from .._explanation import _dump_json, _import_optional, _jsonable, _load_json, _new_axes
 
 __all__ = ["ExtractionResult", "model_extraction"]
 
@@ -453,23 +451,13 @@ class ExtractionResult:
     def to_json(self, path=None, **kwargs):
         """JSON text (NaN as null), also written to ``path`` if given; the
         surrogates are not included."""
-        payload = {"type": type(self).__name__, "records": _jsonable(self.records),
-                   "meta": _jsonable(self.meta)}
-        text = json.dumps(payload, allow_nan=False, **kwargs)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        return text
+        return _dump_json({"type": type(self).__name__, "records": _jsonable(self.records),
+                           "meta": _jsonable(self.meta)}, path, **kwargs)
 
     @classmethod
     def from_json(cls, s):
         """Rebuild from :meth:`to_json`'s text (or the path of a file holding it)."""
-        if isinstance(s, os.PathLike) or (isinstance(s, str) and not s.lstrip().startswith("{")):
-            with open(s, encoding="utf-8") as fh:
-                s = fh.read()
-        payload = json.loads(s)
-        if payload.get("type") != cls.__name__:
-            raise ValueError(f"JSON holds a {payload.get('type')!r}, not a {cls.__name__!r}")
+        payload = _load_json(s, cls)
         return cls(payload["records"], meta=payload.get("meta"))
 
     def plot(self, ax=None):

@@ -1,10 +1,9 @@
 """AttackResult: the scores of a membership attack and what they show."""
 
-import json
-
 import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
 
+from .._explanation import _dump_json, _jsonable, _load_json
 from ..privacy._audit import epsilon_from_samples
 
 __all__ = ["AttackResult"]
@@ -160,25 +159,20 @@ class AttackResult:
         return pd.DataFrame({"score": scores, "member": labels.astype(bool)})
 
     def to_json(self, path=None, **kwargs):
-        """Serialise to JSON (to ``path`` if given, else return the string)."""
-        text = json.dumps({"type": "AttackResult", "signal": self.signal,
-                           "scores_members": self.scores_members.tolist(),
-                           "scores_non_members": self.scores_non_members.tolist(),
-                           "meta": self.meta}, default=_jsonable, **kwargs)
-        if path is None:
-            return text
-        with open(path, "w") as handle:
-            handle.write(text)
-        return None
+        """JSON text of the scores, the signal and ``meta``; also written to ``path`` if given."""
+        return _dump_json(_jsonable({"type": type(self).__name__, "signal": self.signal,
+                                     "scores_members": self.scores_members,
+                                     "scores_non_members": self.scores_non_members,
+                                     "meta": self.meta}), path, **kwargs)
 
     @classmethod
     def from_json(cls, s):
-        """The result serialised by :meth:`to_json` (a JSON string)."""
-        data = json.loads(s)
-        if data.get("type") != "AttackResult":
-            raise ValueError("Not an AttackResult serialisation.")
+        """Rebuild from :meth:`to_json`'s text (or the path of a file holding it)."""
+        data = _load_json(s, cls)
+        meta = {k: float(v) if v in ("Infinity", "-Infinity") else v
+                for k, v in data["meta"].items()}
         return cls(data["scores_members"], data["scores_non_members"],
-                   signal=data["signal"], meta=data["meta"])
+                   signal=data["signal"], meta=meta)
 
     def __eq__(self, other):
         return (type(other) is type(self) and self.signal == other.signal
@@ -212,10 +206,3 @@ class AttackResult:
         ax.legend(loc="lower right")
         return ax
 
-
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable.")
