@@ -32,11 +32,12 @@ Methods and signals (higher = more member-like)
       variance of the local map);
     * DPLimeExplainer (private = the explanation rows; the black box is
       trained on other rows): ``explanation``, ``explanation`` against
-      ``--shadows-explainer`` shadows (``explanation+shadows``) and the
-      callable ``rare-level probe`` (:func:`rare_level_probe`: the
-      explanation at the candidate with its rarest one-hot level switched
-      off, read on that level; a row at the query itself adds nothing to
-      DPLimeExplainer's local loss, ``x - z = 0``). Every candidate is a
+      ``--shadows-explainer`` shadows (``explanation+shadows``) and
+      ``explanation_probe`` (:func:`skdpx.attacks.explanation_probe` with the
+      reference rows' shares: the explanation at the candidate with its
+      rarest non-zero feature switched off, read on that feature; a row at
+      the query itself adds nothing to DPLimeExplainer's local loss,
+      ``x - z = 0``). Every candidate is a
       query twice (at itself and at its probe): ``epsilon_per_query =
       epsilon / (2 candidates)``, and the claimed epsilon is what the
       explainer spent on both;
@@ -102,7 +103,7 @@ from skdpx import (
     DPLocallyLinearClassifier,
     PrivRecourse,
 )
-from skdpx.attacks import membership_inference
+from skdpx.attacks import explanation_probe, membership_inference
 from skdpx.datasets import encode_adult, load_adult
 
 HERE = Path(__file__).resolve().parent
@@ -235,32 +236,6 @@ def llc(eps, seed, args):
                                      batch_size=64, epochs=args.llc_epochs, random_state=seed)
 
 
-def rare_level_probe(frequencies, onehot):
-    """A stronger explanation signal (callable): the explanation at a neighbouring query.
-
-    An explanation at the candidate's own point cannot show it: in the local
-    loss of DPLimeExplainer a row at the query has ``x - z = 0`` and adds
-    nothing to the gradient. So the query is the candidate with its rarest
-    one-hot level switched off (rarest by the public frequencies, here of
-    the reference rows): ``z = x - e_j``. Then ``x - z = e_j``, a direction
-    that only the rows holding level j feed, and the member's own term moves
-    the explanation's coordinate j. The score is ``|phi_j(z)|``. lime gets the
-    same probe (its sampling uses each level's frequency in the rows).
-    """
-    frequencies = np.asarray(frequencies, dtype=float)
-
-    def rare_level_probe(target, X, y):
-        X = np.asarray(X, dtype=float)
-        rows = np.arange(len(X))
-        level_freq = np.where(X[:, onehot] > 0.5, frequencies[onehot], np.inf)
-        j = onehot[np.argmin(level_freq, axis=1)]
-        Z = X.copy()
-        Z[rows, j] = 0.0
-        return np.abs(np.asarray(target.explain(Z).values)[rows, j])
-
-    return rare_level_probe
-
-
 def ae_reconstruction(target, X, y):
     """A white-box signal for DPCounterfactualGenerator (callable): minus the released
     autoencoder's reconstruction error of the row, in the autoencoder's [-1, 1] scale
@@ -282,7 +257,7 @@ def run_method(method, eps, data, setting, kind, args, seed=0, attack_seed=0):
     bounds = data.bounds
     sets = (t.X_in, t.y_in, t.X_out, t.y_out)
     shadows = (setting.X_ref, setting.y_ref)
-    probe = rare_level_probe(setting.X_ref.mean(axis=0), data.onehot)
+    probe = explanation_probe(setting.X_ref)  # the population's shares of non-zero values
     mi = lambda target, signal, **kw: membership_inference(  # noqa: E731
         target, *sets, signal=signal, random_state=attack_seed, **kw)
     out = []
@@ -307,7 +282,7 @@ def run_method(method, eps, data, setting, kind, args, seed=0, attack_seed=0):
         out.append(("explanation", mi(target, "explanation"), claimed))
         out.append(("explanation+shadows", mi(target, "explanation", shadow_data=shadows,
                                               n_shadows=args.shadows_explainer), claimed))
-        out.append(("rare-level probe", mi(target, probe), claimed))
+        out.append(("explanation_probe", mi(target, probe), claimed))
         if method == "dplime":  # what the two query sets cost together
             out = [(sig, res, target.epsilon_spent_) for sig, res, _ in out]
     elif method == "dpc":
@@ -436,16 +411,23 @@ def check_targets(rows):
     return lines
 
 
-def report(rows):
-    """Print every setting, the per-method table and the checks; return the checks."""
+def report(rows, table_path=None):
+    """Print every setting, the per-method table and the checks; return the checks.
+
+    With ``table_path``, the per-method table and the checks also go to that
+    text file (doc/attacks.rst includes it: the doc's table is this output).
+    """
     print_table(rows)
     print("\nEvery signal against epsilon:\n")
     print("\n".join(pivot(rows, every_signal=True)))
     print("\nPer method, its strongest signal at epsilon = inf, against epsilon:\n")
-    print("\n".join(pivot(rows)))
+    table = pivot(rows)
+    print("\n".join(table))
     print()
     lines = check_targets(rows)
     print("\n".join(lines))
+    if table_path is not None:
+        Path(table_path).write_text("\n".join(table + [""] + lines) + "\n")
     return lines
 
 
@@ -516,13 +498,15 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS / "attacks.json"))
     parser.add_argument("--png", default=str(RESULTS / "attacks.png"))
+    parser.add_argument("--table", default=str(RESULTS / "attacks_table.txt"),
+                        help="the per-method table and the checks, as text (the doc includes it)")
     parser.add_argument("--from-json", metavar="PATH",
                         help="print the tables, redo the checks and redraw the plot of saved "
                              "results (no run)")
     args = parser.parse_args(argv)
     if args.from_json:
         saved = json.loads(Path(args.from_json).read_text())
-        saved["checks"] = report(saved["rows"])  # the checks re-derived from the rows
+        saved["checks"] = report(saved["rows"], args.table)  # re-derived from the rows
         Path(args.from_json).write_text(json.dumps(saved, indent=1))
         plot(saved["rows"], args.png)
         return
@@ -568,9 +552,10 @@ def main(argv=None):
                               flush=True)
     total = time.perf_counter() - start
     print(f"\nAll settings ({total / 60:.1f} min):\n")
-    lines = report(rows)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    payload = {"config": {k: v for k, v in vars(args).items() if k not in ("out", "png")},
+    lines = report(rows, args.table)
+    payload = {"config": {k: v for k, v in vars(args).items()
+                          if k not in ("out", "png", "table")},
                "delta": DELTA, "epsilons": [fmt_eps(None if not np.isfinite(e) else e)
                                             for e in epsilons],
                "seconds": round(total, 1), "rows": rows, "checks": lines}
