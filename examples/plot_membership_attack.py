@@ -88,8 +88,9 @@ print(table.to_string(index=False))
 # on epsilon is well above 0, so no small epsilon could be claimed for that
 # release. With DP, the centres are noisy sums over many rows and too few to
 # spend one on an outlier: the attack is back to a coin, and its lower bound
-# stays below the epsilon claimed. (The bound can never exceed about
-# ``log(n / 4)`` with n candidates: 200 canaries cannot audit a large epsilon.)
+# stays below the epsilon claimed. (The bound can never exceed
+# ``max_epsilon_lower_bound()``, about 2.6 with 200 canaries: they cannot
+# refute a claim larger than that.)
 fig, ax = plt.subplots(figsize=(5, 5))
 for epsilon, result in results.items():
     result.plot(ax=ax, label=f"epsilon={epsilon:g} (AUC {result.auc:.2f})")

@@ -326,3 +326,72 @@ def test_the_probe_refuses_text_and_mismatched_reference(split):
                              signal=explanation_probe(np.ones((5, 2))))
     with pytest.raises(ValueError, match="numeric encoded rows"):
         explanation_probe([["a", "b"]])
+
+
+def test_the_candidates_go_to_the_target_in_a_random_order():
+    # a signal that only sees each row's position in the query: members come first in
+    # the stack, so sent in that order the position alone would give them away
+    def position(target, X, y):
+        return -np.arange(len(X), dtype=float)
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(400, D))
+    result = membership_inference(None, X[:200], None, X[200:], None, signal=position)
+    assert abs(result.auc - 0.5) < 0.1, result.auc
+    # the scores come back in the candidates' order
+    again = membership_inference(None, X[:200], None, X[200:], None, signal=position)
+    np.testing.assert_array_equal(result.scores_members, again.scores_members)
+
+
+def test_shadows_of_a_pipeline_leave_the_users_ledger_file_and_black_box_alone(split, tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    (_, (X_in, y_in), (X_out, y_out), (X_ref, y_ref)), black_box = split
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, path=tmp_path / "ledger.db")
+    model = make_pipeline(FunctionTransformer(), DPLocallyLinearClassifier(
+        epsilon=1.0, bounds=BOUNDS, classes=[0, 1], batch_size=200, epochs=2,
+        accountant=ledger)).fit(X_in, y_in)
+    spent = len(ledger.events), ledger.epsilon_spent
+    membership_inference(model, X_in, y_in, X_out, y_out, signal="lira",
+                         shadow_data=(X_ref, y_ref), n_shadows=2)
+    reread = PrivacyLedger(epsilon=5.0, delta=1e-5, path=tmp_path / "ledger.db")
+    assert (len(reread.events), reread.epsilon_spent) == spent
+    # an explainer's shadows keep its fitted black box, and leave its parameters alone
+    black_box.set_params(random_state=3)
+    lime = DPLimeExplainer(black_box, epsilon=np.inf, epsilon_per_query=np.inf, bounds=BOUNDS,
+                           max_iter=5).fit(X_in)
+    membership_inference(lime, X_in[:20], None, X_out[:20], None, signal="explanation_norm",
+                         shadow_data=(X_ref, None), n_shadows=2)
+    assert black_box.get_params()["random_state"] == 3 and hasattr(black_box, "coef_")
+
+
+def test_the_largest_bound_these_candidates_allow():
+    result = AttackResult(np.r_[np.ones(100)], np.zeros(100))
+    ceiling = result.max_epsilon_lower_bound()
+    assert result.epsilon_lower_bound() == ceiling
+    assert 2.4 < ceiling < 2.7  # log(n / (4 ln 40)) with n = 200
+    assert AttackResult(np.ones(500), np.zeros(500)).max_epsilon_lower_bound() > 4
+
+
+def test_clear_errors_for_odd_inputs(split):
+    (_, (X_in, y_in), (X_out, y_out), (X_ref, y_ref)), black_box = split
+    with pytest.raises(ValueError, match="needs at least 4 scores_members"):
+        AttackResult([1.0], [0.0, 1.0, 2.0, 3.0]).epsilon_lower_bound()
+    with pytest.raises(ValueError, match="signal must be one of"):
+        membership_inference(black_box, X_in, y_in, X_out, y_out, signal=["loss"])
+    with pytest.raises(ValueError, match="y_reference has 5 labels"):
+        membership_inference(black_box, X_in, y_in, X_out, y_out, signal="lira",
+                             shadow_data=(X_ref, y_ref[:5]))
+
+
+def test_a_recourse_target_that_released_no_node_warns(split):
+    (_, (X_in, y_in), (X_out, y_out), _), black_box = split
+
+    class NothingReleased:
+        cluster_centers_ = np.empty((0, D))
+
+    with pytest.warns(UserWarning, match="released no recourse node"):
+        result = membership_inference(NothingReleased(), X_in, y_in, X_out, y_out,
+                                      signal="recourse_distance")
+    assert result.auc == 0.5

@@ -16,18 +16,19 @@ import math
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_array
+from sklearn.utils import check_array, check_random_state
 
 from .._explanation import _dump_json, _import_optional, _jsonable, _load_json, _new_axes
 
 __all__ = ["AttributeInferenceResult", "attribute_inference"]
 
 
-def _score_rows(target, X, y, signal, queries):
-    """The membership signal of every row, higher = more member-like."""
+def _score_rows(target, X, y, signal, queries, random_state):
+    """The membership signal of every row, higher = more member-like (sent in a random order)."""
     from ._signals import score_rows
 
-    return np.asarray(score_rows(target, X, y, signal, queries=queries), dtype=float)
+    return np.asarray(score_rows(target, X, y, signal, queries=queries,
+                                 random_state=random_state), dtype=float)
 
 
 def _columns(feature, n_features, names):
@@ -57,7 +58,8 @@ def _match(rows, candidates):
 
 
 def attribute_inference(target, X_members, y_members, X_non_members, y_non_members, *,
-                        feature, values=None, signal="loss", queries=None, prior=False):
+                        feature, values=None, signal="loss", queries=None, prior=False,
+                        random_state=0):
     """Guess a sensitive feature from the other features, the label and a membership signal.
 
     For every row and every candidate value of ``feature``, the row is
@@ -106,6 +108,9 @@ def attribute_inference(target, X_members, y_members, X_non_members, y_non_membe
         guess is then the most probable value a posteriori (Fredrikson et
         al., 2014) instead of the most label-confident one. Meaningful only
         for signals on a log-probability scale.
+    random_state : int, RandomState instance or None, default=0
+        The random order in which the rows are sent to the target (members
+        come first in the stack; a stateful target must not see that).
 
     Returns
     -------
@@ -176,13 +181,14 @@ def attribute_inference(target, X_members, y_members, X_non_members, y_non_membe
     candidates, truth = candidates[order], np.argsort(order)[truth]
 
     scores = np.empty((len(X), len(candidates)))
+    rng = check_random_state(random_state)  # the order the rows are sent in
     for k, value in enumerate(candidates):
         completed = X.copy()
         completed[:, cols] = value
         if names is not None:
             pd = _import_optional("pandas", "DataFrame input", "test")
             completed = pd.DataFrame(completed, columns=frame_columns)
-        s = _score_rows(target, completed, y, signal, queries)
+        s = _score_rows(target, completed, y, signal, queries, rng)
         if s.shape != (len(X),):
             raise ValueError(f"the signal returned shape {s.shape}, expected ({len(X)},)")
         scores[:, k] = s

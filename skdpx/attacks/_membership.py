@@ -9,7 +9,7 @@ from sklearn.utils import check_random_state
 
 from ..privacy import UncappedBudgetWarning
 from ._result import AttackResult
-from ._signals import SIGNALS, score_rows, signal_statistic
+from ._signals import _resolve, score_rows, signal_statistic
 
 __all__ = ["membership_inference"]
 
@@ -92,14 +92,27 @@ def membership_inference(target, X_members, y_members, X_non_members, y_non_memb
     n_shadows : int, default=8
         Number of shadow models, at least 2.
     random_state : int, RandomState instance or None, default=0
-        The shadows' halves (evaluation randomness; the targets draw their
-        own privacy noise).
+        The order in which the candidates are sent to the target (random, so
+        that a stateful target's answers cannot depend on membership through
+        the position: members come first in the stack) and the shadows'
+        halves (evaluation randomness; the targets draw their own privacy
+        noise).
 
     Returns
     -------
     AttackResult
         With ``meta`` holding the target's name and, when it has them, its
         ``epsilon`` and ``delta``.
+
+    Notes
+    -----
+    The attack uses the target as any user would: an explanation signal
+    *queries* it, and a query of a DP explainer (DPLimeExplainer) spends its
+    budget and is recorded in its ledger, the user's shared ledger included,
+    like any other query. Attack a copy fitted on its own ledger (as the
+    benchmarks do) to keep a real budget intact. The shadow models never
+    touch the target's ledger: every ``accountant`` in them is reset (a
+    fresh ledger each) and every seed is dropped.
 
     Examples
     --------
@@ -117,14 +130,12 @@ def membership_inference(target, X_members, y_members, X_non_members, y_non_memb
     >>> result.epsilon_lower_bound() > 1  # far beyond what a DP model at epsilon 1 allows
     True
     """
-    if signal == "lira" and shadow_data is None:
+    _resolve(signal)  # a clear error for an unknown signal, before anything runs
+    if isinstance(signal, str) and signal == "lira" and shadow_data is None:
         raise ValueError('signal="lira" needs shadow_data=(X_reference, y_reference).')
-    if not callable(signal) and signal not in SIGNALS:
-        raise ValueError(f"signal must be one of {sorted(SIGNALS)} or a callable "
-                         f"signal(target, X, y) -> scores; got {signal!r}.")
     X, y, n_members = _stack(X_members, y_members, X_non_members, y_non_members)
     if shadow_data is None:
-        scores = score_rows(target, X, y, signal, queries=queries)
+        scores = score_rows(target, X, y, signal, queries=queries, random_state=random_state)
         n_shadows_used = 0
     else:
         scores = _lira_scores(target, X, y, signal, queries, shadow_data, n_shadows, random_state)
@@ -173,13 +184,26 @@ def _n_rows(X, name):
 
 
 def _shadow(target):
-    """An unfitted copy of the target: same parameters, the same black box, its own ledger."""
+    """An unfitted copy of the target: the same parameters and black box, its own ledger.
+
+    At every depth (a Pipeline's steps too): every ``estimator`` is the
+    target's own object (cloning a fitted black box would unfit it), every
+    ``accountant`` is None (a fresh ledger: a cloned ledger with a path would
+    write to the user's file) and every ``random_state`` is None (a seeded
+    target's shadows would share its noise).
+    """
     shadow = clone(target)
-    params = target.get_params(deep=False)
-    keep = {"estimator": params["estimator"]} if "estimator" in params else {}
-    if "accountant" in params:
-        keep["accountant"] = None
-    return shadow.set_params(**keep)
+    params = target.get_params(deep=True)
+    kept = [key for key in params if key.rsplit("__", 1)[-1] == "estimator"]
+    changes = {key: params[key] for key in kept}
+    for key in params:
+        inside_kept = any(key.startswith(k + "__") for k in kept)  # the black box's own
+        if not inside_kept and key.rsplit("__", 1)[-1] in ("accountant", "random_state"):
+            changes[key] = None
+    # outer parameters first: setting an outer estimator replaces its inner ones
+    for key in sorted(changes, key=lambda k: k.count("__")):
+        shadow.set_params(**{key: changes[key]})
+    return shadow
 
 
 def _lira_scores(target, X, y, signal, queries, shadow_data, n_shadows, random_state):
@@ -193,7 +217,11 @@ def _lira_scores(target, X, y, signal, queries, shadow_data, n_shadows, random_s
     n_ref = _n_rows(X_ref, "shadow_data's X_reference")
     if n_ref < 4:
         raise ValueError(f"shadow_data needs at least 4 rows, got {n_ref}.")
-    observed, orientation = signal_statistic(target, X, y, signal, queries=queries)
+    if y_ref is not None and np.asarray(y_ref).ravel().size != n_ref:
+        raise ValueError(f"shadow_data's y_reference has {np.asarray(y_ref).ravel().size} labels "
+                         f"for {n_ref} rows.")
+    observed, orientation = signal_statistic(target, X, y, signal, queries=queries,
+                                             random_state=random_state)
     rng = check_random_state(random_state)
     shadow_stats = []
     for _ in range(int(n_shadows)):
@@ -203,7 +231,8 @@ def _lira_scores(target, X, y, signal, queries, shadow_data, n_shadows, random_s
         with warnings.catch_warnings():  # the attacker's own models: no ledger to cap
             warnings.simplefilter("ignore", UncappedBudgetWarning)
             shadow = _shadow(target).fit(X_half, y_half)
-        shadow_stats.append(signal_statistic(shadow, X, y, signal, queries=queries)[0])
+        shadow_stats.append(signal_statistic(shadow, X, y, signal, queries=queries,
+                                             random_state=rng)[0])
     shadow_stats = np.stack(shadow_stats)          # (n_shadows, n) or (n_shadows, n, k)
     mean = shadow_stats.mean(axis=0)
     # the sd pooled over candidates: steadier than per-row sds with few shadows

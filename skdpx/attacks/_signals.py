@@ -9,8 +9,11 @@ statistic is standardised against its distribution under models that never
 saw the row.
 """
 
+import warnings
+
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import check_random_state
 
 __all__ = ["SIGNALS", "explanation_probe", "score_rows", "signal_statistic"]
 
@@ -74,8 +77,8 @@ def explanation_probe(reference=None):
 
     A local explanation at the row itself cannot show the row: in
     DPLimeExplainer's local loss a row at the query has ``x - z = 0`` and
-    adds nothing (the explanation at a row is the same, to 1e-13, with and
-    without it). The probe moves the query off the row along the direction
+    adds nothing (with and without it, the answer at the row differs only
+    through the normaliser 1/m). The probe moves the query off the row along the direction
     that the fewest other rows feed: for each row, the feature ``j`` that is
     non-zero in the row and non-zero in the smallest share of the
     ``reference`` rows (for one-hot data, the row's rarest level), set to 0
@@ -176,6 +179,10 @@ def _recourse_nodes(target, queries):
 def _recourse_distance(target, X, y, queries):
     nodes = _recourse_nodes(target, queries)
     if nodes is None or len(nodes) == 0:  # no node released: nothing to measure against
+        warnings.warn("The target released no recourse node: recourse_distance has nothing to "
+                      "measure and scores every row alike (AUC 0.5). That is protection by "
+                      "releasing nothing, not evidence about the noise.", UserWarning,
+                      stacklevel=3)
         return np.zeros(len(X))
     nodes = _scale(target, nodes)
     nearest = NearestNeighbors(n_neighbors=1).fit(nodes)
@@ -212,18 +219,38 @@ def _finite(values, name):
     return values
 
 
-def signal_statistic(target, X, y, signal, *, queries=None):
+def _in_random_order(compute, X, y, random_state):
+    """``compute(X, y)`` with the rows sent in a random order, the result in the given order.
+
+    A target may keep state between queries (DPLimeExplainer: its budget,
+    answer reuse, its phase), so what a row gets back can depend on its
+    position. The candidates come stacked (members first): sent in that order,
+    the position would carry the membership the attack is to guess.
+    """
+    order = check_random_state(random_state).permutation(len(y) if y is not None else len(X))
+    X_sent = X.iloc[order] if hasattr(X, "iloc") else np.asarray(X)[order]
+    values = compute(X_sent, None if y is None else np.asarray(y)[order])
+    restored = np.empty_like(values)
+    restored[order] = values
+    return restored
+
+
+def signal_statistic(target, X, y, signal, *, queries=None, random_state=0):
     """The raw statistic compared against shadow models: (n,) or (n, k), and its orientation.
 
     A callable signal is its own statistic (called ``signal(target, X, y)``).
+    The rows are sent to the target in a random order (``random_state``).
     """
     _, orientation, statistic = _resolve(signal)
+    name = signal if isinstance(signal, str) else getattr(signal, "__name__", "callable")
     if callable(signal):
-        return _finite(signal(target, X, y), getattr(signal, "__name__", "callable")), orientation
-    return _finite(statistic(target, X, y, queries), signal), orientation
+        compute = lambda X_, y_: _finite(signal(target, X_, y_), name)  # noqa: E731
+    else:
+        compute = lambda X_, y_: _finite(statistic(target, X_, y_, queries), name)  # noqa: E731
+    return _in_random_order(compute, X, y, random_state), orientation
 
 
-def score_rows(target, X, y, signal, *, queries=None):
+def score_rows(target, X, y, signal, *, queries=None, random_state=0):
     """One membership score per row, higher for a row that looks like a member.
 
     Parameters
@@ -240,16 +267,22 @@ def score_rows(target, X, y, signal, *, queries=None):
     queries : array-like, default=None
         For ``"recourse_distance"``: the queries whose released paths give
         the nodes (default: the target's ``cluster_centers_``).
+    random_state : int, RandomState instance or None, default=0
+        The random order in which the rows are sent to the target (a
+        stateful target must not learn anything from the order).
 
     Returns
     -------
     ndarray of shape (n,)
     """
+    statistic, orientation, _ = _resolve(signal)
+    name = signal if isinstance(signal, str) else getattr(signal, "__name__", "callable")
     if callable(signal):
-        scores = _finite(signal(target, X, y), getattr(signal, "__name__", "callable"))
+        compute = lambda X_, y_: _finite(signal(target, X_, y_), name)  # noqa: E731
     else:
-        statistic, orientation, _ = _resolve(signal)
-        scores = orientation * _finite(statistic(target, X, y, queries), signal)
+        compute = lambda X_, y_: orientation * _finite(statistic(target, X_, y_, queries),  # noqa: E731
+                                                       name)
+    scores = _in_random_order(compute, X, y, random_state)
     if scores.ndim != 1:
         raise ValueError(f"A signal must give one score per row, got shape {scores.shape}.")
     return scores
