@@ -1,6 +1,6 @@
 """
 DP counterfactuals on MNIST: query, counterfactual and their difference
-=====================================================================
+=======================================================================
 
 A black box (``MLPClassifier``, 128 tanh units) is trained on 20,000 of
 the MNIST training images. ``DPCounterfactualGenerator`` trains a deep

@@ -39,7 +39,7 @@ def _check_counterfactuals(counterfactuals, name="counterfactuals"):
 
 
 def flip_ratio(estimator, counterfactuals, desired_class):
-    """Flipping ratio FR = |X_f| / |X_q| of counterfactuals (eq. 20).
+    """Flipping ratio FR = ``|X_f| / |X_q|`` of counterfactuals (eq. 20).
 
     The fraction of queries whose counterfactual the black box classifies as
     the desired class. A query without a counterfactual (a row with a NaN)
