@@ -204,8 +204,12 @@ SIGNALS = {
 
 
 def _resolve(signal):
+    """``(statistic, orientation, statistic against shadows)``, each called
+    ``f(target, X, y, queries)``; a callable signal is all three."""
     if callable(signal):
-        return signal, 1.0, signal
+        def statistic(target, X, y, queries):
+            return signal(target, X, y)
+        return statistic, 1.0, statistic
     if not isinstance(signal, str) or signal not in SIGNALS:
         raise ValueError(f"signal must be one of {sorted(SIGNALS)} or a callable "
                          f"signal(target, X, y) -> scores; got {signal!r}.")
@@ -235,19 +239,24 @@ def _in_random_order(compute, X, y, random_state):
     return restored
 
 
+def _evaluate(target, X, y, signal, which, queries, random_state):
+    """Statistic number ``which`` of :func:`_resolve` on the rows (sent in a random
+    order), and the signal's orientation."""
+    resolved = _resolve(signal)
+    name = signal if isinstance(signal, str) else getattr(signal, "__name__", "callable")
+    statistic = resolved[which]
+    values = _in_random_order(lambda X_, y_: _finite(statistic(target, X_, y_, queries), name),
+                              X, y, random_state)
+    return values, resolved[1]
+
+
 def signal_statistic(target, X, y, signal, *, queries=None, random_state=0):
     """The raw statistic compared against shadow models: (n,) or (n, k), and its orientation.
 
     A callable signal is its own statistic (called ``signal(target, X, y)``).
     The rows are sent to the target in a random order (``random_state``).
     """
-    _, orientation, statistic = _resolve(signal)
-    name = signal if isinstance(signal, str) else getattr(signal, "__name__", "callable")
-    if callable(signal):
-        compute = lambda X_, y_: _finite(signal(target, X_, y_), name)  # noqa: E731
-    else:
-        compute = lambda X_, y_: _finite(statistic(target, X_, y_, queries), name)  # noqa: E731
-    return _in_random_order(compute, X, y, random_state), orientation
+    return _evaluate(target, X, y, signal, 2, queries, random_state)
 
 
 def score_rows(target, X, y, signal, *, queries=None, random_state=0):
@@ -275,14 +284,8 @@ def score_rows(target, X, y, signal, *, queries=None, random_state=0):
     -------
     ndarray of shape (n,)
     """
-    statistic, orientation, _ = _resolve(signal)
-    name = signal if isinstance(signal, str) else getattr(signal, "__name__", "callable")
-    if callable(signal):
-        compute = lambda X_, y_: _finite(signal(target, X_, y_), name)  # noqa: E731
-    else:
-        compute = lambda X_, y_: orientation * _finite(statistic(target, X_, y_, queries),  # noqa: E731
-                                                       name)
-    scores = _in_random_order(compute, X, y, random_state)
+    values, orientation = _evaluate(target, X, y, signal, 0, queries, random_state)
+    scores = orientation * values
     if scores.ndim != 1:
         raise ValueError(f"A signal must give one score per row, got shape {scores.shape}.")
     return scores
