@@ -7,15 +7,69 @@ queries from the other half of the test split, DPC at several
 epsilons next to DiCE's "random" method (not private) on the same black box
 and queries: flip ratio (the paper's eq. 20), average L2 distance (eq. 21)
 and time per counterfactual, as a ratio measured side by side.
+
+Each benchmark saves what its tables print, with its settings, seeds, runtime,
+date and versions, as ``benchmarks/results/<name>.json`` (:func:`save`); the
+docs render their tables from those files.
 """
 
+import datetime
+import json
+import os
+import platform
+import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
+import scipy
+import sklearn
 from sklearn.neural_network import MLPClassifier
 
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.metrics import average_distance, flip_ratio
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def eps_key(eps):
+    """An epsilon as JSON can hold it: a float, or the string "inf"."""
+    return "inf" if np.isinf(eps) else float(eps)
+
+
+def environment():
+    """Versions and machine facts saved with every result."""
+    versions = {"python": platform.python_version(), "numpy": np.__version__,
+                "scipy": scipy.__version__, "scikit-learn": sklearn.__version__}
+    try:
+        from importlib.metadata import version
+
+        versions["dice-ml"] = version("dice-ml")
+    except Exception:  # the bench extra is optional
+        pass
+    try:
+        versions["skdpx commit"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+            capture_output=True, text=True, check=True).stdout.strip()
+    except Exception:
+        pass
+    return {"versions": versions,
+            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                        "load_average_at_start": list(os.getloadavg())}}
+
+
+def save(name, results, started):
+    """Write ``results`` (with date, runtime, versions) to ``benchmarks/results/<name>``."""
+    out = {"benchmark": Path(name).name.replace(".json", ".py"),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "runtime_seconds": round(time.perf_counter() - started, 1),
+           **environment(), **results}
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / name
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"\nsaved {path} ({out['runtime_seconds']:.0f} s)")
+    return out
 
 
 def disjoint_split(X_test, y_test):
@@ -39,18 +93,34 @@ def black_box(X, y, *, hidden=(64,), random_state=0):
 
 def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", latent_dim=16,
         dpc_params=None, dice=True, X_dice=None, y_dice=None, n_dice=None, seeds=(0,)):
-    """Print one table; return {epsilon: flip ratio (mean over seeds)}."""
+    """Print one table; return what it printed, as a dict for :func:`save`.
+
+    ``{"dataset", "n_train", "n_features", "n_queries", "desired_class",
+    "latent_dim", "dpc_params", "seeds", "rows": [one per epsilon: "method",
+    "ae_method", "epsilon", "flip_ratio" (mean over seeds), "worst_seed",
+    "avg_dist", "ms_per_query", "fit_seconds", "per_seed"], "dice": {...} or
+    None, "time_ratio_vs_dice": {epsilon: DPC's time per counterfactual /
+    DiCE's}}``.
+    """
     shown = desired_class if isinstance(desired_class, str) else "given per query"
     print(f"{name}: {len(X):,} training rows, {X.shape[1]} columns, {len(queries)} queries, "
           f"desired class {shown}")
     print(f"{'method':<30} {'flip ratio':>10} {'(min seed)':>10} {'avg dist':>9} {'ms/query':>9}")
-    flips, per_query = {}, {}
+    method = (dpc_params or {}).get("ae_method", "dpsgd")
+    out = {"dataset": name, "n_train": int(len(X)), "n_features": int(X.shape[1]),
+           "n_queries": int(len(queries)), "desired_class": shown, "latent_dim": latent_dim,
+           "dpc_params": {k: (list(v) if isinstance(v, tuple) else v)
+                          for k, v in (dpc_params or {}).items()},
+           "seeds": [int(s) for s in seeds], "rows": [], "dice": None, "time_ratio_vs_dice": {}}
+    per_query = {}
     for eps in epsilons:
-        rows = []
+        rows, fits = [], []
         for seed in seeds:
+            t0 = time.perf_counter()
             dpc = DPCounterfactualGenerator(model, epsilon=eps, latent_dim=latent_dim,
                                             desired_class=desired_class, bounds=bounds,
                                             random_state=seed, **(dpc_params or {})).fit(X)
+            fits.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             result = dpc.explain(queries)
             seconds = (time.perf_counter() - t0) / len(queries)
@@ -59,11 +129,17 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
                                               valid=result.valid), seconds))
         fr, dist, seconds = np.nanmean(rows, axis=0)
         worst = np.min(np.asarray(rows)[:, 0])
-        flips[eps], per_query[eps] = fr, seconds
-        method = (dpc_params or {}).get("ae_method", "dpsgd")
+        per_query[eps] = seconds
         label = f"DPC {method} eps={eps:g}" + (f" ({len(seeds)} seeds)" if len(seeds) > 1 else "")
         print(f"{label:<30} {fr:>10.3f} {worst:>10.3f} {dist:>9.3f} {1000 * seconds:>9.2f}",
               flush=True)
+        out["rows"].append({
+            "method": label, "ae_method": method, "epsilon": eps_key(eps),
+            "flip_ratio": float(fr), "worst_seed": float(worst), "avg_dist": float(dist),
+            "ms_per_query": float(1000 * seconds), "fit_seconds": float(np.mean(fits)),
+            "per_seed": [{"seed": int(s), "flip_ratio": float(r[0]), "avg_dist": float(r[1]),
+                          "ms_per_query": float(1000 * r[2]), "fit_seconds": float(f)}
+                         for s, r, f in zip(seeds, rows, fits)]})
     if dice:
         from _dice import dice_random
 
@@ -86,6 +162,10 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
         dist = average_distance(queries[:n], cf, valid=valid)
         print(f"{'DiCE random (non-DP)':<30} {fr:>10.3f} {'':>10} {dist:>9.3f} {1000 * seconds:>9.2f}"
               f"   ({n} queries)")
+        out["dice"] = {"method": "DiCE random (non-DP)", "n_queries": int(n),
+                       "flip_ratio": float(fr), "avg_dist": float(dist),
+                       "ms_per_query": float(1000 * seconds)}
         for eps, s in per_query.items():
             print(f"time per counterfactual, DPC eps={eps:g} / DiCE random: {s / seconds:.3f}")
-    return flips
+            out["time_ratio_vs_dice"][str(eps_key(eps))] = float(s / seconds)
+    return out

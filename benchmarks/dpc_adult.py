@@ -19,23 +19,30 @@ box on the test split, with DP counterfactuals against non-private ones
 protocol (disjoint splits, accuracy, the black box's architecture) is
 benchmarks/dpc_extraction.py.
 
-Run: python benchmarks/dpc_adult.py [--no-dice]   (dice-ml: the "bench" extra)
+Saves benchmarks/results/dpc_adult.json: every number the tables print, the
+settings, seeds, runtime, date and versions.
+
+Run: python benchmarks/dpc_adult.py [--no-dice] [--seeds 10] [--queries 500] [--n-dice N]
+[--no-protection | --protection-only] [--protection-sizes 50 200 1000]
+(dice-ml: the "bench" extra)
 """
 
 import argparse
+import time
 import warnings
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
-from _dpc_bench import black_box, disjoint_split, run
+from _dpc_bench import black_box, disjoint_split, eps_key, run, save
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.datasets import encode_adult, load_adult
 
 
 def protection(model, X, bounds, X_test, *, epsilons, n_queries=1000, seeds=(0, 1, 2),
                dice=True):
+    """Print one protection table; return it as a dict for the saved results."""
     print(f"\nProtection: surrogates trained on {n_queries} queries (labelled by the black "
           "box) + one counterfactual each (labelled with its desired class); agreement with "
           "the black box on the test split")
@@ -62,13 +69,21 @@ def protection(model, X, bounds, X_test, *, epsilons, n_queries=1000, seeds=(0, 
             runs.append((result.counterfactuals[result.valid], result.desired_class[result.valid]))
         sets["DPC eps=inf (non-DP)" if np.isinf(eps) else f"DPC eps={eps:g}"] = runs
     print(f"{'counterfactuals':<24}" + "".join(f"{name:>11}" for name in surrogates))
+    out = {"n_queries": int(n_queries), "dpc_seeds": [int(s) for s in seeds],
+           "epsilons": [eps_key(e) for e in epsilons], "surrogates": list(surrogates),
+           "rows": []}
     for label, runs in sets.items():
-        scores = []
+        scores, per_run = [], []
         for make in surrogates.values():
             agree = [np.mean(make().fit(np.vstack([queries, cfs]), np.concatenate([labels, ys]))
                              .predict(X_test) == truth) for cfs, ys in runs]
             scores.append(np.mean(agree))
+            per_run.append([float(a) for a in agree])
         print(f"{label:<24}" + "".join(f"{v:>11.4f}" for v in scores), flush=True)
+        out["rows"].append({"transfer_set": label,
+                            "agreement": dict(zip(surrogates, map(float, scores))),
+                            "per_run": dict(zip(surrogates, per_run))})
+    return out
 
 
 def main(argv=None):
@@ -76,26 +91,49 @@ def main(argv=None):
     parser.add_argument("--no-dice", action="store_true")
     parser.add_argument("--protection-only", action="store_true")
     parser.add_argument("--no-protection", action="store_true")
+    parser.add_argument("--seeds", type=int, default=10, help="DPC seeds per cell (0..N-1)")
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--n-dice", type=int, default=None,
+                        help="DiCE on the first N queries only (default: all)")
+    parser.add_argument("--protection-sizes", type=int, nargs="+", default=[50, 200, 1000])
+    parser.add_argument("--protection-seeds", type=int, default=None,
+                        help="DPC seeds per protection cell (default: 5, and 3 for 1,000 queries)")
+    parser.add_argument("--out", default="dpc_adult.json")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
     warnings.simplefilter("ignore")
     train, test = load_adult(subset="train"), load_adult(subset="test")
     enc, enc_test = encode_adult(train.data), encode_adult(test.data)
     X = enc.data  # the private rows
     X_test, y_test, X_model, y_model = disjoint_split(enc_test.data, test.target)
     model = black_box(X_model, y_model)
+    accuracy = model.score(X_test, y_test)
     print(f"black box: MLPClassifier(64, tanh) on {len(X_model):,} test rows, accuracy "
-          f"{model.score(X_test, y_test):.4f} on the other {len(X_test):,}; DPC on the "
+          f"{accuracy:.4f} on the other {len(X_test):,}; DPC on the "
           f"{len(X):,} training rows\n")
-    queries = X_test[np.random.RandomState(0).choice(len(X_test), 500, replace=False)]
+    queries = X_test[np.random.RandomState(0).choice(len(X_test), args.queries, replace=False)]
+    results = {"settings": {"seeds": args.seeds, "queries": args.queries,
+                            "n_dice": args.n_dice, "dice": not args.no_dice,
+                            "protection_sizes": [] if args.no_protection
+                            else args.protection_sizes,
+                            "protection_seeds": args.protection_seeds,
+                            "query_seed": 0, "black_box_seed": 0},
+               "black_box": {"model": "MLPClassifier(64, tanh)", "n_train": int(len(X_model)),
+                             "accuracy": float(accuracy), "n_test": int(len(X_test))},
+               "tables": [], "protection": []}
     if not args.protection_only:
         for method in ("dpsgd", "functional"):
-            run(f"Adult ({method} autoencoder)", model, X, enc.bounds, queries,
+            results["tables"].append(run(
+                f"Adult ({method} autoencoder)", model, X, enc.bounds, queries,
                 epsilons=[0.75, 0.025], dpc_params={"ae_method": method},
-                dice=not args.no_dice and method == "dpsgd", seeds=tuple(range(10)))
-    for n, seeds in [] if args.no_protection else [(50, range(5)), (200, range(5)),
-                                                    (1000, range(3))]:
-        protection(model, X, enc.bounds, X_test, epsilons=[np.inf, 0.75, 0.025], n_queries=n,
-                   seeds=tuple(seeds), dice=not args.no_dice)
+                dice=not args.no_dice and method == "dpsgd", n_dice=args.n_dice,
+                seeds=tuple(range(args.seeds))))
+    for n in [] if args.no_protection else args.protection_sizes:
+        n_seeds = args.protection_seeds or (3 if n >= 1000 else 5)
+        results["protection"].append(protection(
+            model, X, enc.bounds, X_test, epsilons=[np.inf, 0.75, 0.025], n_queries=n,
+            seeds=tuple(range(n_seeds)), dice=not args.no_dice))
+    save(args.out, results, started)
 
 
 if __name__ == "__main__":
