@@ -35,7 +35,7 @@ __all__ = ["DPCounterfactualGenerator"]
 #: The prototypes are K + 1 sums over whole classes; the autoencoder has thousands of
 #: parameters to learn from the same rows, and needs most of the budget: on Adult at
 #: epsilon 0.025, a half share left the decoder unable to reach ">50K" in 1 seed of 4
-#: (see doc/dpc.rst)
+#: (doc/changes/dpc.rst, "The budget split")
 _AE_SHARE = 0.9
 #: central finite-difference step in the latent space (codes live in (0, 1))
 _FD_STEP = 0.02
