@@ -98,7 +98,9 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
     ``{"dataset", "n_train", "n_features", "n_queries", "desired_class",
     "latent_dim", "dpc_params", "seeds", "rows": [one per epsilon: "method",
     "ae_method", "epsilon", "flip_ratio" (mean over seeds), "worst_seed",
-    "avg_dist", "ms_per_query", "fit_seconds", "per_seed"], "dice": {...} or
+    "avg_dist", "ms_per_query", "fit_seconds", "per_seed" (with each seed's
+    ``meta["found_by"]``: the counterfactuals each stage of the search
+    found)], "dice": {...} or
     None, "time_ratio_vs_dice": {epsilon: DPC's time per counterfactual /
     DiCE's}}``.
     """
@@ -114,7 +116,7 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
            "seeds": [int(s) for s in seeds], "rows": [], "dice": None, "time_ratio_vs_dice": {}}
     per_query = {}
     for eps in epsilons:
-        rows, fits = [], []
+        rows, fits, found_by = [], [], []
         for seed in seeds:
             t0 = time.perf_counter()
             dpc = DPCounterfactualGenerator(model, epsilon=eps, latent_dim=latent_dim,
@@ -125,6 +127,7 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
             result = dpc.explain(queries)
             seconds = (time.perf_counter() - t0) / len(queries)
             fr = flip_ratio(model, result.counterfactuals, result.desired_class)
+            found_by.append({k: int(v) for k, v in result.meta.get("found_by", {}).items()})
             rows.append((fr, average_distance(queries, result.counterfactuals,
                                               valid=result.valid), seconds))
         fr, dist, seconds = np.nanmean(rows, axis=0)
@@ -138,8 +141,9 @@ def run(name, model, X, bounds, queries, *, epsilons, desired_class="opposite", 
             "flip_ratio": float(fr), "worst_seed": float(worst), "avg_dist": float(dist),
             "ms_per_query": float(1000 * seconds), "fit_seconds": float(np.mean(fits)),
             "per_seed": [{"seed": int(s), "flip_ratio": float(r[0]), "avg_dist": float(r[1]),
-                          "ms_per_query": float(1000 * r[2]), "fit_seconds": float(f)}
-                         for s, r, f in zip(seeds, rows, fits)]})
+                          "ms_per_query": float(1000 * r[2]), "fit_seconds": float(f),
+                          "found_by": b}
+                         for s, r, f, b in zip(seeds, rows, fits, found_by)]})
     if dice:
         from _dice import dice_random
 

@@ -86,6 +86,29 @@ def seeds(results):
     return header, rows
 
 
+def found_by(results):
+    """How many counterfactuals each stage of the search found, summed over seeds.
+
+    From each seed's ``meta["found_by"]`` (runs saved before it was recorded
+    have none: they are left out).
+    """
+    stages, rows = [], []
+    for table in results["tables"]:
+        for row in table["rows"]:
+            counts = {}
+            for seed in row["per_seed"]:
+                for stage, n in (seed.get("found_by") or {}).items():
+                    counts[stage] = counts.get(stage, 0) + n
+                    if stage not in stages:
+                        stages.append(stage)
+            if counts:
+                rows.append((row, counts))
+    header = ["method", "epsilon", "queries x seeds"] + stages
+    return header, [[_METHOD.get(row["ae_method"], row["ae_method"]), _eps(row["epsilon"]),
+                     results["tables"][0]["n_queries"] * len(row["per_seed"])]
+                    + [counts.get(stage, 0) for stage in stages] for row, counts in rows]
+
+
 def setup(results):
     """The run's settings and facts: black box, data, seeds, runtime, date, versions."""
     black_box = results["black_box"]
@@ -142,7 +165,7 @@ def extraction_paper(results):
     header = ["transfer set (the paper's figures, %)"] + [
         f"{n} queries, {arch}" for n in sizes for arch in ("known", "unknown")]
     base = [f"{v:.1f}" for _ in sizes for v in PAPER_EXTRACTION["base"]]
-    rows = [["queries only (the paper's base extraction)"] + base]
+    rows = [["queries only (the paper's base extraction: one figure for every count)"] + base]
     for name, label in (("Non-DP", "+ DiCE (non-DP)"), ("DPC", "+ DPC, epsilon 0.025")):
         row = [label]
         for n in sizes:
@@ -192,7 +215,8 @@ def valid_records(results):
             if not name.startswith("DPC"):
                 continue
             mean = method["mean"]
-            rows.append([case, name, len(method["runs"]), f"{mean['flip_ratio']:.3f}",
+            label = {"DPCounterfactualGenerator": "DPC, the whole search"}.get(name, name)
+            rows.append([case, label, len(method["runs"]), f"{mean['flip_ratio']:.3f}",
                          f"{method['min_flip_ratio']:.3f}", f"{mean['returned']:.3f}",
                          *["-" if mean[c] is None else f"{mean[c]:.3f}" for c in _CHECKS],
                          f"{mean['seconds']:.0f}"])
