@@ -149,12 +149,18 @@ def protection(results):
     return header, rows
 
 
+_TRANSFER = {"(queries only)": "queries only",
+             "DiCE random (non-DP)": "with DiCE random (not private)",
+             "DPC eps=inf (non-DP)": "with DPC, epsilon inf (not private)",
+             "DPC eps=0.025": "with DPC, epsilon 0.025"}
+
+
 def extraction(results):
     """Surrogate accuracy (mean +- standard error), the paper's protocol (dpc_extraction.py)."""
     cells0 = results["rows"][0]["cells"]
     header = ["transfer set"] + [f"{c['n_queries']} queries, {c['architecture']}" for c in cells0]
-    rows = [[row["transfer_set"]] + [f"{c['accuracy']:.4f} ± {c['standard_error']:.4f}"
-                                     for c in row["cells"]]
+    rows = [[_TRANSFER.get(row["transfer_set"], row["transfer_set"])]
+            + [f"{c['accuracy']:.4f} ± {c['standard_error']:.4f}" for c in row["cells"]]
             for row in results["rows"]]
     return header, rows
 
@@ -166,7 +172,7 @@ def extraction_paper(results):
         f"{n} queries, {arch}" for n in sizes for arch in ("known", "unknown")]
     base = [f"{v:.1f}" for _ in sizes for v in PAPER_EXTRACTION["base"]]
     rows = [["queries only (the paper's base extraction: one figure for every count)"] + base]
-    for name, label in (("Non-DP", "+ DiCE (non-DP)"), ("DPC", "+ DPC, epsilon 0.025")):
+    for name, label in (("Non-DP", "with DiCE (not private)"), ("DPC", "with DPC, epsilon 0.025")):
         row = [label]
         for n in sizes:
             pair = PAPER_EXTRACTION[name].get(n)
