@@ -22,6 +22,12 @@ benchmarks/dpc_extraction.py.
 Saves benchmarks/results/dpc_adult.json: every number the tables print, the
 settings, seeds, runtime, date and versions.
 
+Measured runtime (2 cores shared with other benchmarks, load 5 to 13):
+``--seeds 3 --queries 300 --n-dice 50 --no-protection`` took 14 to 25 min
+(DiCE alone 5 to 12 s per counterfactual there); the defaults (10 seeds,
+500 queries, DiCE on every query, three protection tables) take hours on
+such a machine.
+
 Run: python benchmarks/dpc_adult.py [--no-dice] [--seeds 10] [--queries 500] [--n-dice N]
 [--no-protection | --protection-only] [--protection-sizes 50 200 1000]
 (dice-ml: the "bench" extra)

@@ -11,6 +11,10 @@ al. 2022, Table 2): DPC flip ratio 0.884 at epsilon 0.75 and 0.826 at
 Saves benchmarks/results/dpc_hospital.json: every number the table prints,
 the settings, seeds, runtime, date and versions.
 
+Measured runtime (2 cores shared with other benchmarks): ``--seeds 3
+--queries 300 --n-dice 50`` took 14 to 25 min; the defaults take hours
+there.
+
 Run: python benchmarks/dpc_hospital.py [--no-dice] [--seeds 10] [--queries 500] [--n-dice N]
 (dice-ml: the "bench" extra)
 """

@@ -15,6 +15,11 @@ mechanism instead, whose L1 sensitivity d^2 + 2d is hopeless at d = 784.
 Saves benchmarks/results/dpc_mnist_<ae>.json: every number the table prints,
 the settings, seeds, runtime, date and versions.
 
+Measured runtime (2 cores shared with other benchmarks): ``--queries 100
+--n-dice 10 --epsilons 0.75`` 56 min (DiCE: over 2 min per counterfactual
+there), the same with ``--no-dice`` 12 min; ``--ae functional --queries
+100 --no-dice --epsilons 0.75`` 9 to 13 min.
+
 Run: python benchmarks/dpc_mnist.py [--ae dpsgd|functional] [--no-dice] [--queries 500]
 [--n-dice 50] [--epsilons inf 0.75]
 """
