@@ -134,7 +134,7 @@ def run(results):
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v)
     seeds = results["settings"]["seeds"]
     rows = [
-        ["date (UTC)", results["date"].replace("T", " ").replace("+00:00", "")],
+        ["finished (UTC)", results["date"].replace("T", " ").replace("+00:00", "")],
         ["run time", f"{results['runtime_seconds'] / 60:.1f} min"],
         ["seeds", ", ".join(str(s) for s in seeds)],
         ["machine", f"{results['machine']['cpus']} CPUs, {results['machine']['platform']}"],
