@@ -1,7 +1,7 @@
 """
-==============================================================
+===============================================================
 DP counterfactuals on digits: query, counterfactual, difference
-==============================================================
+===============================================================
 
 A counterfactual answers "what would have to change in this input for the
 model to decide otherwise?". :class:`~skdpx.counterfactual.DPCounterfactualGenerator`
@@ -49,7 +49,7 @@ order = np.random.RandomState(0).permutation(len(X))
 model_rows, private_rows, test_rows = order[:600], order[600:1500], order[1500:]
 X_private, X_test = X[private_rows], X[test_rows]
 
-black_box = MLPClassifier(hidden_layer_sizes=(64,), max_iter=1000, random_state=0)
+black_box = MLPClassifier(hidden_layer_sizes=(32,), max_iter=1000, random_state=0)
 black_box.fit(X[model_rows], y[model_rows])
 print(f"black box: test accuracy "
       f"{accuracy_score(y[test_rows], black_box.predict(X_test)):.3f}")
