@@ -5,7 +5,7 @@ A DP black box and its DP explanations on the same rows, in one ledger
 
 :class:`~skdpx.DPLimeExplainer`'s guarantee covers the explanation rows when
 the black box does not depend on them. One way is a black box trained on
-other rows (``plot_dplime_adult.py``). The other, shown here, is a black box
+other rows (:ref:`sphx_glr_auto_examples_plot_dplime_adult.py`). The other, shown here, is a black box
 that is itself differentially private with respect to the same rows, and
 spends from the same :class:`~skdpx.privacy.PrivacyLedger`: a
 :class:`~skdpx.DPLocallyLinearClassifier` trained by DP-SGD on Adult's
@@ -93,6 +93,7 @@ bars = {"black box": own[0], "explainer": own[1], "sum": sum(own),
 ax.barh(list(bars), list(bars.values()),
         color=["tab:blue", "tab:orange", "0.6", "tab:green"])
 ax.axvline(ledger.epsilon, color="k", linestyle="--", linewidth=1, label="the ledger's cap")
+ax.set_xlim(0, 1.1 * ledger.epsilon)
 ax.invert_yaxis()
 ax.set_xlabel(f"epsilon at delta = {ledger.delta_spent:g}")
 ax.legend(fontsize=8, loc="lower right")
