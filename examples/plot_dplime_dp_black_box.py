@@ -5,9 +5,9 @@ A DP black box and its DP explanations on the same rows, in one ledger
 
 :class:`~skdpx.DPLimeExplainer`'s guarantee covers the explanation rows when
 the black box does not depend on them. One way is a black box trained on
-other rows (:ref:`sphx_glr_auto_examples_plot_dplime_adult.py`). The other, shown here, is a black box
-that is itself differentially private with respect to the same rows, and
-spends from the same :class:`~skdpx.privacy.PrivacyLedger`: a
+other rows (:ref:`sphx_glr_auto_examples_plot_dplime_adult.py`). The
+other, shown here, is a black box that is itself differentially private
+with respect to the same rows, and spends from the same :class:`~skdpx.privacy.PrivacyLedger`: a
 :class:`~skdpx.DPLocallyLinearClassifier` trained by DP-SGD on Adult's
 training file, explained by ``DPLimeExplainer`` over the same rows.
 
