@@ -1,10 +1,40 @@
 """Sphinx configuration for skdpx (pip install "skdpx[docs]"; sphinx-build doc doc/_build)."""
 
 import os
+import sys
+from pathlib import Path
+
+import skdpx
+
+_here = Path(__file__).resolve().parent
+# the docs' own extension (bench-table) and its table renderers (doc/_tables)
+sys.path[:0] = [str(_here / "_ext"), str(_here)]
 
 project = "skdpx"
-extensions = ["sphinx.ext.autodoc", "numpydoc"]
+author = "the skdpx developers"
+copyright = "2026, the skdpx developers"
+release = skdpx.__version__
+version = release
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "numpydoc", "benchtables"]
+# the API reference (api.rst): one page per public name, generated at build time
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True, "inherited-members": False}
 numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+templates_path = ["_templates"]
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"skdpx {release}"
+html_static_path = ["_static"]
+html_css_files = ["skdpx.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 7,
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_sidebars = {"index": [], "getting_started": []}
 # Links to Python's and scikit-learn's docs need their inventories from the network:
 # opt in with SKDPX_DOCS_INTERSPHINX=1 (offline, fetching them fails, which -W
 # turns into an error; the pages build the same without the links).
@@ -14,36 +44,31 @@ if os.environ.get("SKDPX_DOCS_INTERSPHINX") == "1":
         "python": ("https://docs.python.org/3", None),
         "sklearn": ("https://scikit-learn.org/stable", None),
     }
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_templates", "_tables"]
 
-# The gallery (examples/plot_*.py, run at build time) with sphinx-gallery, part of the
-# docs extra; without it the docs still build, with a page that shows the examples' source.
-try:
-    import sphinx_gallery  # noqa: F401
-except ImportError:
-    sphinx_gallery = None
+# The gallery: examples/plot_*.py, run at build time (sphinx-gallery, in the docs extra).
+# Each API page lists the examples that use its name (backreferences).
+extensions.append("sphinx_gallery.gen_gallery")
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    # every examples/plot_*.py runs at build time, on small data (about 1.5 min in
+    # all on 2 cores, 3 when loaded; doc/sg_execution_times.rst has each one's time)
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "doc_module": ("skdpx",),
+    "backreferences_dir": "generated/backreferences",
+    "reference_url": {"skdpx": None},
+}
 
-if sphinx_gallery is not None:
-    extensions.append("sphinx_gallery.gen_gallery")
-    sphinx_gallery_conf = {
-        "examples_dirs": "../examples",
-        "gallery_dirs": "auto_examples",
-        # every examples/plot_*.py runs at build time (small data, about a minute and a
-        # half in all on 2 cores; doc/sg_execution_times.rst has each one's time)
-        "filename_pattern": r"/plot_",
-        "download_all_examples": False,
-    }
-else:
-    import pathlib
 
-    _here = pathlib.Path(__file__).resolve().parent
-    _examples = sorted((_here.parent / "examples").glob("*.py"))
-    _page = ["Examples", "========", "",
-             "Install sphinx-gallery (``pip install 'skdpx[docs]'``) to run them into a "
-             "gallery; here is their source.", ""]
-    for _path in _examples:
-        _title = _path.stem
-        _page += [_title, "-" * len(_title), "",
-                  f".. literalinclude:: ../../examples/{_path.name}", "   :language: python", ""]
-    (_here / "auto_examples").mkdir(exist_ok=True)
-    (_here / "auto_examples" / "index.rst").write_text("\n".join(_page))
+def _skip_member(app, what, name, obj, skip, options):
+    # scikit-learn's metadata-routing setters (set_fit_request ...) are generated per
+    # estimator and documented by scikit-learn; their docstrings cite its glossary
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_member)

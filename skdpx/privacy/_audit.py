@@ -575,8 +575,8 @@ def audit_gdp(
 
     References
     ----------
-    .. [1] M. Nasr, J. Hayes, T. Steinke, B. Balle, F. Tramer, M. Jagielski,
-       N. Carlini and A. Terzis, "Tight auditing of differentially private
+    .. [1] M. Nasr, J. Hayes, T. Steinke, B. Balle, F. Tramer,
+       M. Jagielski, N. Carlini and A. Terzis, "Tight auditing of differentially private
        machine learning", 32nd USENIX Security Symposium, 2023.
     .. [2] J. Dong, A. Roth and W. J. Su, "Gaussian differential privacy",
        Journal of the Royal Statistical Society Series B, 84(1), 2022.

@@ -131,7 +131,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     Parameters
     ----------
-    estimator : fitted classifier with predict and classes_, or None
+    estimator : fitted classifier with ``predict`` and ``classes_``, or None
         The black box. None: a DP logistic regression is trained in fit.
     n_clusters : int or "auto", default="auto"
         Clusters of the DP k-means (graph nodes before the count filter).
@@ -222,7 +222,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         ``epsilon=np.inf``, scikit-learn's LogisticRegression).
     cluster_centers_ : ndarray of shape (n_nodes, n_features)
         The graph's nodes: DP centres in input units (n_nodes <=
-        n_clusters_; possibly none, and then no query gets recourse).
+        ``n_clusters_``; possibly none, and then no query gets recourse).
     cluster_counts_ : ndarray of shape (n_nodes,)
         Their noisy counts.
     node_class_ : ndarray of shape (n_nodes,)

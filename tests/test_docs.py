@@ -1,0 +1,82 @@
+"""The documentation's promises: its tour runs, and every public name has an API entry."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import skdpx
+import skdpx.attacks
+import skdpx.datasets
+import skdpx.model_selection
+import skdpx.privacy
+
+DOC = Path(__file__).resolve().parents[1] / "doc"
+pytestmark = pytest.mark.skipif(not DOC.is_dir(), reason="needs the doc/ folder of a checkout")
+
+
+def _code_blocks(text):
+    """The bodies of the ``.. code-block:: python`` directives of a page, dedented."""
+    blocks = []
+    for match in re.finditer(r"^\.\. code-block:: python\n\n((?:(?:    .*)?\n)+)", text, re.M):
+        blocks.append("\n".join(line[4:] for line in match.group(1).splitlines()))
+    return blocks
+
+
+def _api_entries():
+    """The names that doc/api.rst documents, qualified by the current module."""
+    entries, module, in_summary = set(), None, False
+    for line in (DOC / "api.rst").read_text().splitlines():
+        if m := re.match(r"\.\. currentmodule:: (\S+)", line):
+            module = m.group(1)
+        elif m := re.match(r"\.\. (?:data|autodata):: (\S+)", line):
+            entries.add(f"{module}.{m.group(1)}")
+        elif line.startswith(".. autosummary::"):
+            in_summary = True
+        elif in_summary and (m := re.match(r"   ([A-Za-z_][\w.]*)$", line)):
+            entries.add(f"{module}.{m.group(1)}")
+        elif in_summary and line and not line.startswith("   "):
+            in_summary = False
+    return entries
+
+
+@pytest.mark.parametrize("module", [skdpx, skdpx.privacy, skdpx.model_selection, skdpx.attacks,
+                                    skdpx.datasets], ids=lambda m: m.__name__)
+def test_every_public_name_has_an_api_entry(module):
+    public = {f"{module.__name__}.{name}" for name in module.__all__ if not name.startswith("__")}
+    missing = sorted(public - _api_entries())
+    assert not missing, f"doc/api.rst has no entry for {missing}"
+
+
+def test_the_api_entries_exist():
+    import importlib
+
+    for entry in sorted(_api_entries()):
+        module, _, name = entry.rpartition(".")
+        while module not in ("", "skdpx") and not _importable(module):
+            module, _, outer = module.rpartition(".")
+            name = f"{outer}.{name}"
+        obj = importlib.import_module(module)
+        for part in name.split("."):
+            obj = getattr(obj, part)  # AttributeError names a stale entry
+
+
+def _importable(name):
+    import importlib
+
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def test_the_getting_started_tour_runs(capsys):
+    blocks = _code_blocks((DOC / "getting_started.rst").read_text())
+    assert len(blocks) >= 5
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "getting_started.rst", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "all composed: epsilon" in out
+    assert namespace["ledger"].epsilon_spent <= 4.0
