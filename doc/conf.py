@@ -52,8 +52,8 @@ extensions.append("sphinx_gallery.gen_gallery")
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
-    # every examples/plot_*.py runs at build time, on small data (about 1.5 min in
-    # all on 2 cores, 3 when loaded; doc/sg_execution_times.rst has each one's time)
+    # every examples/plot_*.py runs at build time, on small data: 3 min in all
+    # measured on 2 busy cores (doc/sg_execution_times.rst has each one's time)
     "filename_pattern": r"/plot_",
     "download_all_examples": False,
     "doc_module": ("skdpx",),
