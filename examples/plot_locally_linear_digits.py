@@ -105,6 +105,7 @@ fig.tight_layout()
 # class is this map applied to the image (plus an intercept). It costs no
 # budget. Here, for one test image of each of four digits, the image, then
 # the DP model's and the non-private model's local map.
+# sphx_glr_thumbnail_number = 3
 rows = [int(np.flatnonzero(y_test == digit)[0]) for digit in (0, 3, 7, 9)]
 dp_local = dp_clf.explain(X_test[rows])
 exact_local = exact_clf.explain(X_test[rows])
