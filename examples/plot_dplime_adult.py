@@ -103,7 +103,7 @@ for ax, z, dp_row, exact_row, eps in zip(axes, queries, dp.values, exact, dp.eps
     ax.axvline(0, color="k", linewidth=0.5)
     p = black_box.predict_proba(z[None])[0, 1]
     ax.set_title(f"P(>50K) = {p:.2f}; answer at epsilon {eps:.2f}", fontsize=8)
-axes[-1].legend(fontsize=7, loc="lower right")
+axes[-1].legend(fontsize=7, loc="lower left")
 fig.suptitle(f"DPLimeExplainer on Adult: three answers, epsilon "
              f"{explainer.epsilon_spent_:.2f} in all (delta 1e-6)")
 fig.tight_layout()
