@@ -56,6 +56,7 @@ sphinx_gallery_conf = {
     # measured on 2 busy cores (doc/sg_execution_times.rst has each one's time)
     "filename_pattern": r"/plot_",
     "download_all_examples": False,
+    "within_subsection_order": "gallery_order.ExampleOrder",
     "doc_module": ("skdpx",),
     "backreferences_dir": "generated/backreferences",
     "reference_url": {"skdpx": None},
