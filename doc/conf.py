@@ -27,6 +27,7 @@ templates_path = ["_templates"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"skdpx {release}"
 html_static_path = ["_static"]
+html_css_files = ["skdpx.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
