@@ -21,7 +21,6 @@ from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import directives
-from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
@@ -46,15 +45,34 @@ def _cells(table):
 
 
 def _text(value):
-    text = "" if value is None else str(value)
-    return text.replace("\n", " ") or "\\ "
+    return "" if value is None else str(value)
+
+
+def _table(header, rows, caption):
+    """A docutils table whose cells are plain text (never parsed as reST: a cell such as
+    ``recourse_distance@cand`` is a name, not an e-mail address)."""
+    table = nodes.table(classes=["bench-table"])
+    if caption:
+        table += nodes.title(text=caption)
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    group.extend(nodes.colspec(colwidth=1) for _ in header)
+    for section, lines in ((nodes.thead(), [header]), (nodes.tbody(), rows)):
+        for line in lines:
+            row = nodes.row()
+            for cell in line:
+                entry = nodes.entry()
+                entry += nodes.paragraph(text=_text(cell))
+                row += entry
+            section += row
+        group += section
+    return table
 
 
 class BenchTable(SphinxDirective):
     required_arguments = 1
     has_content = False
-    option_spec = {"render": directives.unchanged_required, "caption": directives.unchanged,
-                   "widths": directives.unchanged}
+    option_spec = {"render": directives.unchanged_required, "caption": directives.unchanged}
 
     def run(self):
         name = self.arguments[0]
@@ -67,13 +85,8 @@ class BenchTable(SphinxDirective):
         header, rows = _cells(render(load_results(name)))
         if any(len(row) != len(header) for row in rows):
             raise self.error(f"{self.options['render']}: a row's length differs from the header's")
-        lines = [f".. list-table:: {self.options.get('caption', '')}".rstrip(),
-                 "   :header-rows: 1", f"   :widths: {self.options.get('widths', 'auto')}", ""]
-        for row in [header, *rows]:
-            for i, cell in enumerate(row):
-                lines.append(f"   {'* -' if i == 0 else '  -'} {_text(cell)}")
-        container = nodes.container(classes=["bench-table"])
-        self.state.nested_parse(StringList(lines, source=str(path)), self.content_offset, container)
+        container = nodes.container(classes=["bench-table-container"])
+        container += _table(header, rows, self.options.get("caption"))
         note = nodes.paragraph(classes=["bench-table-source"])
         note += nodes.Text("Generated from ")
         note += nodes.literal(text=f"benchmarks/results/{name}")
