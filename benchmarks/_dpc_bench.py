@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def environment():
 
 def save(name, results, started):
     """Write ``results`` (with date, runtime, versions) to ``benchmarks/results/<name>``."""
-    out = {"benchmark": Path(name).name.replace(".json", ".py"),
+    out = {"benchmark": Path(sys.argv[0]).name, "command": " ".join(sys.argv[1:]),
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "runtime_seconds": round(time.perf_counter() - started, 1),
            **environment(), **results}
