@@ -27,8 +27,8 @@ Saves benchmarks/results/dpc_extraction.json: every cell the table prints
 runtime, date and versions.
 
 Measured runtime (2 cores shared with other benchmarks): ``--sizes 500 1000
---mlp-seeds 2 --dpc-seeds 2 --no-dice`` 14 min; DiCE on 1,000 queries
-adds far more there (seconds per counterfactual).
+--mlp-seeds 2 --dpc-seeds 2`` 25 min (DiCE 1.3 s per counterfactual there),
+14 min with ``--no-dice``.
 
 Run: python benchmarks/dpc_extraction.py [--no-dice] [--sizes 250 500 1000 2000] [--mlp-seeds 3]
 [--dpc-seeds 3] (dice-ml: the "bench" extra)
