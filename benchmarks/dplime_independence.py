@@ -70,6 +70,8 @@ from skdpx.privacy import (
     noise_source,
 )
 
+from _dplime_run import run_info, start
+
 HERE = Path(__file__).resolve().parent
 FEATURES = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 EPSILON_PER_QUERY, DELTA, T = 1.0, 1e-6, 100
@@ -194,7 +196,7 @@ def main(argv=None):
     parser.add_argument("--out", default=str(HERE / "results" / "dplime_independence.json"))
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", PrivacyLeakWarning)  # the audit seeds the noise on purpose
-    t_start = time.perf_counter()
+    t_start, started = time.perf_counter(), start()
 
     train, test = load_adult(subset="train"), load_adult(subset="test")
     X_all = encode_adult(train.data, features=FEATURES).data
@@ -277,7 +279,7 @@ def main(argv=None):
         "queries": len(Q), "screen": args.screen, "epsilon_per_query": EPSILON_PER_QUERY,
         "delta": DELTA, "max_iter": T, "noise_multiplier": z, "claimed_mu": mu_claim,
         "black_box": "RandomForestClassifier(n_estimators=100, random_state=0)",
-        "results": results, "seconds": total,
+        "results": results, "seconds": total, "run": run_info(started, total),
     }, indent=2))
     print(f"saved {out}")
 
