@@ -146,14 +146,15 @@ def run(results):
 def models(results):
     """Agreement with non-private LIME and with the exact optimum, per black box and epsilon."""
     header = ["black box (explained output)", "eps/query", "r LIME", "top1 LIME", "r exact",
-              "top1 exact"]
+              "top1 exact", "feature 0 top"]
     rows = []
     for case, by_eps in results["cases"].items():
         for i, (eps, r) in enumerate(sorted(by_eps.items(), key=lambda kv: -float(kv[0]))):
             lime, exact = r["vs_lime"], r["vs_exact"]
             rows.append([case if i == 0 else "", _eps(eps), f"{lime['pearson_median']:.3f}",
                          f"{lime['top1_agreement']:.2f}", f"{exact['pearson_median']:.3f}",
-                         f"{exact['top1_agreement']:.2f}"])
+                         f"{exact['top1_agreement']:.2f}",
+                         f"{r['feature0_top']:.2f}" if "feature0_top" in r else ""])
     return header, rows
 
 
