@@ -207,6 +207,9 @@ def main(argv=None):
                         help="queries timed in part c")
     parser.add_argument("--spread", type=int, default=500,
                         help="queries spread over the stream for basic's sweep in part b")
+    parser.add_argument("--adaptive-epsilons", type=float, nargs="+",
+                        default=list(ADAPTIVE_EPSILONS),
+                        help="the smaller per-query epsilons of adaptive and enhanced in part b")
     parser.add_argument("--no-cache", action="store_true",
                         help="recompute every query's loss terms in every explainer (slow)")
     args = parser.parse_args(argv)
@@ -215,6 +218,7 @@ def main(argv=None):
     results = {"settings": {
         "queries": args.queries, "stream": args.stream, "jobs": args.jobs, "parts": args.parts,
         "speed_queries": args.speed_queries, "spread": args.spread,
+        "adaptive_epsilons": args.adaptive_epsilons,
         "forms_cache": not args.no_cache,
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "delta": DELTA, "black_box": "RandomForestClassifier(n_estimators=200, random_state=0) "
@@ -300,6 +304,7 @@ def run_stream(fitted, stream, strategy, eps_q, T, reuse):
     for z in stream:  # one query at a time, as a user would ask them
         phi.append(2 * explainer.transform(z[None])[0])  # in units of 2 P - 1, as the labels
         curve.append(explainer.epsilon_spent_)
+    explainer.__dict__.pop("_forms", None)  # the cache's hook (and the cache) stay here
     # history_ is in answer order; with one query per call that is stream order
     return (explainer, np.array(phi), np.array(explainer.history_["phase"]),
             np.array(explainer.history_["n_iter"]), curve)
@@ -320,7 +325,7 @@ def budget(fitted, Z_all, X, labels, bounds, args, cache=None):
     curves, runs = {}, []
     out = {"stream": len(stream), "total_epsilon": 1.0, "T": T, "reuse_distance": reuse,
            "spread_queries": len(spread), "runs": [],
-           "jobs": args.jobs if cache is None else 1}
+           "jobs": args.jobs}
     # the stream's loss terms and optima, once for all runs (explanation_loss, sharing them)
     terms = local_loss_terms(stream, X, labels)
     opt_stream, best = optimal_explanation(stream, X, labels, terms=terms)
@@ -329,10 +334,10 @@ def budget(fitted, Z_all, X, labels, bounds, args, cache=None):
         # the stream's terms, once more for the explainers (if their inputs are the same)
         seeded = cache.seed(fitted(), stream, terms[0], terms[1], labels)
         print(f"   (the stream's loss terms shared with the explainers: {seeded})")
-    # with the cache, the streams run one after the other in this process (sharing it)
-    jobs = args.jobs if cache is None else 1
+    # (with the cache, each worker gets a copy of it, holding the stream's terms)
+    jobs = args.jobs
     configs = [(s, 0.1) for s in STRATEGIES] + [
-        (s, e) for e in ADAPTIVE_EPSILONS for s in STRATEGIES[1:]]
+        (s, e) for e in args.adaptive_epsilons for s in STRATEGIES[1:]]
     # each stream is asked in order, one query at a time; the streams are independent
     streams = Parallel(n_jobs=jobs)(
         delayed(run_stream)(fitted, stream, s, e, T, reuse) for s, e in configs)
