@@ -12,11 +12,22 @@ diffprivlib`` next to a scikit-learn it supports (its 0.6.6 fails to import on
 scikit-learn 1.9 and its LogisticRegression fails on 1.8). Where it does not
 import or fit, its rows say why and the comparison is left out.
 
-Run: python benchmarks/llm_adult.py [--seeds 5]   (about a minute on 2 cores)
+Saves every number of its table, with the settings, seeds, runtime, date and
+versions, to ``benchmarks/results/llm_adult.json`` (``--out``), which the
+docs' benchmarks page renders.
+
+Run: python benchmarks/llm_adult.py [--seeds 5]
+Measured: 7 min (422 s) with 5 seeds on 2026-11-26, on a shared 2-core
+machine with a load average near 10; a one-seed run took 58 s there.
 """
 
 import argparse
+import datetime
+import importlib.metadata
+import json
 import math
+import os
+import platform
 import time
 import warnings
 
@@ -24,10 +35,36 @@ import numpy as np
 import sklearn
 from sklearn.linear_model import LogisticRegression
 
+import skdpx
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.linear import DPLocallyLinearClassifier
 
 DELTA = 1e-5
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llm_adult.json")
+
+
+def _version(package):
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def environment():
+    """Versions and machine of this run, for the saved results."""
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "versions": {"python": platform.python_version(), "skdpx": skdpx.__version__,
+                     "numpy": np.__version__, "scikit-learn": sklearn.__version__,
+                     "dp-accounting": _version("dp-accounting"),
+                     "diffprivlib": _version("diffprivlib")},
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+    }
+
+
+def _eps(eps):
+    """An epsilon for JSON: the string "inf" for the non-private rows."""
+    return "inf" if math.isinf(eps) else eps
 
 
 def _diffprivlib_lr():
@@ -44,8 +81,11 @@ def _diffprivlib_lr():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--out", default=RESULTS, help="where to save the results (JSON)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    start = time.perf_counter()
+    seeds = list(range(args.seeds))
     train, test = load_adult(subset="train"), load_adult(subset="test")
     enc, enc_test = encode_adult(train.data), encode_adult(test.data)
     X, y, X_test, y_test = enc.data, train.target, enc_test.data, test.target
@@ -64,6 +104,17 @@ def main(argv=None):
         return lambda seed: DPLogisticRegression(epsilon=eps, data_norm=data_norm,
                                                  random_state=seed)
 
+    # (name, epsilon, the model's settings for the JSON, factory)
+    llm_settings = {"n_maps": 2, "delta": DELTA, "bounds": "encode_adult's public ranges",
+                    "other parameters": "DPLocallyLinearClassifier's defaults"}
+    dplr_settings = {"data_norm": data_norm, "other parameters": "diffprivlib's defaults"}
+    settings = {
+        "DPLocallyLinearClassifier M=2": llm_settings,
+        "DPLocallyLinearClassifier M=1": {**llm_settings, "n_maps": 1},
+        "diffprivlib LogisticRegression": dplr_settings,
+        "sklearn LogisticRegression": {"max_iter": 2000, "other parameters":
+                                       "scikit-learn's defaults (not private)"},
+    }
     rows = [
         ("DPLocallyLinearClassifier M=2", 1.0, llm(1.0)),
         ("DPLocallyLinearClassifier M=1", 1.0, llm(1.0, n_maps=1)),
@@ -77,26 +128,39 @@ def main(argv=None):
     print(f"Adult test accuracy ({len(X_test):,} rows), mean over {args.seeds} seeds, "
           f"delta={DELTA:g} for skdpx (diffprivlib's LR is pure epsilon-DP)")
     print(f"{'model':<32} {'epsilon':>7} {'accuracy':>17} {'fit s':>6}")
-    results = {}
+    results, saved = {}, []
     for name, eps, make in rows:
+        entry = {"model": name, "epsilon": _eps(eps), "settings": settings[name]}
+        saved.append(entry)
         if make is None:
+            entry["not_run"] = why_not
             print(f"{name:<32} {eps:>7g}   not run: {why_not}")
             continue
-        accs, times = [], []
+        accs, times, spent = [], [], []
         try:
-            for seed in range(args.seeds):
+            for seed in seeds:
                 t0 = time.perf_counter()
                 model = make(seed).fit(X, y)
                 times.append(time.perf_counter() - t0)
                 accs.append(model.score(X_test, y_test))
+                if hasattr(model, "epsilon_spent_"):
+                    spent.append({"epsilon_spent": _eps(model.epsilon_spent_),
+                                  "delta_spent": model.delta_spent_,
+                                  "noise_multiplier": model.noise_multiplier_})
         except Exception as exc:
             if not name.startswith("diffprivlib"):
                 raise
             why_not = (f"diffprivlib fails on scikit-learn {sklearn.__version__} "
                        f"({type(exc).__name__}: {exc})")
+            entry["not_run"] = why_not
             print(f"{name:<32} {eps:>7g}   not run: {why_not}")
             continue
         results[(name, eps)] = np.mean(accs)
+        entry.update({"accuracy": accs, "accuracy_mean": float(np.mean(accs)),
+                      "accuracy_std": float(np.std(accs)), "fit_seconds": times,
+                      "fit_seconds_mean": float(np.mean(times))})
+        if spent:
+            entry["privacy"] = spent
         print(f"{name:<32} {eps:>7g} {np.mean(accs):>10.4f} ± {np.std(accs):.4f} "
               f"{np.mean(times):>6.1f}", flush=True)
     ours = results[("DPLocallyLinearClassifier M=2", 1.0)]
@@ -104,10 +168,30 @@ def main(argv=None):
     if theirs is None:
         print(f"\nat epsilon = 1: DPLocallyLinearClassifier {ours:.4f}; no diffprivlib "
               "baseline on this scikit-learn")
-        return
-    print(f"\nat epsilon = 1: DPLocallyLinearClassifier {ours:.4f} vs diffprivlib "
-          f"LogisticRegression {theirs:.4f}: {'more' if ours > theirs else 'NOT more'} accurate "
-          f"by {100 * (ours - theirs):+.2f} points")
+    else:
+        print(f"\nat epsilon = 1: DPLocallyLinearClassifier {ours:.4f} vs diffprivlib "
+              f"LogisticRegression {theirs:.4f}: {'more' if ours > theirs else 'NOT more'} "
+              f"accurate by {100 * (ours - theirs):+.2f} points")
+    out = {
+        "benchmark": "llm_adult",
+        "description": __doc__.splitlines()[0].strip(),
+        "dataset": {"name": "Adult (bundled, skdpx.datasets.load_adult)",
+                    "n_train": int(len(y)), "n_test": int(len(y_test)),
+                    "n_features_encoded": int(X.shape[1]),
+                    "n_columns": int(len(enc.columns))},
+        "settings": {"delta": DELTA, "seeds": seeds, "metric": "test accuracy",
+                     "std": "population standard deviation over the seeds (numpy.std)",
+                     "random_state": "the seed, for every model that takes one"},
+        "rows": saved,
+        "difference_at_epsilon_1": (None if theirs is None else float(ours - theirs)),
+        **environment(),
+        "runtime_seconds": time.perf_counter() - start,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(out, fh, indent=2)
+        fh.write("\n")
+    print(f"\n{out['runtime_seconds']:.0f} s in all; wrote {args.out}")
 
 
 if __name__ == "__main__":

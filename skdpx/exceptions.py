@@ -5,7 +5,7 @@
 installed and imports cleanly they subclass its classes of the same names, so
 handlers and warning filters written for diffprivlib catch skdpx's too;
 elsewhere (diffprivlib is not a dependency) they have plain bases. See
-``skdpx/privacy/_exceptions.py`` and ``doc/privacy.rst``.
+``skdpx/privacy/_exceptions.py`` and ``doc/privacy_core.rst`` ("diffprivlib's vocabulary").
 """
 
 from .privacy import BudgetError, LedgerDetachedError, PrivacyLeakWarning, UncappedBudgetWarning

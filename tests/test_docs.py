@@ -80,3 +80,24 @@ def test_the_getting_started_tour_runs(capsys):
     out = capsys.readouterr().out
     assert "all composed: epsilon" in out
     assert namespace["ledger"].epsilon_spent <= 4.0
+
+
+def _documented_parameters(cls):
+    """The names of the Parameters section of a numpydoc class docstring."""
+    import inspect
+
+    doc = inspect.getdoc(cls) or ""
+    section = re.search(r"^Parameters\n-+\n(.*?)(?:^\S[^\n]*\n-+\n|\Z)", doc, re.S | re.M)
+    names = set()
+    for match in re.finditer(r"^(\w+(?:, \w+)*) :", section.group(1) if section else "", re.M):
+        names.update(match.group(1).split(", "))
+    return names
+
+
+@pytest.mark.parametrize("name, cls", __import__("skdpx.utils").utils.all_estimators())
+def test_every_estimator_parameter_is_documented(name, cls):
+    import inspect
+
+    parameters = [p for p in inspect.signature(cls).parameters if p not in ("self", "kwargs")]
+    missing = [p for p in parameters if p not in _documented_parameters(cls)]
+    assert not missing, f"{name}'s docstring does not document {missing}"

@@ -150,8 +150,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         (the paper's schedule: 0.8 every 5 epochs).
     decay_every : float, default=5
     optimizer : {"sgd", "adam"}, default="sgd"
-        SGD with Nesterov momentum 0.9, or Adam (scikit-learn's
-        implementations). Either only sees the noisy gradients.
+        SGD with Nesterov momentum 0.9, or Adam (skdpx's own, with the
+        update rules of scikit-learn's MLPClassifier optimisers). Either only
+        sees the noisy gradients.
     center : bool, default=True
         Centre the scaled inputs on their DP feature means before training
         (the maps are reported for uncentred inputs, so this changes nothing
@@ -238,8 +239,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     noise is calibrated with the PLD accountant (tighter than the moments
     accountant the paper used); the noisy gradient sum is divided by the
     expected batch size rather than the realised one, which would leak it;
-    and the inputs are centred on DP means (the paper standardised MNIST
-    with the usual non-private mean and standard deviation).
+    and the inputs are centred on DP means (the paper does not say how it
+    normalised MNIST; a non-private mean and standard deviation would leak).
 
     Examples
     --------

@@ -177,9 +177,11 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         ``||w||^2 / (2 C n)`` on the unit cube; its gradient reads no data).
         With a few epochs of DP-SGD on thousands of rows it matters little.
         Tuning it on the private data would itself leak.
-    bounds : tuple (lower, upper) or None
-        Public bounds of the features (scalars or arrays); data are clipped
-        to them.
+    bounds : tuple (lower, upper), dict or None
+        Public bounds of the features (scalars or arrays), or a dict
+        ``{column: (lower, upper)}`` for the numeric columns of a
+        DataFrame; data are clipped to them. A numeric column left out of
+        the dict has its bounds estimated with DP, as with ``None``.
         ``None`` estimates them with a DP histogram charged inside this
         estimator's epsilon (:class:`~skdpx.privacy.FitBounds`: a quarter of
         it, coarse on small data; never the raw minimum and maximum), with a
@@ -203,6 +205,13 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         the rows (assumed public, not declared). A label of ``y`` outside
         the declared set is refused before anything is spent.
         With a black box (``estimator``), its ``classes_`` must match them.
+    categories : dict or None, default=None
+        ``{column: [level, ...]}``: the public levels of each categorical
+        column of a DataFrame, one-hot encoded internally
+        (:class:`~skdpx.preprocessing.PublicSchemaEncoder`); never read from
+        the data. Every centre is made a valid record (one declared level
+        per categorical column, integer columns integers, within the bounds)
+        before the black box sees it, and paths are returned as such records.
     accountant : PrivacyLedger, BudgetAccountant or None
         Where the spend is recorded as well (shared budget); its relation is
         the one the fit is calibrated under.

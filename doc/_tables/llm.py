@@ -1,0 +1,143 @@
+"""Tables of DPLocallyLinearClassifier's benchmarks (benchmarks/llm_adult.py, llm_mnist.py).
+
+Each function takes the saved results of one file under benchmarks/results/
+(llm_adult.json or llm_mnist.json) and returns (header, rows). The paper's
+accuracies are published constants saved in llm_mnist.json as such
+(``paper_accuracy``, ``paper_source``); every other number is measured.
+"""
+
+import math
+
+
+def _eps(value):
+    """An epsilon as saved ("inf" for the non-private rows) -> text."""
+    value = float(value)
+    return "inf" if math.isinf(value) else f"{value:g}"
+
+
+def _pct(mean, std=None):
+    if mean is None:
+        return "--"
+    return f"{100 * mean:.2f} %" if std is None else f"{100 * mean:.2f} ± {100 * std:.2f} %"
+
+
+def _n_maps(row):
+    return row.get("settings", {}).get("n_maps", "--")
+
+
+def adult_accuracy(results):
+    """llm_adult.json: test accuracy per model and epsilon (mean ± std over the seeds)."""
+    header = ["model", "maps per class", "epsilon", "test accuracy", "fit time (s, mean)"]
+    rows = []
+    for row in results["rows"]:
+        model = row["model"].replace(" M=1", "").replace(" M=2", "")
+        if "not_run" in row:
+            rows.append([model, _n_maps(row), _eps(row["epsilon"]),
+                         f"not run: {row['not_run']}", "--"])
+            continue
+        rows.append([model, _n_maps(row), _eps(row["epsilon"]),
+                     _pct(row["accuracy_mean"], row["accuracy_std"]),
+                     f"{row['fit_seconds_mean']:.1f}"])
+    return header, rows
+
+
+def adult_privacy(results):
+    """llm_adult.json: what each private DPLocallyLinearClassifier fit spent, and its noise."""
+    header = ["maps per class", "epsilon (target)", "epsilon spent (max over seeds)",
+              "delta spent", "noise multiplier"]
+    rows = []
+    for row in results["rows"]:
+        spent = row.get("privacy")
+        if not spent or math.isinf(float(row["epsilon"])):
+            continue
+        rows.append([_n_maps(row), _eps(row["epsilon"]),
+                     f"{max(float(s['epsilon_spent']) for s in spent):.4f}",
+                     f"{max(s['delta_spent'] for s in spent):.2g}",
+                     f"{spent[0]['noise_multiplier']:.3f}"])
+    return header, rows
+
+
+def mnist_accuracy(results):
+    """llm_mnist.json: test accuracy against the paper's published figures."""
+    header = ["setting", "epsilon", "epsilon recomputed (max over seeds)",
+              "noise multiplier z", "learning rate", "max_grad_norm",
+              "test accuracy (measured)",
+              "the paper's accuracy (published)"]
+    rows = []
+    for row in results["accuracy"]:
+        finite = not math.isinf(float(row["epsilon"]))
+        rows.append([
+            "DP" if finite else "non-private",
+            _eps(row["epsilon"]),
+            f"{float(row['epsilon_recomputed_max']):.4f}" if finite else "inf",
+            f"{row['noise_multiplier']:.3f}",
+            f"{row['parameters']['learning_rate']:g}",
+            f"{row['parameters']['max_grad_norm']:g}" if finite else "no clipping",
+            _pct(row["accuracy_mean"], row["accuracy_std"]),
+            _pct(row["paper_accuracy"], row.get("paper_accuracy_plusminus")),
+        ])
+    return header, rows
+
+
+def mnist_speed(results):
+    """llm_mnist.json: the training loop's time per epoch, DP-SGD against non-private."""
+    speed = results["speed"]
+    runs = f"median of {speed['repeats']} interleaved runs of {speed['epochs']:g} epochs"
+    rows = [
+        ["non-private training loop (same code)", f"{speed['seconds_per_epoch_non_private']:.2f} s"
+         " per epoch", runs],
+        ["DP-SGD training loop (clipping and noise)", f"{speed['seconds_per_epoch_dp']:.2f} s"
+         " per epoch", runs],
+        ["ratio DP / non-private", f"{speed['ratio']:.2f}", runs],
+    ]
+    fits = speed.get("full_dp_fit_seconds")
+    if fits:
+        rows.append([f"a whole {results['settings']['model']['epochs']:g}-epoch DP fit",
+                     f"{fits['min']:.0f}-{fits['max']:.0f} s",
+                     f"range over the {fits['n_fits']} DP fits of the accuracy table"])
+    return ["measured", "time", "how"], rows
+
+
+def mnist_accounting(results):
+    """llm_mnist.json: the paper's DP-SGD event under PLD and RDP."""
+    acc = results["accounting"]
+    header = ["", "PLD (skdpx)", "RDP", "the paper (moments accountant)"]
+    rows = [[f"epsilon of the paper's noise z = {acc['paper_sigma']:g}",
+             f"{acc['paper_sigma_epsilon_pld']:.3f}", f"{acc['paper_sigma_epsilon_rdp']:.3f}",
+             f"{acc['paper_reported_epsilon']:g} (published)"]]
+    for row in acc["calibrated"]:
+        rows.append([f"noise multiplier z for epsilon {row['epsilon']:g}",
+                     f"{row['noise_multiplier_pld']:.3f}", f"{row['noise_multiplier_rdp']:.3f}",
+                     f"{acc['paper_sigma']:g} (published)" if row["epsilon"]
+                     == acc["paper_reported_epsilon"] else "--"])
+    return header, rows
+
+
+def mnist_centring_cost(results):
+    """llm_mnist.json: DP-SGD's noise multiplier with the centring release and without it."""
+    alone = {row["epsilon"]: row["noise_multiplier_pld"]
+             for row in results["accounting"]["calibrated"]}
+    header = ["epsilon", "noise multiplier, DP-SGD alone",
+              "noise multiplier, with DP centring (the fits)", "increase"]
+    rows = []
+    for row in results["accuracy"]:
+        eps = float(row["epsilon"])
+        if math.isinf(eps) or eps not in alone:
+            continue
+        z, z0 = row["noise_multiplier"], alone[eps]
+        rows.append([_eps(eps), f"{z0:.4f}", f"{z:.4f}", f"{100 * (z / z0 - 1):+.2f} %"])
+    return header, rows
+
+
+def run(results):
+    """Either file: when, where and with what the benchmark ran."""
+    versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v)
+    seeds = results["settings"]["seeds"]
+    rows = [
+        ["finished (UTC)", results["date"].replace("T", " ").replace("+00:00", "")],
+        ["run time", f"{results['runtime_seconds'] / 60:.1f} min"],
+        ["seeds", ", ".join(str(s) for s in seeds)],
+        ["machine", f"{results['machine']['cpus']} CPUs, {results['machine']['platform']}"],
+        ["versions", versions],
+    ]
+    return ["", ""], rows

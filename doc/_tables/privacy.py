@@ -1,0 +1,160 @@
+"""Tables of the privacy core's benchmarks (doc/privacy_core.rst, doc/benchmarks/privacy_core.rst).
+
+Inputs: benchmarks/results/privacy_core.json (benchmarks/privacy_core.py),
+dp_bounds.json (dp_bounds.py), secure_noise.json (secure_noise.py),
+bad_input.json (bad_input.py) and check_defaults.json (check_defaults.py).
+"""
+
+from collections import Counter, defaultdict
+
+import numpy as np
+
+_ESTIMATORS = ["DPLocallyLinearClassifier", "DPLimeExplainer", "DPCounterfactualGenerator",
+               "PrivRecourse"]
+
+
+# ------------------------------------------------------------ privacy_core.json
+def calibration(results):
+    """Noise multiplier for a target (epsilon, delta): PLD against RDP accounting."""
+    header = ["setting", "epsilon", "delta", "steps", "sample rate", "noise (PLD)",
+              "noise (RDP)", "noise saved by PLD"]
+    rows = []
+    for r in results["noise"]["calibration"]:
+        rate = "1 (no sampling)" if r["sample_rate"] >= 1 else f"{r['sample_rate']:.5f}"
+        rows.append([r["setting"], f"{r['epsilon']:g}", f"{r['delta']:g}", r["steps"], rate,
+                     f"{r['z_pld']:.3f}", f"{r['z_rdp']:.3f}", f"{r['saved']:.1%}"])
+    return header, rows
+
+
+def composition(results):
+    """T Gaussian steps at one (epsilon, delta): exact composition against the classic bound."""
+    c = results["noise"]["composition"]
+    header = ["steps", "target (epsilon, delta)",
+              "noise per step, exact composition (PLD)",
+              "noise per step, classic mechanism at (epsilon/T, delta/T)", "ratio"]
+    return header, [[c["steps"], f"({c['epsilon']:g}, {c['delta']:g})", f"{c['z_exact']:.1f}",
+                     f"{c['sigma_classic_basic']:.1f}", f"{c['ratio']:.1f}x"]]
+
+
+def reference(results):
+    """The pinned reference: epsilon of one DP-SGD run under PLD and RDP."""
+    r = results["noise"]["reference"]
+    header = ["noise multiplier", "sample rate", "steps", "delta", "epsilon (PLD)",
+              "epsilon (RDP)"]
+    return header, [[f"{r['noise_multiplier']:g}", "500/60000", r["steps"], f"{r['delta']:g}",
+                     f"{r['epsilon_pld']:.4f}", f"{r['epsilon_rdp']:.4f}"]]
+
+
+def dpsgd_step(results):
+    """Milliseconds per DP-SGD step against the same engine without privacy."""
+    s = results["dpsgd_step"]
+    ms = s["median_ms_per_step"]
+    header = ["engine", "ms per step (median)", "runs (ms per step)"]
+
+    def runs(key):
+        return ", ".join(f"{1e3 * t:.2f}" for t in s["seconds_per_step"][key])
+
+    return header, [["non-private (epsilon=inf: no clipping, no noise)",
+                     f"{ms['nonprivate']:.2f}", runs("nonprivate")],
+                    ["DP (clipping, secure noise)", f"{ms['dp']:.2f}", runs("dp")],
+                    ["ratio DP / non-private", f"{s['ratio']:.2f}", ""]]
+
+
+# --------------------------------------------------------------- dp_bounds.json
+def _bounds_rows(rows):
+    return (["data", "epsilon", "median inside", "rows inside", "width ratio"],
+            [[r["data"], f"{r['epsilon']:g}", f"{r['median_inside']:.2f}",
+              f"{r['rows_inside']:.2f}", f"{r['width_ratio']:.2f}"] for r in rows])
+
+
+def bounds(results):
+    """Coverage of DP bounds, every dataset and epsilon measured."""
+    return _bounds_rows(results["rows"])
+
+
+def bounds_at_epsilon_1(results):
+    """Coverage of DP bounds at epsilon 1 (the guide's summary)."""
+    return _bounds_rows([r for r in results["rows"] if r["epsilon"] == 1.0])
+
+
+# ------------------------------------------------------------ secure_noise.json
+_VARIANTS = {
+    "before": "before (commit 223923f: PCG64 float32 DP-SGD noise, Mersenne Twister)",
+    "insecure": "today's code, AES-CTR swapped for numpy's PCG64",
+    "secure": "today's code as shipped (random_state=None)",
+}
+
+
+def secure_noise(results):
+    """Fit time of DPLocallyLinearClassifier on MNIST with each noise source."""
+    median = results["median"]
+    header = ["variant", "fit (s), median", "runs (s)", "/ insecure"]
+    rows = []
+    for key, label in _VARIANTS.items():
+        if key in median:
+            rows.append([label, f"{median[key]:.2f}",
+                         ", ".join(f"{t:.1f}" for t in results["times"][key]),
+                         f"{median[key] / median['insecure']:.3f}"])
+    return header, rows
+
+
+# --------------------------------------------------------------- bad_input.json
+def bad_input(results):
+    """Bad input per estimator: cases tried, refused with a clear error, events spent."""
+    by = defaultdict(list)
+    for r in results["rows"]:
+        by[r["estimator"]].append(r)
+    header = ["estimator", "cases", "refused with a clear error", "errors raised",
+              "events recorded by refused calls"]
+    rows = []
+    for name, cases in by.items():
+        outcomes = Counter(r["outcome"] for r in cases)
+        refused = sum(r["outcome"] != "accepted" for r in cases)
+        rows.append([name, len(cases), refused,
+                     ", ".join(f"{k} ({v})" for k, v in sorted(outcomes.items())),
+                     sum(int(r["spent"]) for r in cases)])
+    rows.append(["raw tracebacks / refused but spent / accepted", "",
+                 results["raw_tracebacks"], results["refused_but_spent"],
+                 len(results["accepted"])])
+    return header, rows
+
+
+def bad_input_cases(results):
+    """Every bad input tried, and the error each estimator raised (first words)."""
+    header = ["estimator", "input", "error", "message (start)", "spent"]
+    return header, [[r["estimator"], r["input"], r["outcome"], r["message"][:70],
+                     r["spent"]] for r in results["rows"]]
+
+
+# ----------------------------------------------------------- check_defaults.json
+def check_estimator(results):
+    """scikit-learn's check_estimator on the defaults: checks passed, per saved run."""
+    labels = list(results)
+    header = ["estimator"] + [f"{label} (scikit-learn {results[label]['sklearn']})"
+                              for label in labels]
+    rows = []
+    for name in _ESTIMATORS:
+        row = [name]
+        for label in labels:
+            c = results[label]["check_estimator"].get(name)
+            row.append("" if c is None else f"{c['passed']} / {c['checks']} passed")
+        rows.append(row)
+    return header, rows
+
+
+def recourse_defaults(results):
+    """PrivRecourse with its defaults on three small problems, per saved run."""
+    header = ["run", "problem", "seeds", "mean success", "fits with no node", "exceptions",
+              "mean nodes", "mean distance to data"]
+    rows = []
+    for label, run in results.items():
+        rec = run["recourse"]
+        for problem, p in rec["problems"].items():
+            manifold = p.get("mean_manifold")
+            rows.append([label, f"{problem} ({rec['rows']} x {rec['features']})",
+                         len(p["runs"]), f"{p['mean_success']:.2f}", p["no_node_fits"],
+                         p["exceptions"] if not isinstance(p["exceptions"], list)
+                         else len(p["exceptions"]),
+                         f"{p['mean_nodes']:.1f}",
+                         "" if manifold is None or np.isnan(manifold) else f"{manifold:.3f}"])
+    return header, rows

@@ -1,0 +1,186 @@
+"""Tables of PrivRecourse's benchmarks (doc/benchmarks/recourse.rst).
+
+``benchmarks/results/recourse_adult.json`` (benchmarks/recourse_adult.py),
+``benchmarks/results/valid_records_recourse.json``
+(benchmarks/valid_records_recourse.py) and the PrivRecourse part of
+``benchmarks/results/check_defaults.json`` (benchmarks/check_defaults.py).
+"""
+
+COLUMNS = ["success", "Den", "Dist", "PL1", "PL2", "PL0", "Red", "yNN"]
+CONSTRAINED = "age, edu up; thr 0.4"
+LABELS = {"none": "none, fully connected graph",
+          CONSTRAINED: "age and education-num non-decreasing, distance threshold 0.4"}
+METHODS = {"FACE": "FACE (not DP)", "Baseline": "Noisy rows (baseline)", "DP-SD": "DP-SD (MST)",
+           "PrivRecourse": "PrivRecourse", "k-means, not DP": "k-means, not DP"}
+
+
+def _num(value, digits=3):
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _table2(results, constraints):
+    header = ["method", *COLUMNS]
+    rows = [[METHODS.get(e["method"], e["method"]), *(_num(e[c]) for c in COLUMNS)]
+            for e in results["tables"][constraints]]
+    return header, rows
+
+
+def table2_none(results):
+    """The paper's Table 2 layout, no constraints (fully connected graph)."""
+    return _table2(results, "none")
+
+
+def table2_constrained(results):
+    """Table 2's columns with age and education-num non-decreasing, threshold 0.4."""
+    return _table2(results, CONSTRAINED)
+
+
+def count_threshold(results):
+    """PrivRecourse's rows for each count_threshold (the same DP centres)."""
+    header = ["count_threshold", "constraints", "nodes (mean)", "success", "Den", "Dist",
+              "PL1"]
+    rows = []
+    for e in results["count_threshold"]:
+        label = "none" if e["constraints"] == "none" else "age, edu up; thr 0.4"
+        default = " (default)" if e["count_threshold"] == results["settings"][
+            "count_threshold"] else ""
+        rows.append([f"{e['count_threshold']:g}{default}", label, f"{e['nodes']:.1f}",
+                     _num(e["success"]), _num(e["Den"]), _num(e["Dist"]), _num(e["PL1"])])
+    return header, rows
+
+
+def fit_figures(results):
+    """What each fit released and spent, per seed (the unconstrained fit)."""
+    header = ["seed", "black box test accuracy (model_C=10)", "same, model_C=1",
+              "model epsilon", "clustering epsilon alone", "epsilon spent (composed)",
+              "count noise std", "nodes of clusters", "favourable nodes"]
+    by_seed = {b["seed"]: b for b in results["black_box"]}
+    rows = []
+    for f in results["fits"]:
+        if f["constraints"] != "none":
+            continue
+        b = by_seed[f["seed"]]
+        rows.append([f["seed"], _num(b["test_accuracy"]), _num(b["test_accuracy_model_C_1"]),
+                     f"{b['model_epsilon']:g}", _num(f["clustering_epsilon"]),
+                     _num(f["epsilon_spent"]), f"{f['count_noise_std']:.2f}",
+                     f"{f['nodes']} of {f['n_clusters']}", f["candidates"]])
+    return header, rows
+
+
+def speed(results):
+    """explain() on a batch against one Dijkstra per query (the paper's Algorithm 2)."""
+    s = results["speed"]
+    header = ["method", "queries", "ms per query"]
+    rows = [["PrivRecourse.explain (one batched search)", s["queries"],
+             f"{s['explain_ms_per_query']:.4f}"],
+            ["one Dijkstra per query (the paper's Algorithm 2)", s["dijkstra_queries"],
+             f"{s['dijkstra_ms_per_query']:.4f}"],
+            ["ratio (explain / Dijkstra)", "", f"{s['ratio']:.2f}"]]
+    return header, rows
+
+
+def valid_records(results):
+    """Shares of returned end points that are valid records, hold their constraints, flip."""
+    header = ["table", "constraints", "queries", "nodes", "coverage", "categories",
+              "integers", "bounds", "immutables", "monotone", "flip ratio"]
+    rows = []
+    for e in results["summary"]:
+        rows.append([e["table"], e["constraints"], f"{e['queries']:.0f}", f"{e['nodes']:.1f}",
+                     *(_num(e[c], 2) for c in ("coverage", "categories", "integers", "bounds",
+                                               "immutables", "monotone", "flip_ratio"))])
+    return header, rows
+
+
+def valid_records_seeds(results):
+    """The same, one row per seed (coverage and returned end points)."""
+    header = ["table", "constraints", "seed", "nodes", "favourable nodes", "returned",
+              "coverage", "fit (s)"]
+    rows = [[r["table"], r["constraints"], r["seed"], r["nodes"], r["candidates"],
+             f"{r['returned']} of {r['queries']}", _num(r["coverage"], 2), f"{r['fit_s']:.2f}"]
+            for r in results["rows"]]
+    return header, rows
+
+
+def defaults(results):
+    """PrivRecourse with its defaults on 1,000 rows: fixed 100 clusters against "auto"."""
+    header = ["code", "problem", "seeds", "clusters", "nodes (mean)", "fits with no node",
+              "fits with a favourable node", "seeds that raised", "success (mean)"]
+    rows = []
+    for label, name in (("before", "fixed n_clusters=100"), ("current", 'n_clusters="auto"')):
+        entry = results[label]["recourse"]
+        for problem, p in entry["problems"].items():
+            clusters = sorted({r["clusters"] for r in p["runs"]})
+            rows.append([name, problem, p["seeds"], ", ".join(map(str, clusters)),
+                         f"{p['mean_nodes']:.2f}", p["no_node_fits"],
+                         sum(r.get("candidates", 0) > 0 for r in p["runs"]), p["exceptions"],
+                         f"{p['mean_success']:.2f}"])
+    return header, rows
+
+
+def run_info(results):
+    """How the saved run was made: command, settings, seeds, date, runtime, versions."""
+    s, v = results["settings"], results["versions"]
+    synth = results["synth"]
+    rows = [
+        ["command", results["command"]],
+        ["date (UTC)", results["date"]],
+        ["runtime", f"{results['runtime_s'] / 60:.1f} min ({results['machine']['cpus']} cores, "
+                    f"{results['machine']['note']})"],
+        ["seeds", ", ".join(map(str, results["seeds"]))],
+        ["denied test queries per seed", s["queries"]],
+        ["training rows (clustering, model, KDE)", s["n_train"]],
+        ["features", ", ".join(s["features"])],
+        ["PrivRecourse", f"epsilon {s['epsilon']:g} in all, delta {s['delta']:g}, model_share "
+                         f"{s['model_share']:g}, model_C {s['model_C']:g}, {s['clusters']} "
+                         f"clusters, max_iter {s['max_iter']}, count_threshold "
+                         f"{s['count_threshold']:g}, {s['relation']} neighbours"],
+        ["FACE and baseline graphs", f"{s['graph_sample_rows']} sampled training rows; baseline "
+                                     f"Laplace noise at epsilon {s['baseline_epsilon']:g}"],
+        ["exact k-means", f"epsilon inf, max_iter {s['exact_kmeans_max_iter']}, "
+                          f"count_threshold {s['exact_kmeans_count_threshold']:g}"],
+        ["metrics", f"KDE bandwidth {s['bandwidth']:g}, yNN with {s['ynn_neighbors']} "
+                    f"neighbours, on the {s['metrics_space']}"],
+        ["DP-SD (MST)", "run" if synth["ran"] else f"not run: {synth['reason']}"],
+        ["versions", ", ".join(f"{k} {val}" for k, val in v.items()
+                               if k != "git_commit" and val)],
+        ["code", f"commit {v['git_commit'][:10]}" if v.get("git_commit") else "n/a"],
+    ]
+    return ["item", "value"], rows
+
+
+#: the paper's Table 2 (Adult), published: FACE Den 2.38, Dist 0; PrivRecourse 2.25, 0.01
+PAPER_GAP = {"Den": 2.38 - 2.25, "Dist": 0.01 - 0.0}
+
+
+def gaps(results):
+    """How far each method's paths are from FACE's on Den and Dist (FACE minus method on
+    Den, method minus FACE on Dist: lower is closer), per constraint setting."""
+    header = ["method", "constraints", "Den below FACE", "Dist above FACE"]
+    rows = [["PrivRecourse, the paper's Table 2 (published)", "none",
+             f"{PAPER_GAP['Den']:.2f}", f"{PAPER_GAP['Dist']:.2f}"]]
+    sweep = {(e["count_threshold"], e["constraints"]): e for e in results["count_threshold"]}
+    default = results["settings"]["count_threshold"]
+    for constraints, entries in results["tables"].items():
+        by_method = {e["method"]: e for e in entries}
+        face = by_method["FACE"]
+        label = "none" if constraints == "none" else "age, edu up; thr 0.4"
+        methods = [(METHODS[m], by_method[m]) for m in ("PrivRecourse", "k-means, not DP",
+                                                        "DP-SD") if m in by_method]
+        methods[0] = (f"PrivRecourse (count_threshold {default:g})", methods[0][1])
+        for (ct, c), e in sorted(sweep.items()):
+            if c == constraints and ct != default:
+                methods.append((f"PrivRecourse (count_threshold {ct:g})", e))
+        for name, e in methods:
+            rows.append([name, label, _num(face["Den"] - e["Den"]),
+                         _num(e["Dist"] - face["Dist"])])
+    return header, rows
+
+
+def per_seed(results):
+    """success, Den and Dist of every method, per seed (the tables above are their means)."""
+    header = ["method", "constraints", "seed", "nodes", "success", "Den", "Dist"]
+    rows = [[METHODS.get(r["method"], r["method"]),
+             "none" if r["constraints"] == "none" else "age, edu up; thr 0.4", r["seed"],
+             r["nodes"], _num(r["success"]), _num(r.get("Den")), _num(r.get("Dist"))]
+            for r in results["rows"]]
+    return header, rows
