@@ -6,10 +6,26 @@ import platform
 import sys
 
 
+def _commit():
+    """The checkout's commit, with "+dirty" if files differ from it (None outside git)."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, text=True,
+                              capture_output=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=here, text=True, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty.strip() else "")
+
+
 def start():
-    """The date (UTC) and the machine's load when a run starts."""
+    """The date (UTC), the commit and the machine's load when a run starts."""
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _commit(),
         "load_average_at_start": ([round(x, 2) for x in os.getloadavg()]
                                   if hasattr(os, "getloadavg") else None),
     }

@@ -132,6 +132,7 @@ def run(results):
     rows = [["date", r["date"]],
             ["runtime", f"{r['seconds']:.0f} s" + (f" ({parts})" if parts else "")],
             ["command", r["command"]],
+            *([["commit", r["commit"]]] if r.get("commit") else []),
             ["machine", f"{r['machine']['cpus']} cores, shared; load average at start "
                         f"{r['load_average_at_start']}" if r.get("load_average_at_start")
              else f"{r['machine']['cpus']} cores"],
