@@ -30,6 +30,9 @@ Usage: ``python benchmarks/dplime_models.py [--rows 4000] [--queries 40]``
 (the docs show ``--rows 3000 --queries 30``). Saves every number it prints,
 with the settings, seed, runtime, date and versions, in
 benchmarks/results/dplime_models.json.
+
+Measured runtime: 273 s with ``--rows 3000 --queries 30`` on a shared,
+loaded 2-core machine (2026-11-26).
 """
 
 import argparse
