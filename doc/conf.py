@@ -45,6 +45,9 @@ if os.environ.get("SKDPX_DOCS_INTERSPHINX") == "1":
         "sklearn": ("https://scikit-learn.org/stable", None),
     }
 exclude_patterns = ["_build", "_templates", "_tables"]
+# quotes and ellipses only: "--" stays two hyphens (command-line options in the
+# benchmark tables' cells would otherwise print as en-dashes)
+smartquotes_action = "qe"
 
 # The gallery: examples/plot_*.py, run at build time (sphinx-gallery, in the docs extra).
 # Each API page lists the examples that use its name (backreferences).
