@@ -15,20 +15,17 @@ docs render their tables from those files.
 
 import datetime
 import json
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from sklearn.neural_network import MLPClassifier
 
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.metrics import average_distance, flip_ratio
+
+from _run_record import commit, machine, versions
 
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -41,23 +38,7 @@ def eps_key(eps):
 
 def environment():
     """Versions and machine facts saved with every result."""
-    versions = {"python": platform.python_version(), "numpy": np.__version__,
-                "scipy": scipy.__version__, "scikit-learn": sklearn.__version__}
-    try:
-        from importlib.metadata import version
-
-        versions["dice-ml"] = version("dice-ml")
-    except Exception:  # the bench extra is optional
-        pass
-    try:
-        versions["skdpx commit"] = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
-            capture_output=True, text=True, check=True).stdout.strip()
-    except Exception:
-        pass
-    return {"versions": versions,
-            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                        "load_average_at_start": list(os.getloadavg())}}
+    return {"versions": {**versions("dice-ml"), "skdpx commit": commit()}, "machine": machine()}
 
 
 def save(name, results, started):

@@ -56,7 +56,7 @@ from skdpx.privacy import (
     noise_source,
 )
 
-from _dplime_run import run_info, start
+from _run_record import run_info, start
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "dplime_adult.json")
 

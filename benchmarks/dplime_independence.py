@@ -74,7 +74,7 @@ from skdpx.privacy import (
     noise_source,
 )
 
-from _dplime_run import run_info, start
+from _run_record import run_info, start
 
 HERE = Path(__file__).resolve().parent
 FEATURES = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]

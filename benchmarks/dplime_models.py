@@ -49,7 +49,7 @@ from sklearn.svm import SVC
 from skdpx.explain import DPLimeExplainer
 from skdpx.privacy import PrivacyLedger
 
-from _dplime_run import run_info, start
+from _run_record import run_info, start
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "dplime_models.json")
 

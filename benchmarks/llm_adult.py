@@ -22,12 +22,9 @@ machine with a load average near 10; a one-seed run took 58 s there.
 """
 
 import argparse
-import datetime
-import importlib.metadata
 import json
 import math
 import os
-import platform
 import time
 import warnings
 
@@ -35,31 +32,19 @@ import numpy as np
 import sklearn
 from sklearn.linear_model import LogisticRegression
 
-import skdpx
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.linear import DPLocallyLinearClassifier
+
+from _run_record import commit, machine, utc_now, versions
 
 DELTA = 1e-5
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llm_adult.json")
 
 
-def _version(package):
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def environment():
     """Versions and machine of this run, for the saved results."""
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"python": platform.python_version(), "skdpx": skdpx.__version__,
-                     "numpy": np.__version__, "scikit-learn": sklearn.__version__,
-                     "dp-accounting": _version("dp-accounting"),
-                     "diffprivlib": _version("diffprivlib")},
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-    }
+    return {"date": utc_now(), "commit": commit(), "versions": versions("dp-accounting", "diffprivlib"),
+            "machine": machine()}
 
 
 def _eps(eps):

@@ -27,12 +27,9 @@ MNIST is read from ../shared/data/mnist (or $SKDPX_MNIST_DIR); it is not bundled
 """
 
 import argparse
-import datetime
-import importlib.metadata
 import json
 import math
 import os
-import platform
 from pathlib import Path
 import sys
 import time
@@ -40,12 +37,11 @@ import warnings
 
 import dp_accounting
 import numpy as np
-import sklearn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _mnist import BOUNDS, load_mnist  # noqa: E402
+from _run_record import commit, machine, utc_now, versions  # noqa: E402
 
-import skdpx  # noqa: E402
 from skdpx.privacy import calibrate_noise, compute_epsilon  # noqa: E402
 from skdpx.linear import DPLocallyLinearClassifier  # noqa: E402
 from skdpx.linear import _locally_linear  # noqa: E402
@@ -72,22 +68,10 @@ SETTINGS = [
 ]
 
 
-def _version(package):
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def environment():
     """Versions and machine of this run, for the saved results."""
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"python": platform.python_version(), "skdpx": skdpx.__version__,
-                     "numpy": np.__version__, "scikit-learn": sklearn.__version__,
-                     "dp-accounting": _version("dp-accounting")},
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-    }
+    return {"date": utc_now(), "commit": commit(), "versions": versions("dp-accounting"),
+            "machine": machine()}
 
 
 def _eps(eps):

@@ -60,24 +60,22 @@ import argparse
 import datetime
 import json
 import platform
-import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
 from scipy.sparse.csgraph import dijkstra
 from sklearn.neighbors import KernelDensity, NearestNeighbors
 
-import skdpx
 from skdpx import PrivRecourse
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.metrics import path_density, path_distance, path_manifold_distance, redundancy, ynn
 from skdpx.privacy import compute_epsilon, gaussian_event
 from skdpx.recourse import RecourseGraph, recourse_graph
+
+from _run_record import commit, versions
 
 FEATURES = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 INCREASING = ["age", "education-num"]
@@ -188,23 +186,9 @@ def print_table(entries, first, title):
         print(f"| {e[first]} | " + " | ".join(vals) + " |")
 
 
-def versions():
-    out = {"python": platform.python_version(), "numpy": np.__version__,
-           "scipy": scipy.__version__, "sklearn": sklearn.__version__,
-           "skdpx": skdpx.__version__}
-    for name in ("dp_accounting", "opendp"):
-        try:
-            from importlib.metadata import version
-            out[name] = version(name.replace("_", "-"))
-        except Exception:  # pragma: no cover
-            out[name] = None
-    try:
-        out["git_commit"] = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True,
-            text=True, check=True).stdout.strip()
-    except Exception:  # pragma: no cover
-        out["git_commit"] = None
-    return out
+def code_versions():
+    """What ran: the packages' versions and the checkout's full commit."""
+    return {**versions("dp-accounting", "opendp"), "git_commit": commit(short=False)}
 
 
 def main():
@@ -222,7 +206,7 @@ def main():
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     started = time.perf_counter()
-    code = versions()  # the commit the run starts from
+    code = code_versions()  # the commit the run starts from
     warnings.filterwarnings("ignore", message="random_state=")
     warnings.filterwarnings("ignore", message="accountant=None")
     warnings.filterwarnings("ignore", message="classes=None")
