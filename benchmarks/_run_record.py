@@ -68,3 +68,13 @@ def run_info(started, seconds, packages=("lime",)):
     return {**started, "seconds": round(seconds, 1), "versions": versions(*packages),
             "machine": {"cpus": info["cpus"], "platform": info["platform"]},
             "command": command()}
+
+
+def save(path, results):
+    """Write ``results`` as indented JSON at ``path`` (its folder made if needed)."""
+    import json
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as handle:
+        json.dump(results, handle, indent=2)
+        handle.write("\n")

@@ -22,7 +22,6 @@ machine with a load average near 10; a one-seed run took 58 s there.
 """
 
 import argparse
-import json
 import math
 import os
 import time
@@ -35,7 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.linear import DPLocallyLinearClassifier
 
-from _run_record import commit, machine, utc_now, versions
+from _run_record import commit, machine, save, utc_now, versions
 
 DELTA = 1e-5
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llm_adult.json")
@@ -172,10 +171,7 @@ def main(argv=None):
         **environment(),
         "runtime_seconds": time.perf_counter() - start,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump(out, fh, indent=2)
-        fh.write("\n")
+    save(args.out, out)
     print(f"\n{out['runtime_seconds']:.0f} s in all; wrote {args.out}")
 
 

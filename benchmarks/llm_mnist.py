@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _mnist import BOUNDS, load_mnist  # noqa: E402
-from _run_record import commit, machine, utc_now, versions  # noqa: E402
+from _run_record import commit, machine, save, utc_now, versions  # noqa: E402
 
 from skdpx.privacy import calibrate_noise, compute_epsilon  # noqa: E402
 from skdpx.linear import DPLocallyLinearClassifier  # noqa: E402
@@ -261,10 +261,7 @@ def main(argv=None):
         **environment(),
         "runtime_seconds": time.perf_counter() - start,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump(out, fh, indent=2)
-        fh.write("\n")
+    save(args.out, out)
     print(f"\n{out['runtime_seconds']:.0f} s in all; wrote {args.out}")
 
 
