@@ -1,15 +1,11 @@
 """The documentation's promises: its tour runs, and every public name has an API entry."""
 
+import contextlib
 import re
 from pathlib import Path
 
 import pytest
 
-import skdpx
-import skdpx.attacks
-import skdpx.datasets
-import skdpx.model_selection
-import skdpx.privacy
 
 DOC = Path(__file__).resolve().parents[1] / "doc"
 pytestmark = pytest.mark.skipif(not DOC.is_dir(), reason="needs the doc/ folder of a checkout")
@@ -40,25 +36,45 @@ def _api_entries():
     return entries
 
 
-@pytest.mark.parametrize("module", [skdpx, skdpx.privacy, skdpx.model_selection, skdpx.attacks,
-                                    skdpx.datasets], ids=lambda m: m.__name__)
+PUBLIC_MODULES = ["skdpx", "skdpx.privacy", "skdpx.model_selection", "skdpx.attacks",
+                  "skdpx.datasets", "skdpx.explain", "skdpx.recourse", "skdpx.metrics",
+                  "skdpx.linear", "skdpx.counterfactual", "skdpx.preprocessing"]
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
 def test_every_public_name_has_an_api_entry(module):
-    public = {f"{module.__name__}.{name}" for name in module.__all__ if not name.startswith("__")}
-    missing = sorted(public - _api_entries())
+    """Every name in a public module's ``__all__`` has an entry, under that module or as
+    the same object under another (``skdpx.linear.DPLocallyLinearClassifier`` is
+    ``skdpx.DPLocallyLinearClassifier``)."""
+    import importlib
+
+    module = importlib.import_module(module)
+    documented = set()
+    for entry in _api_entries():
+        with contextlib.suppress(AttributeError):  # a stale entry: the next test's failure
+            documented.add(id(_resolve(entry)))
+    missing = sorted(name for name in module.__all__ if not name.startswith("__")
+                     and id(getattr(module, name)) not in documented)
     assert not missing, f"doc/api.rst has no entry for {missing}"
 
 
-def test_the_api_entries_exist():
+def _resolve(entry):
+    """The object an API entry names (AttributeError for a stale one)."""
     import importlib
 
+    module, _, name = entry.rpartition(".")
+    while module not in ("", "skdpx") and not _importable(module):
+        module, _, outer = module.rpartition(".")
+        name = f"{outer}.{name}"
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def test_the_api_entries_exist():
     for entry in sorted(_api_entries()):
-        module, _, name = entry.rpartition(".")
-        while module not in ("", "skdpx") and not _importable(module):
-            module, _, outer = module.rpartition(".")
-            name = f"{outer}.{name}"
-        obj = importlib.import_module(module)
-        for part in name.split("."):
-            obj = getattr(obj, part)  # AttributeError names a stale entry
+        _resolve(entry)
 
 
 def _importable(name):
