@@ -10,7 +10,7 @@ person's record learns whether that person was in the data. This example
 plants canaries (records unlike any other) in Adult's rows, fits
 :class:`~skdpx.PrivRecourse` with and without differential privacy, and
 attacks it with :func:`~skdpx.attacks.membership_inference`. See
-``doc/attacks.rst`` for the attacks, the figures and the benchmark over
+:ref:`attacks` for the attacks, the figures and the benchmark over
 every method (``benchmarks/attacks.py``).
 """
 

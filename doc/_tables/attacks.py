@@ -70,3 +70,24 @@ def attribute(results):
     return pd.DataFrame(table, columns=["data", "attribute", "method", "eps", "attack",
                                         "members", "non-members", "advantage (se)",
                                         "majority baseline"])
+
+
+def membership_best(results):
+    """Per data, targets and method, the signal strongest at epsilon = inf (the same signal
+    at every epsilon, never chosen per epsilon): AUC / TPR at 1% FPR / lower bound."""
+    rows = results["rows"]
+    best = {}
+    for r in rows:
+        key = (r["dataset"], r["targets"], r["method"])
+        if _eps(r["epsilon"]) == "inf" and r["auc"] > best.get(key, (None, -1.0))[1]:
+            best[key] = (r["signal"], r["auc"])
+    epsilons = sorted({r["epsilon"] for r in rows}, key=_order)
+    table = []
+    for (ds, kind, method), (signal, _) in sorted(best.items()):
+        cells = {_eps(r["epsilon"]): r for r in rows if (r["dataset"], r["targets"], r["method"],
+                                                          r["signal"]) == (ds, kind, method, signal)}
+        table.append([ds, kind, method, signal, *(
+            f"{c['auc']:.2f} / {c['tpr_at_1%']:.2f} / {c['epsilon_lower_bound']:.2f}"
+            if (c := cells.get(_eps(e))) else "" for e in epsilons)])
+    return pd.DataFrame(table, columns=["data", "targets", "method", "signal",
+                                        *(f"eps {_eps(e)}" for e in epsilons)])
