@@ -55,8 +55,8 @@ extensions.append("sphinx_gallery.gen_gallery")
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
-    # every examples/plot_*.py runs at build time, on small data: 3 min in all
-    # measured on 2 busy cores (doc/sg_execution_times.rst has each one's time)
+    # every examples/plot_*.py runs at build time, on small data: 56 s in all on an idle
+    # 2-core machine, 3 min on a busy one (doc/sg_execution_times.rst: each one's time)
     "filename_pattern": r"/plot_",
     "download_all_examples": False,
     "within_subsection_order": "gallery_order.ExampleOrder",
