@@ -1,0 +1,129 @@
+"""Dask collections in ``fit``: exact statistics as sums over row partitions.
+
+A private table too large for one process stays in the Dask workers. What an
+estimator releases from it is a sum over rows (histogram counts, per-cluster
+sums, a local loss's weighted sufficient statistics), so each worker computes
+the statistic of its own partitions with the same function the in-memory path
+applies to the whole array, and the partial sums are added in a tree. Only
+the exact total reaches the client, where the privacy core adds the noise:
+no noise is ever drawn in a worker, and the client never holds the rows.
+
+Dask is optional (``pip install "skdpx[dask]"``): nothing here imports it
+unless the caller already passed a Dask collection.
+"""
+
+import sys
+
+import numpy as np
+
+__all__ = ["as_dask_array", "is_dask_collection", "n_rows", "partition_sum"]
+
+
+def is_dask_collection(X):
+    """Whether ``X`` is a Dask collection (array, DataFrame, Series).
+
+    Never imports Dask: an object of Dask's exists only once Dask is imported.
+    """
+    if "dask" not in sys.modules:
+        return False
+    import dask
+
+    return dask.is_dask_collection(X)
+
+
+def as_dask_array(X, dtype=float):
+    """A 2-D dask array chunked by rows only, with known chunk sizes.
+
+    A dask DataFrame is converted with ``to_dask_array(lengths=True)`` (one
+    pass that counts each partition's rows; no value reaches the client).
+    Columns are put in one chunk so that each block holds whole rows.
+    """
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(X, (dd.DataFrame, dd.Series)):
+        X = X.to_dask_array(lengths=True)
+    elif not isinstance(X, da.Array):
+        raise TypeError(f"expected a dask array or DataFrame, got {type(X).__name__}.")
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise ValueError(f"expected a 2-D dask array, got {X.ndim} dimensions.")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    if dtype is not None and X.dtype != dtype:
+        X = X.astype(dtype)
+    return X.rechunk({1: -1})
+
+
+def n_rows(X):
+    """The number of rows of an array or a row-chunked dask array (no compute)."""
+    return int(X.shape[0])
+
+
+def _tree_sum(parts, split_every=8):
+    from dask import delayed
+
+    add = delayed(_sum_all, pure=True)
+    while len(parts) > 1:
+        parts = [add(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+    return parts[0]
+
+
+def _sum_all(*parts):
+    total = parts[0]
+    for p in parts[1:]:
+        total = _add(total, p)
+    return total
+
+
+def _add(a, b):
+    if isinstance(a, tuple):
+        return tuple(_add(x, y) for x, y in zip(a, b))
+    return a + b
+
+
+def partition_sum(func, X, *row_arrays, **kwargs):
+    """``func`` summed over the row partitions of ``X`` (and of ``row_arrays``).
+
+    ``func(X_block, *row_blocks, **kwargs)`` must return an array (or a tuple
+    of arrays) whose sum over any split of the rows is the value on all rows,
+    e.g. counts or sums over rows. For a numpy ``X`` this is one call of
+    ``func``. For a dask array, ``func`` runs in the workers on each block of
+    rows (``row_arrays`` are dask arrays or Series with the same row chunks,
+    or numpy arrays split to match) and the partial results are added in a
+    tree; the client receives only the total, as numpy.
+
+    Exact, not private: the caller releases the total through the privacy
+    core.
+    """
+    if not is_dask_collection(X):
+        return func(X, *row_arrays, **kwargs)
+    import dask
+
+    X = as_dask_array(X)
+    chunks = X.chunks[0]
+    blocks = X.to_delayed().ravel()
+    others = [_row_blocks(a, chunks) for a in row_arrays]
+    call = dask.delayed(func, pure=True)
+    parts = [call(b, *[o[i] for o in others], **kwargs) for i, b in enumerate(blocks)]
+    (total,) = dask.compute(_tree_sum(parts))
+    return total
+
+
+def _row_blocks(a, chunks):
+    """``a`` split into blocks of rows matching ``chunks`` (delayed or numpy)."""
+    if is_dask_collection(a):
+        import dask.array as da
+        import dask.dataframe as dd
+
+        if isinstance(a, (dd.DataFrame, dd.Series)):
+            a = a.to_dask_array(lengths=True)
+        if a.chunks[0] != chunks:
+            a = a.rechunk({0: chunks})
+        if a.ndim > 1:
+            a = a.rechunk({i: -1 for i in range(1, a.ndim)})
+        return list(a.to_delayed().ravel()) if isinstance(a, da.Array) else a
+    a = np.asarray(a)
+    ends = np.cumsum(chunks)
+    return [a[e - c:e] for c, e in zip(chunks, ends)]

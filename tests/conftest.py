@@ -1,0 +1,14 @@
+"""Shared fixtures."""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A LocalCluster of 2 single-threaded worker processes, shared by the Dask tests."""
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit="1GiB") as cluster, \
+            distributed.Client(cluster) as client:
+        yield client

@@ -1,0 +1,32 @@
+"""Dask collections in fit: exact sums over partitions equal the in-memory statistics."""
+
+import numpy as np
+import pytest
+
+from skdpx.recourse._clustering import histograms, lloyd_table
+from skdpx.utils._dask import is_dask_collection, partition_sum
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+
+def test_partition_sum_equals_the_in_memory_statistic(dask_client):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(5000, 4))
+    centers = rng.uniform(size=(3, 4))
+    dX = da.from_array(X, chunks=(700, 2))  # uneven row chunks, split columns
+    np.testing.assert_allclose(partition_sum(lloyd_table, dX, centers01=centers),
+                               lloyd_table(X, centers), rtol=1e-12, atol=1e-9)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=4)
+    np.testing.assert_array_equal(partition_sum(histograms, frame), histograms(X))
+    y = rng.normal(size=5000)
+
+    def stats(block, labels):
+        return block.T @ labels, labels.sum()
+
+    for labels in (y, da.from_array(y, chunks=1000)):  # numpy split to match, or rechunked
+        xy, total = partition_sum(stats, dX, labels)
+        np.testing.assert_allclose(xy, X.T @ y, rtol=1e-10)
+        assert total == pytest.approx(y.sum())
+    assert is_dask_collection(dX) and not is_dask_collection(X)
