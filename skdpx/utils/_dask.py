@@ -160,27 +160,45 @@ def _encode_block(block, schema, n_encoded):
 
 
 def _encoded_array(X, schema):
-    """The row-chunked float dask array of ``schema.encode`` applied per partition."""
+    """The encoded rows as a row-chunked float dask array, and their non-finite counts.
+
+    ``schema.encode`` runs on each partition in the workers. When the
+    partitions' row counts are unknown (a DataFrame), one pass returns each
+    partition's (row count, NaN count, infinite count): small numbers, no
+    value. Returns ``(Z, counts)`` with ``counts`` the (NaN, infinite) totals,
+    or None when that pass was not needed (the caller counts them).
+    """
     import dask
     import dask.array as da
     import dask.dataframe as dd
 
     n_encoded = schema.n_encoded
     if isinstance(X, dd.DataFrame):
-        # each partition's row count (public, like len(X)); no value leaves a worker
-        lengths = X.map_partitions(len).compute().tolist()
-        parts = X.to_delayed()
+        parts, lengths = X.to_delayed(), None
     else:
         X = X.rechunk({1: -1})
-        if any(np.isnan(c) for c in X.chunks[0]):
-            X = X.compute_chunk_sizes()
-        lengths = list(X.chunks[0])
+        if schema.encoder is None and not any(np.isnan(c) for c in X.chunks[0]):
+            return as_dask_array(X, dtype=np.float64), None
         parts = X.to_delayed().ravel()
+        lengths = None if any(np.isnan(c) for c in X.chunks[0]) else list(X.chunks[0])
     encode = dask.delayed(_encode_block, pure=True)
-    blocks = [da.from_delayed(encode(p, schema, n_encoded), shape=(n, n_encoded),
-                              dtype=np.float64)
-              for p, n in zip(parts, lengths)]
-    return da.concatenate(blocks, axis=0)
+    blocks = [encode(p, schema, n_encoded) for p in parts]
+    counts = None
+    if lengths is None:
+        # one pass: each partition's row count (public, as len(X)) and its
+        # non-finite counts; the encoding's own checks raise in the workers
+        facts = dask.compute(*[dask.delayed(_block_facts, pure=True)(b) for b in blocks])
+        facts = np.array(facts, dtype=np.int64).reshape(-1, 3)
+        lengths = facts[:, 0].tolist()
+        counts = facts[:, 1:].sum(axis=0)
+    arrays = [da.from_delayed(b, shape=(n, n_encoded), dtype=np.float64)
+              for b, n in zip(blocks, lengths)]
+    return da.concatenate(arrays, axis=0), counts
+
+
+def _block_facts(Z):
+    """(rows, NaN count, infinite count) of one encoded block (in a worker)."""
+    return np.array([len(Z), np.count_nonzero(np.isnan(Z)), np.count_nonzero(np.isinf(Z))])
 
 
 def _nonfinite_counts(Z, *y):
@@ -272,11 +290,7 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
                                  "to float, or pass a DataFrame with declared categories.")
             estimator.schema_ = TableSchema(meta, bounds=bounds, categories=None,
                                             n_features=estimator.n_features_in_)
-    schema = estimator.schema_
-    if schema.encoder is not None:
-        Z = _encoded_array(X, schema)
-    else:
-        Z = as_dask_array(X, dtype=np.float64)
+    Z, counts = _encoded_array(X, estimator.schema_)
     if Z.shape[0] < 1:
         raise ValueError(f"Found array with 0 sample(s) (shape={Z.shape}) while a minimum of "
                          f"1 is required by {type(estimator).__name__}.")
@@ -297,8 +311,10 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
         if is_dask_collection(y) and y.chunks[0] != Z.chunks[0]:
             y = y.rechunk({0: Z.chunks[0]})
         labels = (y,)
-    # one pass: the encoding's checks run in the workers, only counts come back
-    n_nan, n_inf, y_nan, y_inf = partition_sum(_nonfinite_counts, Z, *labels)
+    if counts is None or labels:
+        # one pass: the encoding's checks run in the workers, only counts come back
+        counts = partition_sum(_nonfinite_counts, Z, *labels)
+    n_nan, n_inf, y_nan, y_inf = np.concatenate([counts, [0, 0]])[:4]
     _raise_as_in_memory(estimator, n_nan, n_inf, "X")
     _raise_as_in_memory(estimator, y_nan, y_inf, "y")
     return Z if no_y else (Z, y)
