@@ -29,6 +29,7 @@ def data():
         "hours": rng.normal(40, 10, N).clip(1, 99),
         "gain": np.where(rng.uniform(size=N) < 0.1, rng.exponential(5000, N), 0.0),
     })
+    frame.loc[::97, "job"] = None  # missing: an all-zero one-hot block (pandas' NA on Dask)
     y = ((frame["age"] - 40) / 10 + (frame["hours"] - 40) / 10
          + (frame["job"] == "manager") + rng.normal(size=N) > 0.5).astype(int).to_numpy()
     box = make_pipeline(PublicSchemaEncoder(bounds=BOUNDS, categories=CATEGORIES),
