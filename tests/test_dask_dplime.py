@@ -98,6 +98,10 @@ def test_dask_path_gives_the_in_memory_answers_at_epsilon_inf(dask_client, data)
                da.from_array(labels, chunks=600)), numeric[:5])
     with pytest.raises(TypeError, match="in memory"):
         on_dask.explain(dd.from_pandas(queries, npartitions=1))
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-3)
+    with pytest.raises(TypeError, match="in memory"):  # refused before the DP bounds' spend
+        _lime(binary, epsilon=1.0, accountant=ledger).fit_transform(da.from_array(numeric))
+    assert len(ledger) == 0
 
 
 def test_finite_epsilon_makes_the_same_spend(dask_client, data):
