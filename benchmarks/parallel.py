@@ -5,7 +5,10 @@ a. DPLimeExplainer ("basic"): m explanation rows x d features, one explain()
    against n_jobs=2 on loky (the pool started before the timings);
 b. DPRandomSearchCV over DPLocallyLinearClassifier: a whole fit (the same
    seeded search every time), n_jobs=1 against n_jobs=2; and once, first, in
-   fresh workers, whose calibration caches are cold.
+   fresh workers, whose calibration caches are cold;
+c. the ceiling: 4 tasks of pure CPU work (matrix products, nothing sent), the
+   best ratio two workers can reach on the machine at that moment (0.5 on two
+   idle cores; on a shared machine, whatever the other processes leave).
 
 The settings alternate within each repetition (same machine state); the
 median of the repetitions is reported, and the ratios to n_jobs=1. Each
@@ -57,6 +60,21 @@ def _search(X, y, n_jobs, seed):
     return time.perf_counter() - t
 
 
+def _busy(seed):
+    """Pure CPU work (no data sent): what two workers can gain on this machine now."""
+    a = np.random.default_rng(seed).random((300, 300))
+    for _ in range(60):
+        a = a @ a
+        a /= np.abs(a).max()
+    return float(a.sum())
+
+
+def _ceiling(n_jobs):
+    t = time.perf_counter()
+    joblib.Parallel(n_jobs=n_jobs)(joblib.delayed(_busy)(i) for i in range(4))
+    return time.perf_counter() - t
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
@@ -82,7 +100,8 @@ def main():
     cold = _search(Xs, ys, 2, seed=0)
     print(f"search n_jobs=2, cold workers: {cold:.3f} s", flush=True)
     settings = ("1", "1 (1 BLAS thread)", "2", "2 (1 BLAS thread)")
-    times = {name: {s: [] for s in settings} for name in ("dplime_basic", "search")}
+    names = ("ceiling", "dplime_basic", "search")
+    times = {name: {s: [] for s in settings} for name in names}
     for rep in range(args.reps):
         for setting in settings:
             n_jobs = int(setting[0])
@@ -90,6 +109,7 @@ def main():
                 Q = rng.uniform(size=(args.queries, args.d))
                 times["dplime_basic"][setting].append(_dplime(X, model, Q, n_jobs))
                 times["search"][setting].append(_search(Xs, ys, n_jobs, seed=0))
+                times["ceiling"][setting].append(_ceiling(n_jobs))
         print(f"rep {rep}: " + "; ".join(f"{k} n_jobs={s}: {v[s][-1]:.3f} s"
                                          for k, v in times.items() for s in settings), flush=True)
     out = {"settings": vars(args), "cpu_count": os.cpu_count(),

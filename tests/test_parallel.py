@@ -101,7 +101,7 @@ def test_a_failing_piece_refunds_nothing(rows, monkeypatch):
 
 def test_adaptive_local_loss_over_parallel_row_blocks(rows, monkeypatch):
     X, y, Q = rows
-    monkeypatch.setattr(_dplime, "_MIN_BLOCK_ROWS", 500)  # 3 blocks of 500 rows
+    monkeypatch.setattr(_dplime, "_MIN_BLOCK_WORK", 500 * 3**2)  # blocks of 750 rows
     out = {}
     for n_jobs in (1, JOBS):
         for eps in (0.5, np.inf):

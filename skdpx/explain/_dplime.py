@@ -55,9 +55,11 @@ _CANDIDATE_SIZES = (3, 10, 30)
 #: build on
 _MIN_HISTORY = max(_CANDIDATE_SIZES)
 #: "adaptive" and "enhanced" compute a query's local loss over parallel blocks
-#: of rows (``n_jobs``) only with at least this many rows per block: below it,
-#: sending the query to the workers costs more than the sum saves
-_MIN_BLOCK_ROWS = 50_000
+#: of rows (``n_jobs``) only with at least this much work per block (rows x d^2,
+#: the cost of its H): one query's round trip to the workers costs about
+#: 10-25 ms, about what a block of 5e7 costs (a 2-core machine, loky), so from
+#: 2e8 (m = 500,000 at d = 20, 80,000 at d = 50) two blocks save more than that
+_MIN_BLOCK_WORK = 1e8
 #: the fitted attributes a released explainer keeps (:meth:`DPLimeExplainer.release`):
 #: DP outputs (the history), their record (the ledger), the public calibration
 #: and the public schema. Anything else, the private rows and their labels
@@ -321,14 +323,18 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
           before it (its reuse, warm start, and spend), so queries are
           answered one after the other as with 1 worker, and only the
           local loss of each query, which draws no noise, is computed in
-          parallel, over blocks of rows (its noise is drawn here).
+          parallel, over blocks of rows (its noise is drawn here), when the
+          rows are many enough to pay for a round trip to the workers per
+          query (m d^2 >= 2e8: m >= 500,000 at d = 20).
 
         The spend of every piece is committed to the ledger in this process
         before the piece is sent, as one event per call exactly as with 1
         worker; the workers never spend, and a failing worker refunds
         nothing. The private rows are sent to the workers (loky memory-maps
-        them in joblib's temporary folder for the call; Dask scatters them
-        to its workers).
+        large arrays in joblib's temporary folder, removed after the call;
+        Dask sends them to its workers). Rows kept as anything but one
+        numpy array (e.g. a Dask collection given to ``fit``) are never
+        sent: the queries are then answered as with 1 worker.
     random_state : None, int, RandomState or Generator, default=None
         None: the noise of every :meth:`explain` call comes from a fresh
         cryptographically secure source (nothing is kept between calls).
@@ -1163,8 +1169,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         block of rows (no noise), and they are added here. One joblib pool
         (and one transfer of the rows) serves the whole call.
         """
-        m = len(self._X)
-        n_blocks = self._n_workers(m // _MIN_BLOCK_ROWS)
+        m, d = self._X.shape
+        n_blocks = min(self._n_workers(int(m * d * d // _MIN_BLOCK_WORK)), m)
         if n_blocks == 1:
             yield self._forms
             return
