@@ -1169,8 +1169,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         block of rows (no noise), and they are added here. One joblib pool
         (and one transfer of the rows) serves the whole call.
         """
-        m, d = self._X.shape
-        n_blocks = min(self._n_workers(int(m * d * d // _MIN_BLOCK_WORK)), m)
+        n_blocks = 1
+        if isinstance(self._X, np.ndarray):
+            m, d = self._X.shape
+            n_blocks = min(self._n_workers(int(m * d * d // _MIN_BLOCK_WORK)), m)
         if n_blocks == 1:
             yield self._forms
             return
