@@ -172,3 +172,30 @@ def test_dask_backend_same_spend(rows, dask_client):
     assert np.linalg.norm(b[0] - b[2]) > 1e-3
     one, one_ledger = _search(1, 5)
     assert two.best_score_ == one.best_score_ and _record(two_ledger) == _record(one_ledger)
+
+
+def test_shares_and_stream_keys_of_the_privacy_core():
+    import pickle
+
+    from skdpx.privacy import gaussian_event, noise_source
+    from skdpx.privacy._budget import Commitment
+
+    step = gaussian_event(2.0)
+    commitment = Commitment(gaussian_event(2.0, steps=5), "batch")
+    a, b = commitment.share(step, 3), commitment.share(step, 2)
+    with pytest.raises(RuntimeError, match="not in the spend"):
+        commitment.share(step)  # all 5 handed out
+    paid = pickle.loads(pickle.dumps(a)).open()  # what a worker gets
+    paid.draw(step, 3)
+    with pytest.raises(RuntimeError, match="not in the spend"):
+        paid.draw(step)
+    b.open().draw(step, 2)
+    # a secure source's keys carry no secret: each opening keys itself from the OS
+    key = pickle.loads(pickle.dumps(noise_source().stream_keys(1)[0]))
+    assert key.secure and b"SeedSequence" not in pickle.dumps(key)
+    assert not np.array_equal(key.open().standard_normal(4), key.open().standard_normal(4))
+    # a seeded source's keys are its spawned streams: reproducible, distinct
+    draws = [[k.open().standard_normal(4) for k in noise_source(9, stream=(0,)).stream_keys(2)]
+             for _ in range(2)]
+    np.testing.assert_array_equal(draws[0][1], draws[1][1])
+    assert not np.allclose(draws[0][0], draws[0][1])
