@@ -17,8 +17,8 @@ from ._random import _outside_stacklevel
 from ._validation import DELTA_CONSTRAINT, EPSILON_CONSTRAINT
 
 __all__ = [
-    "BUDGET_PARAMETER_CONSTRAINTS", "Commitment", "CommitmentShare", "EstimatorLedger", "SpendReportMixin",
-    "UncappedBudgetWarning", "resolve_ledger",
+    "BUDGET_PARAMETER_CONSTRAINTS", "Commitment", "CommitmentShare", "EstimatorLedger",
+    "SpendReportMixin", "UncappedBudgetWarning", "resolve_ledger",
 ]
 
 #: The parameter constraints every skdpx estimator shares (scikit-learn's
