@@ -37,8 +37,8 @@ def _explainer(X, y, n_jobs, *, epsilon_per_query=0.5, random_state=None, **kw):
     exact = np.isinf(epsilon_per_query)
     ledger = PrivacyLedger() if exact else PrivacyLedger(epsilon=50.0, delta=1e-5)
     exp = DPLimeExplainer(None, epsilon=np.inf if exact else 20.0, delta=1e-6,
-                          epsilon_per_query=epsilon_per_query, max_iter=20, bounds=(0, 1), accountant=ledger, n_jobs=n_jobs,
-                          random_state=random_state, **kw)
+                          epsilon_per_query=epsilon_per_query, max_iter=20, bounds=(0, 1),
+                          accountant=ledger, n_jobs=n_jobs, random_state=random_state, **kw)
     return exp.fit(X, y), ledger
 
 
