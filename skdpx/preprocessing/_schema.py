@@ -9,6 +9,7 @@ therefore takes both as parameters -- ``bounds`` for numeric columns and
 column names and dtypes of ``X``, never a value.
 """
 
+import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,8 +26,16 @@ def _is_frame(X):
 
 
 def _missing(values):
-    """Missing mask of a 1-d array of any dtype: None or NaN."""
+    """Missing mask of a 1-d array of any dtype: None or NaN (or pandas' NA / NaT).
+
+    A pandas string column (e.g. a Dask DataFrame's, or dtype "string")
+    holds ``pd.NA``, whose comparisons are not booleans: pandas' ``isna``
+    is used whenever pandas is loaded.
+    """
     values = np.asarray(values, dtype=object)
+    pandas = sys.modules.get("pandas")
+    if pandas is not None:
+        return np.asarray(pandas.isna(values), dtype=bool)
     return np.equal(values, None) | np.not_equal(values, values)
 
 
@@ -340,6 +349,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         for column in self.categorical_features_:
             col = np.asarray(values[column], dtype=object)
             missing = _missing(col)
+            col = np.where(missing, None, col)  # (pandas' NA compares to no boolean)
             known = np.isin(col, np.asarray(self._levels[column], dtype=object))
             bad = ~missing & ~known
             if bad.any():

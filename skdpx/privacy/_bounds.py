@@ -70,8 +70,9 @@ def histogram_bounds(X, *, noise_multiplier, relation, noise, commitment):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The private rows.
+    X : ndarray or row-chunked dask array of shape (n_samples, n_features)
+        The private rows. A dask array's counts are summed over its row
+        blocks in the workers; the noise is added once, in the client.
     noise_multiplier : float >= 0
         Of the one Gaussian release (0: the exact histograms, the
         non-private baseline).
@@ -114,16 +115,30 @@ def octave_histograms(X, *, noise_multiplier, relation, noise, commitment):
     :func:`bounds_bins`. L2 sensitivity ``sqrt(d)`` (add-or-remove) or
     ``sqrt(2 d)`` (replace-one).
     """
+    from ..utils._dask import partition_sum  # (skdpx.utils imports the privacy core)
+
+    d = X.shape[1]
+    # exact counts: one call in memory, or summed over a dask array's row blocks
+    # in the workers; the noise is drawn here, in the client, after the sum
+    counts = partition_sum(octave_counts, X)
+    return gaussian_release(counts, noise_multiplier=noise_multiplier,
+                            sensitivity=_sensitivity(d, relation), noise=noise,
+                            commitment=commitment)
+
+
+def octave_counts(X):
+    """The exact (d, n_bins) counts of :func:`octave_histograms` (no noise).
+
+    A sum over rows: the counts of any split of the rows add up to those of
+    all rows (:func:`~skdpx.utils._dask.partition_sum`).
+    """
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     edges = bounds_bins()
     n_bins = len(edges) - 1
     bins = np.clip(np.searchsorted(edges, X, side="right") - 1, 0, n_bins - 1)
     flat = (bins + n_bins * np.arange(d)).ravel()
-    counts = np.bincount(flat, minlength=d * n_bins).reshape(d, n_bins).astype(float)
-    return gaussian_release(counts, noise_multiplier=noise_multiplier,
-                            sensitivity=_sensitivity(d, relation), noise=noise,
-                            commitment=commitment)
+    return np.bincount(flat, minlength=d * n_bins).reshape(d, n_bins).astype(float)
 
 
 class FitBounds:
@@ -193,11 +208,19 @@ class FitBounds:
                 "(Gaussian)")
 
     def release(self, X, *, noise, commitment):
-        """(lower, upper): the declared bounds, or the DP estimate from the private X."""
+        """(lower, upper): the declared bounds, or the DP estimate from the private X.
+
+        ``X``: an ndarray, or a row-chunked dask array (the histogram counts
+        summed in the workers, the noise added in the client).
+        """
         if self.declared:
             return self.lower.copy(), self.upper.copy()
         est = self.estimated
-        lower, upper = histogram_bounds(np.asarray(X)[:, est],
+        from ..utils._dask import is_dask_collection
+
+        # a dask array stays in the workers (its columns selected lazily)
+        X = X if is_dask_collection(X) else np.asarray(X)
+        lower, upper = histogram_bounds(X[:, est],
                                         noise_multiplier=self.noise_multiplier,
                                         relation=self.relation, noise=noise,
                                         commitment=commitment)

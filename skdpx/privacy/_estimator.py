@@ -25,6 +25,25 @@ from ._random import noise_source
 __all__ = ["DPEstimator", "SpendPlan"]
 
 
+def _n_samples(X, data):
+    """The number of rows of a validated ``X`` (a public count, as ``len(X)``).
+
+    For a dask collection, the row count of the validated dask array
+    (``data.X``, chunk sizes known), else of ``X`` with its chunk sizes
+    computed (a count per partition; no value reaches the client).
+    """
+    from ..utils._dask import as_dask_array, is_dask_collection
+
+    if is_dask_collection(X):
+        Z = getattr(data, "X", None)
+        if is_dask_collection(Z) and not np.isnan(Z.shape[0]):
+            return int(Z.shape[0])
+        return int(as_dask_array(X, dtype=None).shape[0])
+    # validated: a sequence, an array, a DataFrame, or an array-like
+    return (X.shape[0] if hasattr(X, "shape") and len(X.shape) == 2
+            else len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0])
+
+
 class SpendPlan(SimpleNamespace):
     """What a private fit will release: ``event`` (a DpEvent), ``label``, and
     whatever calibration the fit needs (noise multipliers, engines...)."""
@@ -109,9 +128,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         self
         """
         data = self._validate_fit(X, y)
-        # validated above: a sequence, an array, a DataFrame, or an array-like
-        n_samples = (X.shape[0] if hasattr(X, "shape") and len(X.shape) == 2
-                     else len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0])
+        n_samples = _n_samples(X, data)
         if n_samples < self._min_samples:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_samples} samples to release "

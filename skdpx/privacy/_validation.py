@@ -217,7 +217,16 @@ class BoundsScaler:
         return b - a
 
     def transform(self, X):
-        """Clip X to the bounds and scale it into the feature range (a new array)."""
+        """Clip X to the bounds and scale it into the feature range (a new array).
+
+        A dask array (chunked by rows, its columns in one chunk) is scaled
+        block by block in the workers: a lazy dask array.
+        """
+        # (imported here: skdpx.utils imports this module)
+        from ..utils._dask import is_dask_collection
+
+        if is_dask_collection(X):
+            return X.rechunk({1: -1}).map_blocks(self.transform, dtype=np.float64)
         return scale_to_bounds(X, self.lower, self.upper, self.feature_range)
 
     def inverse_transform(self, U):

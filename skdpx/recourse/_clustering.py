@@ -33,6 +33,7 @@ no capital gain), and they never recover under noise.
 import numpy as np
 
 from ..privacy import RELATIONS, gaussian_release
+from ..utils._dask import partition_sum
 
 __all__ = [
     "dp_lloyd", "init_sensitivity", "lloyd_step", "lloyd_table", "marginal_histograms",
@@ -89,7 +90,9 @@ def marginal_histograms(X01, noise_multiplier, *, relation, noise, commitment):
     release draws ``gaussian_event(noise_multiplier)`` from ``commitment``.
     """
     d = X01.shape[1]
-    return gaussian_release(histograms(X01), noise_multiplier=noise_multiplier,
+    # exact counts (summed over a dask array's row blocks in the workers);
+    # the noise is drawn in the client, after the sum
+    return gaussian_release(partition_sum(histograms, X01), noise_multiplier=noise_multiplier,
                             sensitivity=init_sensitivity(d, relation), noise=noise,
                             commitment=commitment)
 
@@ -118,7 +121,8 @@ def lloyd_step(X01, centers01, noise_multiplier, *, relation, noise, commitment)
     draws ``gaussian_event(noise_multiplier)`` from ``commitment``.
     """
     d = X01.shape[1]
-    return gaussian_release(lloyd_table(X01, centers01), noise_multiplier=noise_multiplier,
+    table = partition_sum(lloyd_table, X01, centers01=centers01)  # one pass over the rows
+    return gaussian_release(table, noise_multiplier=noise_multiplier,
                             sensitivity=table_sensitivity(d, relation), noise=noise,
                             commitment=commitment)
 

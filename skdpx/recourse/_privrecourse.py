@@ -26,6 +26,7 @@ from ..privacy import (
     compose_events,
     gaussian_event,
 )
+from ..utils._dask import is_dask_collection
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
 from . import _model
@@ -132,7 +133,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     Parameters
     ----------
     estimator : fitted classifier with ``predict`` and ``classes_``, or None
-        The black box. None: a DP logistic regression is trained in fit.
+        The black box. None: a DP logistic regression is trained in fit
+        (with DP-SGD, in memory: a dask ``X`` needs a black box here).
     n_clusters : int or "auto", default="auto"
         Clusters of the DP k-means (graph nodes before the count filter).
         "auto": as many as the rows would fill, if spread evenly, to the
@@ -395,9 +397,28 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         interrupted. A validation error (e.g. NaN in ``X``, an unknown
         feature, one class) spends nothing.
 
+        **Dask.** ``X`` may be a dask array or a dask DataFrame (the
+        ``dask`` extra) whose rows stay in the Dask workers: the same
+        validation, schema and spend as in memory, each release's exact
+        statistic summed over the partitions in the workers (the DP bounds'
+        histograms, the initial histograms, then one pass per Lloyd
+        iteration for the per-cluster sums and counts), the rows encoded
+        and scaled to the unit cube block by block there, and the noise
+        added once, in the client, by the privacy core. The client receives
+        only counts and sums, never a row. The non-finite check is one more
+        pass, made before anything is spent. Persist ``X`` first
+        (``X.persist()``) if it is costly to compute: each pass reads it
+        again. A black box must then be given as ``estimator``: the DP-SGD
+        training of the default model samples and clips single rows, which
+        is not supported over Dask (fit raises a ``ValueError`` before
+        anything is spent). At ``epsilon=np.inf`` the result is the
+        in-memory one up to floating-point summation order. Queries
+        (:meth:`explain`, :meth:`transform`, :meth:`alternatives`) are
+        answered in memory.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like, dask array or dask DataFrame of shape (n_samples, n_features)
             The private training rows.
         y : array-like of shape (n_samples,), optional
             Needed when ``estimator`` is None (the DP model's labels);
@@ -413,6 +434,13 @@ class PrivRecourse(TransformerMixin, DPEstimator):
 
     def _validate_fit(self, X, y):
         """Everything checked before the spend is committed (validation only)."""
+        if is_dask_collection(X) and self.estimator is None:
+            raise ValueError(
+                "PrivRecourse with a dask X needs a fitted black box as estimator=...: "
+                "with estimator=None it would train its DP logistic regression with DP-SGD, "
+                "whose Poisson-sampled, per-row clipped steps are not supported over Dask. "
+                "Nothing was spent."
+            )
         X, y = validate_classes(self, X, y, needs="recourse needs")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
@@ -555,6 +583,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """Encoded queries, clipped to the public bounds, their unit-cube image, and
         whether the black box already gives each the favourable class."""
         check_is_fitted(self)
+        if is_dask_collection(X):
+            raise TypeError("PrivRecourse answers queries in memory: pass them as a numpy "
+                            "array or pandas DataFrame (e.g. X.compute() for a few rows).")
         X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)

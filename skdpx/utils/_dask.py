@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["as_dask_array", "is_dask_collection", "n_rows", "partition_sum"]
+__all__ = ["as_dask_array", "is_dask_collection", "n_rows", "partition_sum", "validate_dask_table"]
 
 
 def is_dask_collection(X):
@@ -127,3 +127,194 @@ def _row_blocks(a, chunks):
     a = np.asarray(a)
     ends = np.cumsum(chunks)
     return [a[e - c:e] for c, e in zip(chunks, ends)]
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _meta(X):
+    """An empty in-memory stand-in of ``X``: its columns and dtypes, no value.
+
+    A dask DataFrame's ``_meta`` (an empty pandas DataFrame); for a dask
+    array, an empty numpy array of its dtype and number of columns.
+    """
+    import dask.dataframe as dd
+
+    if isinstance(X, dd.Series):
+        X = X.to_frame()
+    if isinstance(X, dd.DataFrame):
+        return X._meta
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array, got a {X.ndim}-D dask array instead: "
+                         "reshape your data (a single feature: X[:, None]).")
+    return np.empty((0, X.shape[1]), dtype=X.dtype)
+
+
+def _encode_block(block, schema, n_encoded):
+    """One partition's rows encoded by the public schema (in a worker)."""
+    if len(block) == 0:
+        return np.empty((0, n_encoded))
+    Z = schema.encode(block)
+    Z = Z.toarray() if hasattr(Z, "toarray") else Z
+    return np.asarray(Z, dtype=np.float64)
+
+
+def _encoded_array(X, schema):
+    """The encoded rows as a row-chunked float dask array, and their non-finite counts.
+
+    ``schema.encode`` runs on each partition in the workers. When the
+    partitions' row counts are unknown (a DataFrame), one pass returns each
+    partition's (row count, NaN count, infinite count): small numbers, no
+    value. Returns ``(Z, counts)`` with ``counts`` the (NaN, infinite) totals,
+    or None when that pass was not needed (the caller counts them).
+    """
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+
+    n_encoded = schema.n_encoded
+    if isinstance(X, dd.DataFrame):
+        parts, lengths = X.to_delayed(), None
+    else:
+        X = X.rechunk({1: -1})
+        if schema.encoder is None and not any(np.isnan(c) for c in X.chunks[0]):
+            return as_dask_array(X, dtype=np.float64), None
+        parts = X.to_delayed().ravel()
+        lengths = None if any(np.isnan(c) for c in X.chunks[0]) else list(X.chunks[0])
+    encode = dask.delayed(_encode_block, pure=True)
+    blocks = [encode(p, schema, n_encoded) for p in parts]
+    counts = None
+    if lengths is None:
+        # one pass: each partition's row count (public, as len(X)) and its
+        # non-finite counts; the encoding's own checks raise in the workers
+        facts = dask.compute(*[dask.delayed(_block_facts, pure=True)(b) for b in blocks])
+        facts = np.array(facts, dtype=np.int64).reshape(-1, 3)
+        lengths = facts[:, 0].tolist()
+        counts = facts[:, 1:].sum(axis=0)
+    arrays = [da.from_delayed(b, shape=(n, n_encoded), dtype=np.float64)
+              for b, n in zip(blocks, lengths)]
+    return da.concatenate(arrays, axis=0), counts
+
+
+def _block_facts(Z):
+    """(rows, NaN count, infinite count) of one encoded block (in a worker)."""
+    return np.array([len(Z), np.count_nonzero(np.isnan(Z)), np.count_nonzero(np.isinf(Z))])
+
+
+def _nonfinite_counts(Z, *y):
+    """(NaN count, infinite count) of a block's rows (and its labels, when float)."""
+    counts = np.array([np.count_nonzero(np.isnan(Z)), np.count_nonzero(np.isinf(Z)), 0, 0])
+    if y and np.asarray(y[0]).dtype.kind == "f":
+        y0 = np.asarray(y[0])
+        counts[2:] = np.count_nonzero(np.isnan(y0)), np.count_nonzero(np.isinf(y0))
+    return counts
+
+
+def _raise_as_in_memory(estimator, n_nan, n_inf, input_name):
+    """Raise the ValueError scikit-learn raises in memory for such values.
+
+    The message is scikit-learn's own, got by checking one public stand-in
+    value (NaN, else infinity): no private value is shown.
+    """
+    from sklearn.utils.validation import check_array
+
+    if n_nan or n_inf:
+        check_array(np.array([[np.nan if n_nan else np.inf]]), estimator=estimator,
+                    input_name=input_name, ensure_2d=False)
+
+
+def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=None):
+    """:func:`~skdpx.utils._tables.validate_table` for a dask array or DataFrame.
+
+    The same checks and the same public schema as in memory, made without
+    gathering a row in the client:
+
+    * the schema (``schema_``, ``n_features_in_``, ``feature_names_in_``)
+      is read from the collection's columns and dtypes only (an empty
+      stand-in: a dask DataFrame's ``_meta``), exactly as in memory;
+    * the encoding (declared categories one-hot, numeric columns as float)
+      is applied to each partition in the workers;
+    * one map-reduce pass counts the non-finite values of the encoded rows
+      (and of a float ``y``) and runs the encoding's own checks in the
+      workers (undeclared categories, a missing numeric value): the same
+      ``ValueError`` as in memory is raised in the client, before anything
+      is spent. Only counts reach the client.
+
+    Parameters
+    ----------
+    estimator : estimator
+    X : dask array of shape (n_samples, n_features) or dask DataFrame
+    y : dask array or Series, array-like, or "no_validation"
+        Rechunked to ``X``'s rows (a numpy ``y`` is split to match); its
+        length is checked, and its non-finite values counted when float.
+    reset : bool
+        Set the schema (fit), or check ``X`` against it.
+    categories : dict or None
+        The estimator's declared categories (as in memory).
+
+    Returns
+    -------
+    Z : dask array of shape (n_samples, n_encoded), dtype float64
+        Chunked by rows only, with known chunk sizes (the number of rows
+        ``Z.shape[0]`` is a count, public as ``len(X)`` is in memory).
+    y : dask array of shape (n_samples,) or ndarray, only when given
+    """
+    import dask.dataframe as dd
+    from sklearn.utils.validation import validate_data
+
+    from ..preprocessing._schema import _is_frame
+    from ._tables import TableSchema, _all_numeric
+
+    no_y = isinstance(y, str) and y == "no_validation"
+    if not no_y and y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
+                         "y is None.")
+    if isinstance(X, dd.Series):
+        X = X.to_frame()
+    meta = _meta(X)
+    if meta.shape[1] < 1:
+        raise ValueError(f"0 feature(s) (shape={meta.shape}) while a minimum of 1 is required "
+                         f"by {type(estimator).__name__}.")
+    # names and the number of features, checked or set as in memory (no value read)
+    validate_data(estimator, meta, reset=reset, skip_check_array=True)
+    if reset:
+        bounds = getattr(estimator, "bounds", None)
+        mixed = (bool(categories) or isinstance(bounds, dict)
+                 or (_is_frame(meta) and not _all_numeric(meta)))
+        if mixed:
+            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=categories,
+                                            n_features=estimator.n_features_in_)
+        else:
+            if not _is_frame(meta) and meta.dtype.kind not in "biuf":
+                raise ValueError(f"dtype {meta.dtype} is not numeric: convert the dask array "
+                                 "to float, or pass a DataFrame with declared categories.")
+            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=None,
+                                            n_features=estimator.n_features_in_)
+    Z, counts = _encoded_array(X, estimator.schema_)
+    if Z.shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={Z.shape}) while a minimum of "
+                         f"1 is required by {type(estimator).__name__}.")
+    labels = ()
+    if not no_y:
+        if isinstance(y, (dd.Series, dd.DataFrame)) or is_dask_collection(y):
+            y = as_dask_array(y, dtype=None)
+            if y.shape[1] != 1:
+                raise ValueError(f"y must be 1-d; got {y.shape[1]} columns.")
+            y = y[:, 0]
+            n_y = int(y.shape[0])
+        else:
+            y = np.asarray(y)
+            n_y = len(y)
+        if n_y != Z.shape[0]:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                             f"[{Z.shape[0]}, {n_y}]")
+        if is_dask_collection(y) and y.chunks[0] != Z.chunks[0]:
+            y = y.rechunk({0: Z.chunks[0]})
+        labels = (y,)
+    if counts is None or labels:
+        # one pass: the encoding's checks run in the workers, only counts come back
+        counts = partition_sum(_nonfinite_counts, Z, *labels)
+    n_nan, n_inf, y_nan, y_inf = np.concatenate([counts, [0, 0]])[:4]
+    _raise_as_in_memory(estimator, n_nan, n_inf, "X")
+    _raise_as_in_memory(estimator, y_nan, y_inf, "y")
+    return Z if no_y else (Z, y)

@@ -16,6 +16,7 @@ from scipy import sparse
 from sklearn.utils.validation import validate_data
 
 from ..preprocessing._schema import PublicSchemaEncoder, _is_frame
+from ._dask import is_dask_collection, validate_dask_table
 
 __all__ = ["TableSchema", "validate_table"]
 
@@ -193,12 +194,20 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
     parameters), with scikit-learn's ``n_features_in_`` and
     ``feature_names_in_``. Otherwise ``X`` is checked against them.
 
+    A dask array or DataFrame is validated by
+    :func:`~skdpx.utils._dask.validate_dask_table`: the same checks and
+    schema, the encoding applied per partition in the workers, and a dask
+    array returned.
+
     Returns
     -------
     Z : ndarray of shape (n_samples, n_encoded), dtype float64
+        (a row-chunked dask array for a dask ``X``)
     y : validated ``y``, only when given (``None`` is refused as
         scikit-learn's ``validate_data`` refuses it)
     """
+    if is_dask_collection(X):  # the same checks and schema, as map-reduce passes
+        return validate_dask_table(estimator, X, y, reset=reset, categories=categories)
     no_y = isinstance(y, str) and y == "no_validation"
     if not reset:
         schema = estimator.schema_
