@@ -1,15 +1,18 @@
 """DP local linear explanations of a black box (Patel, Shokri & Zick 2020)."""
 
+from contextlib import contextmanager
 from copy import deepcopy
 from functools import partial
 from numbers import Integral, Real
 from types import SimpleNamespace
 import warnings
 
+from joblib import effective_n_jobs
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.metrics import pairwise_distances_argmin
 from .._sklearn_compat import HasMethods, Interval, StrOptions
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from .._explanation import FeatureAttribution
@@ -53,6 +56,12 @@ _CANDIDATE_SIZES = (3, 10, 30)
 #: ones run ``max_iter`` steps from 0 and are the roots later warm starts
 #: build on
 _MIN_HISTORY = max(_CANDIDATE_SIZES)
+#: "adaptive" and "enhanced" compute a query's local loss over parallel blocks
+#: of rows (``n_jobs``) only with at least this much work per block (rows x d^2,
+#: the cost of its H): one query's round trip to the workers costs about
+#: 10-25 ms, about what a block of 5e7 costs (a 2-core machine, loky), so from
+#: 2e8 (m = 500,000 at d = 20, 80,000 at d = 50) two blocks save more than that
+_MIN_BLOCK_WORK = 1e8
 #: the fitted attributes a released explainer keeps (:meth:`DPLimeExplainer.release`):
 #: DP outputs (the history), their record (the ledger), the public calibration
 #: and the public schema. Anything else, the private rows and their labels
@@ -62,6 +71,43 @@ _RELEASED_ATTRIBUTES = (
     "warm_start_epsilon_", "n_iter_", "n_features_in_", "feature_names_in_",
     "output_", "output_bounds_", "classes_", "schema_",
 )
+
+
+def _piece_forms(Z, columns, offsets, X, labels, weight, m):
+    """The local-loss forms (H, g) of queries ``Z`` over the rows ``X``, as parts of m rows.
+
+    ``X`` may be a block of the m private rows: its forms are weighted by
+    ``len(X) / m``, so the sum over the blocks is the forms over all rows.
+    Reads private rows and draws no noise.
+    """
+    d = Z.shape[1]
+    H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
+    for col in np.unique(columns):
+        rows = np.flatnonzero(columns == col)
+        H[rows], g[rows], _ = local_loss_terms(Z[rows], X, labels[:, col], weight=weight,
+                                               check_input=False, offset=offsets[rows])
+    if len(X) != m:
+        H *= len(X) / m
+        g *= len(X) / m
+    return H, g
+
+
+def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_multiplier,
+                 sensitivity, radius, n_iter):
+    """One parallel piece of a "basic" batch: Algorithm 1 for its queries, in a worker.
+
+    The spend of the whole batch was committed by the explainer's process
+    before this piece was sent: ``share`` (a :class:`~skdpx.privacy.Commitment`
+    part) pays for exactly this piece's ``n_iter * len(Z)`` noisy gradients,
+    and no ledger is touched here. ``key`` opens the piece's own noise
+    source (fresh OS entropy in this worker, or the piece's spawned stream
+    of a seed); the noise is drawn by the privacy core
+    (:func:`~skdpx.privacy.noisy_gradient`, through :func:`dpgd_explain`).
+    """
+    H, g = _piece_forms(Z, columns, offsets, X, labels, weight, len(X))
+    return dpgd_explain(H, g, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
+                        radius=radius, n_iter=n_iter, smoothness=_C / radius,
+                        noise=key.open(), commitment=share.open())
 
 
 def _distances(Z, columns, past, past_columns):
@@ -355,6 +401,37 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     accountant : PrivacyLedger, diffprivlib BudgetAccountant or None
         Where every spend is recorded as well; its neighbouring relation is
         the one the sensitivity is calibrated under.
+    n_jobs : int or None, default=None
+        The workers that answer queries (joblib, as scikit-learn's
+        ``n_jobs``): None means 1 unless in a ``joblib.parallel_config``
+        context, -1 all processors; the backend is joblib's (loky by
+        default; ``parallel_config(backend="dask")`` runs on a Dask
+        ``distributed`` cluster). What runs in parallel, whatever the
+        backend (1 worker: exactly the sequential computation):
+
+        * "basic": the new interactive queries of a call are split into
+          as many pieces as there are workers (contiguous, in order); each
+          piece is a whole private release (its queries' local loss and
+          noisy gradient descent) computed in a worker with its own noise
+          stream: from the worker's own OS entropy, or, with a seeded
+          ``random_state``, a stream spawned from the call's seed per piece
+          (then the answers depend on the number of pieces too);
+        * "adaptive" and "enhanced": each answer depends on the answers
+          before it (its reuse, warm start, and spend), so queries are
+          answered one after the other as with 1 worker, and only the
+          local loss of each query, which draws no noise, is computed in
+          parallel, over blocks of rows (its noise is drawn here), when the
+          rows are many enough to pay for a round trip to the workers per
+          query (m d^2 >= 2e8: m >= 500,000 at d = 20).
+
+        The spend of every piece is committed to the ledger in this process
+        before the piece is sent, as one event per call exactly as with 1
+        worker; the workers never spend, and a failing worker refunds
+        nothing. The private rows are sent to the workers (loky memory-maps
+        large arrays in joblib's temporary folder, removed after the call;
+        Dask sends them to its workers). Rows kept as anything but one
+        numpy array (e.g. a Dask collection given to ``fit``) are never
+        sent: the queries are then answered as with 1 worker.
     random_state : None, int, RandomState or Generator, default=None
         None: the noise of every :meth:`explain` call comes from a fresh
         cryptographically secure source (nothing is kept between calls).
@@ -455,6 +532,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "output_bounds": ["array-like", None],
         "categories": [dict, None],
         "target_class": "no_validation",  # any label of the black box's classes_
+        "n_jobs": [Integral, None],
     }
 
     def __init__(
@@ -476,6 +554,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         target_class=None,
         categories=None,
         accountant=None,
+        n_jobs=None,
         random_state=None,
     ):
         self.estimator = estimator
@@ -494,6 +573,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.target_class = target_class
         self.categories = categories
         self.accountant = accountant
+        self.n_jobs = n_jobs
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
@@ -969,7 +1049,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             if self.strategy == "basic":
                 self._answer_basic(Z, columns, offsets, phi, phase, cost, todo, noise)
             else:
-                self._answer_adaptive(Z, columns, offsets, phi, phase, cost, todo, noise)
+                # each answer depends on the ones before: only its local loss runs in
+                # parallel (row blocks, no noise), with n_jobs
+                with self._forms_in_blocks() as forms:
+                    self._answer_adaptive(Z, columns, offsets, phi, phase, cost, todo, noise,
+                                          forms)
 
         # 3. the rest: non-interactive (free), or refused
         rest = np.flatnonzero(todo)
@@ -1038,7 +1122,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 affordable = 0
         if affordable:
             paid = new[np.sort(first[arrival[:affordable]])]
-            phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment, offsets[paid])
+            n_pieces = self._n_workers(len(paid))
+            if n_pieces == 1:
+                phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment, offsets[paid])
+            else:
+                phi[paid] = self._dpgd_pieces(Z[paid], columns[paid], noise, commitment,
+                                              offsets[paid], n_pieces)
             phase[paid], cost[paid], todo[paid] = "interactive", self.epsilon_per_query, False
             self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter,
                          columns[paid])
@@ -1050,7 +1139,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
         self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0, columns[new[repeat]])
 
-    def _answer_adaptive(self, Z, columns, offsets, phi, phase, cost, todo, noise):
+    def _answer_adaptive(self, Z, columns, offsets, phi, phase, cost, todo, noise, forms=None):
         """Algorithms 2-3 (and the enhanced variant), one query at a time, in order.
 
         Each new query: reuse an interactive answer within ``reuse_distance``
@@ -1069,10 +1158,15 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         A commit refused because another user of a shared ledger took the
         room since the check sends the following queries non-interactive
         (an answer whose remaining steps are refused is its first step).
+
+        ``forms(Z, columns, offsets)`` computes a query's local loss, after
+        its spend is committed (default :meth:`_forms`; with ``n_jobs``,
+        :meth:`_forms_in_blocks`: parallel row blocks, which draw no noise).
         """
         new = np.flatnonzero(todo)
         if not len(new):
             return
+        forms = self._forms if forms is None else forms
         z = self.noise_multiplier_
         noise_std = z * self.sensitivity_
         # the smallest gradient norm one noisy gradient tells from 0 (see _n_steps)
@@ -1108,7 +1202,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             except BudgetError:  # taken by another user of a shared ledger
                 exhausted = True
                 continue
-            H, g = self._forms(Z[i:i + 1], columns[i:i + 1], offsets[i:i + 1])
+            H, g = forms(Z[i:i + 1], columns[i:i + 1], offsets[i:i + 1])
             phi0 = np.zeros(Z.shape[1])
             if n_em:
                 near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
@@ -1214,6 +1308,67 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                                                    offset=None if offsets is None
                                                    else offsets[rows])
         return H, g
+
+    def _n_workers(self, k):
+        """How many parallel pieces ``k`` queries (or row blocks) are split into (1: none)."""
+        if k < 2 or not isinstance(getattr(self, "_X", None), np.ndarray):
+            return 1  # nothing to split, or rows that are not one in-memory array
+        return max(1, min(int(k), effective_n_jobs(self.n_jobs)))
+
+    def _weight_function(self):
+        """The weight of :meth:`_weight` as a picklable function (for the workers)."""
+        if self.kernel_width is None:
+            return partial(stable_weight, c=_C, radius=self.radius)
+        return partial(kernel_weight, kernel_width=self.kernel_width, c=_C, radius=self.radius)
+
+    def _dpgd_pieces(self, Z, columns, noise, commitment, offsets, n_pieces):
+        """:meth:`_dpgd` in ``n_pieces`` parallel pieces, each with its own noise stream.
+
+        ``commitment`` (the batch's spend, recorded already) is shared out
+        here, piece by piece, before any piece is sent; the keys of the
+        pieces' noise streams are made here too (see ``n_jobs``).
+        """
+        z, T = self.noise_multiplier_, self.max_iter
+        parts = np.array_split(np.arange(len(Z)), n_pieces)
+        keys = noise.stream_keys(n_pieces)
+        shares = [commitment.share(gaussian_event(z), T * len(p)) for p in parts]
+        if offsets is None:
+            offsets = np.zeros(len(Z))
+        weight = self._weight_function()
+        out = Parallel(n_jobs=self.n_jobs)(
+            delayed(_basic_piece)(
+                Z[p], columns[p], offsets[p], self._X, self._labels, weight, key=key,
+                share=share, noise_multiplier=z, sensitivity=self.sensitivity_,
+                radius=self.radius, n_iter=T)
+            for p, key, share in zip(parts, keys, shares))
+        return np.concatenate(out, axis=0)
+
+    @contextmanager
+    def _forms_in_blocks(self):
+        """A function computing :meth:`_forms`, over parallel blocks of rows with ``n_jobs``.
+
+        The forms are sums over the rows: each worker computes those of a
+        block of rows (no noise), and they are added here. One joblib pool
+        (and one transfer of the rows) serves the whole call.
+        """
+        n_blocks = 1
+        if isinstance(self._X, np.ndarray):
+            m, d = self._X.shape
+            n_blocks = min(self._n_workers(int(m * d * d // _MIN_BLOCK_WORK)), m)
+        if n_blocks == 1:
+            yield self._forms
+            return
+        blocks = np.array_split(np.arange(m), n_blocks)
+        X_blocks = [self._X[b[0]:b[-1] + 1] for b in blocks]
+        label_blocks = [self._labels[b[0]:b[-1] + 1] for b in blocks]
+        weight = self._weight_function()
+        with Parallel(n_jobs=self.n_jobs) as parallel:
+            def forms(Z, columns, offsets):
+                parts = parallel(delayed(_piece_forms)(Z, columns, offsets, Xb, yb, weight, m)
+                                 for Xb, yb in zip(X_blocks, label_blocks))
+                return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+            yield forms
 
     def _affordable(self, k):
         """The largest number of new interactive queries (<= k) the budget allows."""

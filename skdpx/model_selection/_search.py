@@ -805,8 +805,19 @@ _PARAMS_DOC = """
     eta : float >= 0, default=0.0
         The negative binomial's shape.
     n_jobs : int or None, default=None
-        The runs' fits in parallel (joblib). Each fit draws its noise from
-        its own secure source; the scores' noise is added in this process.
+        The runs' fits in parallel, with joblib (as scikit-learn's
+        ``n_jobs``: None is 1 unless in a ``joblib.parallel_config``
+        context), on any of its backends: loky (the default), threading, or
+        a Dask ``distributed`` cluster with ``parallel_config(backend="dask")``.
+        The whole search is committed to the ledger, as one event, in this
+        process before any run starts: the same event whatever runs it. A
+        run's fit spends in a scratch ledger of its own in its worker
+        (dropped there), never in the search's, and a failing run refunds
+        nothing. Each fit draws its noise in its worker, from its own
+        source: a fresh secure one (keyed by that worker's OS entropy), or,
+        with a seed, from a seed the search draws for that run from its own
+        (so a seeded search gives the same result with any ``n_jobs`` and
+        backend). The scores' noise is added in this process, after the runs.
     random_state : None, int or RandomState, default=None
         None: every draw (the split, the number of runs, the candidates, the
         scores' noise, each fit's noise) from the secure generator. A seed

@@ -812,14 +812,16 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
     def coarse(z):
         return epsilon_at(z, vdi)
 
-    z = _smallest_noise(coarse, epsilon, *hint)
+    hint, step, _ = hint
+    z = _smallest_noise(coarse, epsilon, hint, step, xtol=1e-4)  # refined below
     # the coarse grid's excess over the fine one is nearly constant near the
     # root: the root of the coarse epsilon less that excess is the fine root
-    # to ~1e-6, found with coarse evaluations only, then checked on the fine grid
+    # (to about 1e-6), found with coarse evaluations only, then checked on the
+    # fine grid. The grids differ by well under 1% of the noise.
     excess = coarse(z) - epsilon_at(z)
     if excess > 0:
-        z_fine = _smallest_noise(lambda t: coarse(t) - excess, epsilon, z, math.log(1.002),
-                                 xtol=1e-7)
+        z_fine = _smallest_noise(lambda t: coarse(t) - excess, epsilon, z, math.log(1.01),
+                                 xtol=1e-6)
         if epsilon_at(z_fine) <= epsilon:
             z = z_fine
     while epsilon_at(z) > epsilon:

@@ -5,6 +5,7 @@ from functools import lru_cache
 import math
 import warnings
 
+from dp_accounting import NoOpDpEvent, SelfComposedDpEvent
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods
@@ -16,8 +17,8 @@ from ._random import _outside_stacklevel
 from ._validation import DELTA_CONSTRAINT, EPSILON_CONSTRAINT
 
 __all__ = [
-    "BUDGET_PARAMETER_CONSTRAINTS", "Commitment", "EstimatorLedger", "SpendReportMixin",
-    "UncappedBudgetWarning", "resolve_ledger",
+    "BUDGET_PARAMETER_CONSTRAINTS", "Commitment", "CommitmentShare", "EstimatorLedger",
+    "SpendReportMixin", "UncappedBudgetWarning", "resolve_ledger",
 ]
 
 #: The parameter constraints every skdpx estimator shares (scikit-learn's
@@ -128,6 +129,19 @@ class Commitment:
             )
         self._left.subtract(need)
 
+    def share(self, event, times=1):
+        """Hand ``times`` copies of ``event`` to a computation run elsewhere.
+
+        For the pieces of a committed spend that run in joblib workers (loky,
+        Dask): the copies are drawn from this commitment here, in the process
+        that committed the spend, and the returned :class:`CommitmentShare`
+        is sent with the piece, where :meth:`CommitmentShare.open` makes the
+        Commitment that pays for exactly those releases. Nothing is spent
+        or recorded: the ledger holds the whole spend already.
+        """
+        self.draw(event, times)
+        return CommitmentShare(event, int(times), self.label)
+
     @property
     def exhausted(self):
         """Whether every planned release has been drawn."""
@@ -135,6 +149,30 @@ class Commitment:
 
     def __reduce__(self):
         raise TypeError("a Commitment is never pickled: it lives only during a computation.")
+
+
+class CommitmentShare:
+    """A part of a committed spend, sent with a parallel piece (picklable).
+
+    Made by :meth:`Commitment.share` in the process that committed the
+    spend (whose commitment no longer pays for it); opened where the piece
+    runs. It touches no ledger: a worker never spends.
+    """
+
+    __slots__ = ("_event", "_times", "label")
+
+    def __init__(self, event, times, label):
+        self._event, self._times, self.label = event, int(times), label
+
+    def open(self):
+        """The :class:`Commitment` paying for the shared releases."""
+        if self._times < 1:
+            return Commitment(NoOpDpEvent(), self.label)
+        event = self._event if self._times == 1 else SelfComposedDpEvent(self._event, self._times)
+        return Commitment(event, self.label)
+
+    def __repr__(self):
+        return f"CommitmentShare({self._times} x {self._event!r}, label={self.label!r})"
 
 
 class EstimatorLedger:

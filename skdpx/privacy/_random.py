@@ -32,7 +32,7 @@ from randomgen import AESCounter
 
 from ._exceptions import PrivacyLeakWarning
 
-__all__ = ["NoiseSource", "noise_source"]
+__all__ = ["NoiseSource", "NoiseStreamKey", "noise_source"]
 
 _SEED_WARNING = (
     "random_state={} makes the privacy noise reproducible: anyone who knows the seed can "
@@ -101,6 +101,20 @@ class NoiseSource:
             return [NoiseSource(np.random.SeedSequence(), secure=True) for _ in range(int(n))]
         return [NoiseSource(s, secure=False) for s in self._seed_seq.spawn(int(n))]
 
+    def stream_keys(self, n):
+        """``n`` keys to open independent sources in other processes (joblib workers).
+
+        A source never leaves its process; a :class:`NoiseStreamKey` does.
+        A secure source's keys carry nothing: each is opened, in the worker,
+        into a source keyed with that worker's own fresh OS entropy, so no
+        secret is sent or kept anywhere. A seeded source's keys carry its
+        spawned children (``SeedSequence.spawn``): reproducible, and only as
+        secret as the seed itself (which already warned).
+        """
+        if self.secure:
+            return [NoiseStreamKey(None) for _ in range(int(n))]
+        return [NoiseStreamKey(s) for s in self._seed_seq.spawn(int(n))]
+
     def auxiliary(self):
         """A numpy Generator for randomness that is not privacy noise.
 
@@ -125,6 +139,38 @@ class NoiseSource:
 
     def __repr__(self):
         return f"NoiseSource(secure={self.secure})"
+
+
+class NoiseStreamKey:
+    """How a parallel piece opens its own :class:`NoiseSource` where it runs (picklable).
+
+    Made by :meth:`NoiseSource.stream_keys` in the process that committed
+    the spend, sent with the piece's task (loky, Dask) and opened there by
+    privacy-core code (:meth:`open`). A key from a secure source holds no
+    secret: :meth:`open` keys the source with the worker's own OS entropy
+    (two openings give independent sources). A key from a seeded source
+    holds the piece's spawned ``SeedSequence``: the same seed, the same
+    piece noise.
+    """
+
+    __slots__ = ("_seed_seq",)
+
+    def __init__(self, seed_seq):
+        self._seed_seq = seed_seq
+
+    @property
+    def secure(self):
+        """True when :meth:`open` keys the source from the operating system."""
+        return self._seed_seq is None
+
+    def open(self):
+        """The piece's NoiseSource (never stored, never pickled)."""
+        if self._seed_seq is None:
+            return NoiseSource(np.random.SeedSequence(), secure=True)
+        return NoiseSource(self._seed_seq, secure=False)
+
+    def __repr__(self):
+        return f"NoiseStreamKey(secure={self.secure})"
 
 
 def _outside_stacklevel():
