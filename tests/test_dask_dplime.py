@@ -108,7 +108,8 @@ def test_finite_epsilon_makes_the_same_spend(dask_client, data):
     frame, box, _, _ = data
     kw = {"epsilon": 2.0, "epsilon_per_query": 1.0, "categories": CATEGORIES}
     memory = _fit(_lime(box, **kw), frame)
-    on_dask = _fit(_lime(box, **kw), dd.from_pandas(frame, npartitions=4))
+    # n_jobs: the Dask workers already split the rows; the explainer is never pickled
+    on_dask = _fit(_lime(box, n_jobs=2, **kw), dd.from_pandas(frame, npartitions=4))
     assert on_dask.sensitivity_ == memory.sensitivity_ == 1 / N
     assert on_dask.noise_multiplier_ == memory.noise_multiplier_ > 0
     queries = frame.iloc[20:30]

@@ -122,13 +122,6 @@ def _distances(Z, columns, past, past_columns):
 # explainer itself, which holds the persisted rows).
 
 
-def _weight_function(kernel_width, radius):
-    """The weight ``alpha(r)`` of :meth:`DPLimeExplainer._weight`, as a picklable function."""
-    if kernel_width is None:
-        return partial(stable_weight, c=_C, radius=radius)
-    return partial(kernel_weight, kernel_width=kernel_width, c=_C, radius=radius)
-
-
 def _probe_output(estimator, output_bounds, schema, rows):
     """:func:`resolve_output` on one encoded row, run in a worker.
 
@@ -1295,7 +1288,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             H, g, _ = partition_sum(
                 _batch_sums, self._X, self._labels, queries=np.asarray(Z, dtype=float),
                 columns=np.asarray(columns), offset=offsets,
-                weight=_weight_function(self.kernel_width, self.radius))
+                weight=self._weight_function())
             m = self._X.shape[0]
             return H / m, g / m
         d = Z.shape[1]
