@@ -37,7 +37,7 @@ from ..privacy import (
 from ..utils._dask import is_dask_collection, partition_sum
 from ..utils._tables import validate_table
 from ._dpgd import dpgd_explain, dpgd_warm_start
-from ._local_loss import _block_shape, local_loss_sums, local_loss_terms
+from ._local_loss import blocked_sums
 from ._outputs import query_targets, resolve_output, row_labels, unit_scale
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
@@ -76,20 +76,12 @@ _RELEASED_ATTRIBUTES = (
 def _piece_forms(Z, columns, offsets, X, labels, weight, m):
     """The local-loss forms (H, g) of queries ``Z`` over the rows ``X``, as parts of m rows.
 
-    ``X`` may be a block of the m private rows: its forms are weighted by
-    ``len(X) / m``, so the sum over the blocks is the forms over all rows.
-    Reads private rows and draws no noise.
+    ``X`` may be a block of the m private rows: its sums are divided by m,
+    so the forms of the blocks add up to the forms over all rows. Reads
+    private rows and draws no noise.
     """
-    d = Z.shape[1]
-    H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
-    for col in np.unique(columns):
-        rows = np.flatnonzero(columns == col)
-        H[rows], g[rows], _ = local_loss_terms(Z[rows], X, labels[:, col], weight=weight,
-                                               check_input=False, offset=offsets[rows])
-    if len(X) != m:
-        H *= len(X) / m
-        g *= len(X) / m
-    return H, g
+    H, g, _ = _batch_sums(X, labels, queries=Z, columns=columns, weight=weight, offset=offsets)
+    return H / m, g / m
 
 
 def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_multiplier,
@@ -158,20 +150,11 @@ def _batch_sums(X, labels, *, queries, columns, weight, offset):
     """
     n, d = queries.shape
     H, g, s = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros(n)
-    m = len(X)
     for col in np.unique(columns):
         rows = np.flatnonzero(columns == col)
-        q_block, r_block = _block_shape(len(rows), m, d, None, None)
-        for start in range(0, len(rows), q_block):
-            qs = rows[start:start + q_block]
-            for row in range(0, m, r_block):
-                rs = slice(row, row + r_block)
-                h, gg, ss = local_loss_sums(X[rs], labels[rs, col], queries=queries[qs],
-                                            weight=weight,
-                                            offset=None if offset is None else offset[qs])
-                H[qs] += h
-                g[qs] += gg
-                s[qs] += ss
+        H[rows], g[rows], s[rows] = blocked_sums(
+            queries[rows], X, labels[:, col], weight=weight,
+            offset=None if offset is None else offset[rows])
     return H, g, s
 
 
@@ -1291,16 +1274,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 weight=self._weight_function())
             m = self._X.shape[0]
             return H / m, g / m
-        d = Z.shape[1]
-        H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
-        for col in np.unique(columns):
-            rows = np.flatnonzero(columns == col)
-            # Z and the rows were validated (finite) and scaled already
-            H[rows], g[rows], _ = local_loss_terms(Z[rows], self._X, self._labels[:, col],
-                                                   weight=self._weight, check_input=False,
-                                                   offset=None if offsets is None
-                                                   else offsets[rows])
-        return H, g
+        # Z and the rows were validated (finite) and scaled already
+        return _piece_forms(Z, columns, offsets, self._X, self._labels, self._weight,
+                            len(self._X))
 
     def _n_workers(self, k):
         """How many parallel pieces ``k`` queries (or row blocks) are split into (1: none)."""

@@ -88,6 +88,32 @@ def local_loss_sums(X, y, *, queries, weight=stable_weight, offset=None):
     return H, g, s
 
 
+def blocked_sums(queries, X, y, *, weight=stable_weight, offset=None, chunk=None,
+                 working_memory=None):
+    """:func:`local_loss_sums` over all rows of ``X``, in blocks of bounded memory.
+
+    The sums, not divided by m: what :func:`local_loss_terms` divides, and
+    what one worker returns for its rows (then added over the workers).
+    ``queries``, ``X`` and ``y`` are validated float arrays.
+    """
+    m, d = X.shape
+    n = len(queries)
+    if offset is not None:
+        offset = np.broadcast_to(np.asarray(offset, dtype=float), (n,))
+    H, g, s = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros(n)
+    q_block, r_block = _block_shape(n, m, d, chunk, working_memory)
+    for start in range(0, n, q_block):
+        qs = slice(start, start + q_block)
+        for row in range(0, m, r_block):
+            rs = slice(row, row + r_block)
+            h, gg, ss = local_loss_sums(X[rs], y[rs], queries=queries[qs], weight=weight,
+                                        offset=None if offset is None else offset[qs])
+            H[qs] += h
+            g[qs] += gg
+            s[qs] += ss
+    return H, g, s
+
+
 def local_loss_terms(queries, X, y, *, weight=stable_weight, chunk=None, check_input=True,
                      offset=None, working_memory=None):
     """The quadratic form of the local loss at each query.
@@ -134,21 +160,9 @@ def local_loss_terms(queries, X, y, *, weight=stable_weight, chunk=None, check_i
         queries = check_array(queries)
         X = check_array(X)
         y = check_array(y, ensure_2d=False)
-    m, d = X.shape
-    n = len(queries)
-    if offset is not None:
-        offset = np.broadcast_to(np.asarray(offset, dtype=float), (n,))
-    H, g, s = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros(n)
-    q_block, r_block = _block_shape(n, m, d, chunk, working_memory)
-    for start in range(0, n, q_block):
-        qs = slice(start, start + q_block)
-        for row in range(0, m, r_block):
-            rs = slice(row, row + r_block)
-            h, gg, ss = local_loss_sums(X[rs], y[rs], queries=queries[qs], weight=weight,
-                                        offset=None if offset is None else offset[qs])
-            H[qs] += h
-            g[qs] += gg
-            s[qs] += ss
+    H, g, s = blocked_sums(queries, X, y, weight=weight, offset=offset, chunk=chunk,
+                           working_memory=working_memory)
+    m = len(X)
     if m:
         H /= m
         g /= m
