@@ -158,3 +158,36 @@ def recourse_defaults(results):
                          f"{p['mean_nodes']:.1f}",
                          "" if manifold is None or np.isnan(manifold) else f"{manifold:.3f}"])
     return header, rows
+
+
+# ------------------------------------------------------------ fixed_costs.json
+_FIXED = [
+    ("calibration", "seconds", "DP-SGD calibration, MNIST 1 epoch (s)", "{:.2f}"),
+    ("calibration", "cpu_seconds", "same, CPU (s)", "{:.2f}"),
+    ("llc", "private", "LLC fit on MNIST, 1 epoch, DP (s)", "{:.1f}"),
+    ("llc", "non_private", "same, non-private (s)", "{:.1f}"),
+    ("llc", "ratio", "DP fit / non-private fit", "{:.2f}"),
+    ("llc", "cpu_ratio", "same, CPU", "{:.2f}"),
+    ("recourse", "own_model_first", "PrivRecourse fit, 10^4 rows, own DP model, first (s)", "{:.2f}"),
+    ("recourse", "own_model_cached", "same, calibration cached (s)", "{:.2f}"),
+    ("recourse", "black_box", "PrivRecourse fit, 10^4 rows, fitted black box (s)", "{:.3f}"),
+    ("dplime", "ms_per_query", "DPLime m=3e5, d=50: time per query (ms)", "{:.0f}"),
+    ("dplime", "cpu_ms_per_query", "same, CPU (ms)", "{:.0f}"),
+    ("dplime", "explain_peak_mib", "same, traced peak during explain (MiB)", "{:.0f}"),
+    ("dplime", "max_rss_mib", "same, process peak RSS (MiB)", "{:.0f}"),
+]
+
+
+def fixed_costs(results):
+    """Before and after the fixed-cost work, side by side (median and minimum of the runs)."""
+    s = results["summary"]
+    header = ["measure", "before: median (min)", "after: median (min)", "before / after (medians)"]
+    rows = []
+    for part, key, label, fmt in _FIXED:
+        if part not in s or key not in s[part]["after"]:
+            continue
+        b, a = s[part]["before"][key], s[part]["after"][key]
+        ratio = b["median"] / a["median"] if a["median"] else float("nan")
+        rows.append([label, f"{fmt.format(b['median'])} ({fmt.format(b['min'])})",
+                     f"{fmt.format(a['median'])} ({fmt.format(a['min'])})", f"{ratio:.2f}"])
+    return header, rows
