@@ -33,6 +33,7 @@ from skdpx.privacy import (
     PrivacyLeakWarning,
     PrivacyLedger,
     calibrate_noise,
+    compose_events,
     compute_epsilon,
     gaussian_epsilon,
     gaussian_event,
@@ -921,3 +922,33 @@ def test_a_restored_file_ledger_checks_the_file_relation(tmp_path):
     _LIVE.pop(state["uid"], None)
     with pytest.raises(ValueError, match="holds releases calibrated for 'replace_one'"):
         _restore_ledger(state)
+
+
+def test_ledger_total_is_composed_incrementally_and_exactly():
+    """A spend composes only what it adds (the previous total is memoised), and the
+    total is, to the last bit, the composition computed from scratch."""
+    from skdpx.privacy import _accounting
+
+    events = [gaussian_event(5.0 + 0.01 * i, steps=50, sample_rate=0.01) for i in range(6)]
+    _accounting._PREFIXES.clear()
+    _accounting._epsilon_of_leaves.cache_clear()
+    pld_class = type(_accounting._leaf_pld(_accounting.event_to_json(events[0].event), 50))
+    composed = []
+    compose = pld_class.compose
+
+    def counted(self, other, *args, **kwargs):
+        composed.append(1)
+        return compose(self, other, *args, **kwargs)
+
+    ledger = PrivacyLedger(epsilon=100.0, delta=1e-5)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pld_class, "compose", counted)
+        for i, event in enumerate(events):
+            composed.clear()
+            ledger.spend(event, f"spend {i}")
+    # the last leaf sorts last: one composition onto the memoised previous total
+    # (from scratch: five)
+    assert len(composed) == 1
+    _accounting._PREFIXES.clear()
+    _accounting._epsilon_of_leaves.cache_clear()
+    assert ledger.epsilon_spent == compute_epsilon(compose_events(*events), 1e-5)

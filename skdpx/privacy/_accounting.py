@@ -21,7 +21,7 @@ event holds for whichever relation its sensitivity was computed under: each
 estimator names its relation (see the privacy core's page).
 """
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
 import json
@@ -547,18 +547,43 @@ def _gaussian_epsilon_exact(sigma, delta, tol=1e-12):
     ))
 
 
+#: Composed PLDs of the first leaves of recent compositions, by (vdi, leaves):
+#: a ledger's next total starts from the longest prefix it shares with them
+_PREFIXES = OrderedDict()
+_MAX_PREFIXES = 64
+
+
 def _pld_of(events, vdi=VALUE_DISCRETIZATION_INTERVAL):
-    """The composed PLD of (leaf, count) pairs, or None if a leaf is unsupported."""
-    total = None
-    gaussian_precision = 0.0
+    """The composed PLD of (leaf, count) pairs, or None if a leaf is unsupported.
+
+    The non-Gaussian leaves are composed left to right in their canonical
+    (sorted) order, and every partial composition is memoised: the total
+    of a ledger after a new spend starts from the longest run of first
+    leaves it shares with a recent total (the whole previous total when the
+    new leaf sorts last), so a spend composes only what changed from that
+    point. The same leaves always give the same PLD, to the last bit,
+    whatever was computed before. The Gaussian leaves are one Gaussian
+    (their precisions add up), composed last.
+    """
+    pairs, gaussian_precision = [], 0.0
     for event, count in events:
         if isinstance(event, dp_accounting.GaussianDpEvent):
             gaussian_precision += count / event.noise_multiplier**2
-            continue
-        pld = _leaf_pld(event_to_json(event), count, vdi)
+        else:
+            pairs.append((event_to_json(event), count))
+    keys = [(vdi, *pairs[:i]) for i in range(len(pairs) + 1)]
+    start = next((i for i in range(len(pairs), 0, -1) if keys[i] in _PREFIXES), 0)
+    total = _PREFIXES[keys[start]] if start else None
+    if start:
+        _PREFIXES.move_to_end(keys[start])
+    for i in range(start, len(pairs)):
+        pld = _leaf_pld(*pairs[i], vdi)
         if pld is None:
             return None
         total = pld if total is None else total.compose(pld)
+        _PREFIXES[keys[i + 1]] = total
+        if len(_PREFIXES) > _MAX_PREFIXES:
+            _PREFIXES.popitem(last=False)
     if gaussian_precision > 0:
         pld = _pld.from_gaussian_mechanism(
             gaussian_precision**-0.5, value_discretization_interval=vdi
