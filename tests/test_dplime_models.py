@@ -78,13 +78,13 @@ def test_a_regressor_without_output_bounds_is_refused_before_anything_is_spent(r
 
 def _labels_seen(monkeypatch):
     """Spy on the local loss: the labels (y - offset) every answer is computed from."""
-    seen, real = [], _dplime.local_loss_terms
+    seen, real = [], _dplime.blocked_sums
 
     def spy(queries, X, y, *, offset=None, **kwargs):
         seen.append(y[None, :] - (0.0 if offset is None else np.asarray(offset)[:, None]))
         return real(queries, X, y, offset=offset, **kwargs)
 
-    monkeypatch.setattr(_dplime, "local_loss_terms", spy)
+    monkeypatch.setattr(_dplime, "blocked_sums", spy)
     return seen
 
 
