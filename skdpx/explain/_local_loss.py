@@ -8,6 +8,8 @@ import numpy as np
 from sklearn import get_config
 from sklearn.utils import check_array
 
+from ..utils._threads import single_blas_thread
+
 from ._weights import stable_weight
 
 __all__ = ["local_loss", "local_loss_sums", "local_loss_terms", "optimal_explanation",
@@ -102,15 +104,16 @@ def blocked_sums(queries, X, y, *, weight=stable_weight, offset=None, chunk=None
         offset = np.broadcast_to(np.asarray(offset, dtype=float), (n,))
     H, g, s = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros(n)
     q_block, r_block = _block_shape(n, m, d, chunk, working_memory)
-    for start in range(0, n, q_block):
-        qs = slice(start, start + q_block)
-        for row in range(0, m, r_block):
-            rs = slice(row, row + r_block)
-            h, gg, ss = local_loss_sums(X[rs], y[rs], queries=queries[qs], weight=weight,
-                                        offset=None if offset is None else offset[qs])
-            H[qs] += h
-            g[qs] += gg
-            s[qs] += ss
+    with single_blas_thread():  # small products, cache-sized blocks
+        for start in range(0, n, q_block):
+            qs = slice(start, start + q_block)
+            for row in range(0, m, r_block):
+                rs = slice(row, row + r_block)
+                h, gg, ss = local_loss_sums(X[rs], y[rs], queries=queries[qs], weight=weight,
+                                            offset=None if offset is None else offset[qs])
+                H[qs] += h
+                g[qs] += gg
+                s[qs] += ss
     return H, g, s
 
 

@@ -1,6 +1,5 @@
 """Locally linear maps trained with DP-SGD (Harder, Bauer & Park, AAAI 2020)."""
 
-from functools import lru_cache
 import math
 from numbers import Integral, Real
 
@@ -10,7 +9,6 @@ from sklearn.base import ClassifierMixin
 from .._sklearn_compat import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
-from threadpoolctl import ThreadpoolController
 
 from .._explanation import FeatureAttribution, LocallyLinearMaps
 from ..privacy import (
@@ -30,6 +28,7 @@ from ..privacy import (
 )
 from ..privacy import warn_exact_scores
 from ..utils._optim import make_optimizer
+from ..utils._threads import single_blas_thread
 from ..utils._tables import validate_table
 
 __all__ = ["DPLocallyLinearClassifier"]
@@ -49,12 +48,6 @@ def _maps_backward(G, S, F, Y, beta):
     """
     dF = softmax(F, axis=1) - Y
     return dF[:, :, None] * S * (1.0 + beta * (G - F[:, :, None]))
-
-
-@lru_cache(maxsize=1)
-def _blas_controller():
-    """threadpoolctl's view of the loaded BLAS libraries, inspected once."""
-    return ThreadpoolController()
 
 
 def _project(X, R):
@@ -483,7 +476,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
 
         # The steps' matrix products are small: BLAS threads only add
         # synchronisation (and stall badly on a busy machine).
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with single_blas_thread():
             for step in range(engine.max_steps):
                 if step and step % steps_per_decay == 0:
                     optimizer.scale_learning_rate(self.learning_rate_decay)
