@@ -12,24 +12,18 @@ from skdpx.explain import DPLimeExplainer
 from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLedger, event_to_json
 
+from ._tables import BOUNDS, CATEGORIES, N, people
+
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
-N = 2000
-BOUNDS = {"age": (17.0, 90.0), "hours": (1.0, 99.0), "gain": (0.0, 1e5)}
-CATEGORIES = {"job": ["clerk", "manager", "craft"]}
 
 
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({
-        "age": rng.integers(17, 91, N).astype(float),
-        "job": rng.choice(CATEGORIES["job"], N),
-        "hours": rng.normal(40, 10, N).clip(1, 99),
-        "gain": np.where(rng.uniform(size=N) < 0.1, rng.exponential(5000, N), 0.0),
-    })
+    frame = people(rng)
     score = (frame["age"] - 40) / 10 + (frame["hours"] - 40) / 10 + (frame["job"] == "manager")
     # three classes: a batch of queries explains several label columns (the predicted class)
     y = np.digitize(score + rng.normal(size=N), [-0.5, 1.0])
