@@ -1,7 +1,9 @@
 """DP local linear explanations of a black box (Patel, Shokri & Zick 2020)."""
 
 from copy import deepcopy
+from functools import partial
 from numbers import Integral, Real
+from types import SimpleNamespace
 import warnings
 
 import numpy as np
@@ -29,9 +31,10 @@ from ..privacy import (
     gaussian_to_pure,
     noise_source,
 )
+from ..utils._dask import is_dask_collection, partition_sum
 from ..utils._tables import validate_table
 from ._dpgd import dpgd_explain, dpgd_warm_start
-from ._local_loss import local_loss_terms
+from ._local_loss import _block_shape, local_loss_sums, local_loss_terms
 from ._outputs import query_targets, resolve_output, row_labels, unit_scale
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
@@ -66,6 +69,99 @@ def _distances(Z, columns, past, past_columns):
     dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
     dist[columns[:, None] != past_columns[None, :]] = np.inf
     return dist
+
+
+# ------------------------------------------------------------------ Dask
+# Module-level functions: what a dask X's workers run (picklable; never the
+# explainer itself, which holds the persisted rows).
+
+
+def _weight_function(kernel_width, radius):
+    """The weight ``alpha(r)`` of :meth:`DPLimeExplainer._weight`, as a picklable function."""
+    if kernel_width is None:
+        return partial(stable_weight, c=_C, radius=radius)
+    return partial(kernel_weight, kernel_width=kernel_width, c=_C, radius=radius)
+
+
+def _probe_output(estimator, output_bounds, schema, rows):
+    """:func:`resolve_output` on one encoded row, run in a worker.
+
+    The row (a private one, as in memory) never reaches the client: only
+    the kind of output, the classes and the public range come back, which
+    are properties of the black box.
+    """
+    return resolve_output(estimator, output_bounds, schema.decode(rows))
+
+
+def _block_labels(block, *, explained, estimator, schema):
+    """The black box's labels of one block of encoded rows (in a worker): (b, K).
+
+    ``explained``: the kind of output, the classes and the public range.
+    """
+    kind, classes, bounds = explained
+    if len(block) == 0:  # a black box may refuse 0 rows
+        return np.empty((0, 1 if classes is None else len(classes)))
+    return row_labels(kind, classes, bounds, estimator, schema.decode(block))
+
+
+def _block_given_labels(y, *, bounds):
+    """``estimator=None``: the given labels of one block, clipped and mapped (b, 1)."""
+    return row_labels("labels", None, bounds, None, None, y)
+
+
+def _batch_sums(X, labels, *, queries, columns, weight, offset):
+    """The local loss's sums over one block of rows for a batch of queries (in a worker).
+
+    Query ``i`` uses the label column ``columns[i]`` (minus ``offset[i]``);
+    every column of the batch is summed in this one pass over the block,
+    in sub-blocks of queries x rows of bounded memory as in memory
+    (:func:`~skdpx.explain._local_loss.local_loss_terms`). Not divided by m.
+    """
+    n, d = queries.shape
+    H, g, s = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros(n)
+    m = len(X)
+    for col in np.unique(columns):
+        rows = np.flatnonzero(columns == col)
+        q_block, r_block = _block_shape(len(rows), m, d, None, None)
+        for start in range(0, len(rows), q_block):
+            qs = rows[start:start + q_block]
+            for row in range(0, m, r_block):
+                rs = slice(row, row + r_block)
+                h, gg, ss = local_loss_sums(X[rs], labels[rs, col], queries=queries[qs],
+                                            weight=weight,
+                                            offset=None if offset is None else offset[qs])
+                H[qs] += h
+                g[qs] += gg
+                s[qs] += ss
+    return H, g, s
+
+
+def _refuse_dask_queries(X):
+    if is_dask_collection(X):
+        raise TypeError("DPLimeExplainer answers queries in memory: pass them as a numpy array "
+                        "or a pandas DataFrame (e.g. X.compute() for a few public points).")
+
+
+def _persist(*arrays):
+    """The dask arrays computed and kept in the workers' memory (``persist``).
+
+    On a distributed client, waits until they are there and raises a task's
+    error (e.g. the black box failing on a partition) here, in ``fit``.
+    """
+    import dask
+
+    arrays = dask.persist(*arrays)
+    try:
+        from distributed import futures_of, wait
+    except ImportError:  # the local scheduler: persist computed them already
+        return arrays
+    futures = futures_of(arrays)
+    if futures:
+        wait(futures)
+        for future in futures:
+            if future.status == "error":
+                future.result()  # raises the task's exception
+    return arrays
 
 
 class DPLimeExplainer(TransformerMixin, DPEstimator):
@@ -164,7 +260,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     its first, paid, step).
 
     The fitted explainer is a curator: it holds the private explanation
-    dataset (it needs it to answer queries), and pickling it warns. Publish
+    dataset (it needs it to answer queries), and pickling it warns (one
+    fitted on Dask data, whose rows stay persisted in the cluster, refuses
+    to be pickled; see :meth:`fit`). Publish
     its answers, or :meth:`release`: a copy holding only DP outputs (the
     history), which pickles with no private row and answers from its history
     alone, for free.
@@ -410,10 +508,33 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         (e.g. NaN in ``X``, ``epsilon_per_query`` above ``epsilon``) spends
         nothing either.
 
+        **Dask.** ``X`` may be a dask array or a dask DataFrame (the
+        ``dask`` extra) whose rows stay in the Dask workers: the same
+        validation and schema as in memory (the non-finite check is a
+        map-reduce count, made before anything is spent), the same
+        calibration and spend (m, the number of rows, is a public count as
+        ``len(X)`` is in memory). In the workers, partition by partition,
+        the rows are encoded, scaled to the unit cube of the bounds and
+        labelled by the black box (shipped to the workers; it receives rows
+        of the kind it was fitted on), and the scaled rows and labels are
+        persisted there (``persist``): the explainer holds dask arrays,
+        never a row in the client, and the black box is not run again per
+        query. DP bounds (``bounds=None``) are released from histogram
+        counts summed in the workers, with the noise added in the client by
+        the privacy core. Queries are answered in memory (:meth:`explain`
+        takes a numpy array or a pandas DataFrame): each batch of new
+        interactive queries (each query, for "adaptive" and "enhanced")
+        makes one pass over the workers' rows, which return only the local
+        loss's sums (d x d per query); the noisy gradient descent runs in
+        the client, exactly as in memory. At ``epsilon_per_query=np.inf``
+        the answers are the in-memory ones up to floating-point summation
+        order. A curator fitted on Dask data cannot be pickled (its rows
+        live in the cluster): pickle :meth:`release`.
+
         Parameters
         ----------
-        X : array-like of shape (m, n_features)
-        y : array-like of shape (m,), optional
+        X : array-like, dask array or dask DataFrame of shape (m, n_features)
+        y : array-like or dask array of shape (m,), optional
             The labels when ``estimator`` is None (clipped to
             ``output_bounds``, default (-1, 1)).
 
@@ -430,13 +551,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         if self.estimator is None:  # y is required (see __sklearn_tags__)
             X, y = validate_table(self, X, y, reset=True, categories=self.categories,
                                   y_numeric=True)
-            try:
-                y = np.asarray(y, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError("y must be numeric: the labels explained when "
-                                 "estimator=None.") from None
-            if not np.all(np.isfinite(y)):
-                raise ValueError("y must be finite (no NaN or infinity).")
+            if is_dask_collection(y):  # its non-finite values were counted with X's
+                if y.dtype.kind not in "biuf":
+                    raise ValueError("y must be numeric: the labels explained when "
+                                     "estimator=None.")
+                y = y.astype(np.float64)
+            else:
+                try:
+                    y = np.asarray(y, dtype=np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError("y must be numeric: the labels explained when "
+                                     "estimator=None.") from None
+                if not np.all(np.isfinite(y)):
+                    raise ValueError("y must be finite (no NaN or infinity).")
         else:
             X = validate_table(self, X, reset=True, categories=self.categories)
         if self.delta == 0:
@@ -448,10 +575,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             )
         # the explained output (kind, classes, public range): a regressor without
         # output_bounds, a bad target_class... are refused here, before any spend
-        output = resolve_output(self.estimator, self.output_bounds, self.schema_.decode(X[:1]))
+        if is_dask_collection(X):
+            # probed on the first row in a worker: only the black box's facts come back
+            import dask
+
+            output = dask.delayed(_probe_output, pure=True)(
+                self.estimator, self.output_bounds, self.schema_, X[:1]).compute()
+        else:
+            output = resolve_output(self.estimator, self.output_bounds,
+                                    self.schema_.decode(X[:1]))
         if self.target_class is not None:
-            query_targets(*output, None, X[:1], self.target_class)
-        return X, y, output
+            # reads the number of queries only (no black box): a public stand-in row
+            query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
+        return SimpleNamespace(X=X, y=y, output=output)
 
     def _plan_spend(self, data, relation, bounds):
         """Nothing is released at fit: a no-op plan, and the queries' calibration.
@@ -462,7 +598,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         and a warm-start choice accounted as one more Gaussian step for
         "adaptive" and "enhanced") costs ``epsilon_per_query``.
         """
-        X = data[0]
+        X = data.X
         if bounds.share and self.epsilon_per_query > self.epsilon * (1 - bounds.share):
             raise ValueError(
                 f"bounds=None spends {bounds.share:.0%} of epsilon on DP bounds, which leaves "
@@ -470,7 +606,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 "none could be answered interactively. Declare bounds, or lower "
                 "epsilon_per_query. Nothing was spent."
             )
-        sensitivity = gradient_sensitivity(len(X), c=_C, radius=self.radius, relation=relation)
+        sensitivity = gradient_sensitivity(X.shape[0], c=_C, radius=self.radius, relation=relation)
         noise_multiplier = self._query_noise_multiplier()
         warm_start_epsilon = (
             gaussian_to_pure(noise_multiplier) if self.strategy != "basic" else 0.0
@@ -554,25 +690,51 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         # nothing is released here but the bounds when they are not declared
-        X, y, (kind, classes, output_bounds) = data
+        X, y, (kind, classes, output_bounds) = data.X, data.y, data.output
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
-        # the black box gets rows of the kind it was fitted on (DataFrame columns, dtypes)
-        labels = row_labels(kind, classes, output_bounds, self.estimator,
-                            self.schema_.decode(X), y)
+        if is_dask_collection(X):
+            # scaled and labelled in the workers, and kept there
+            self._X, self._labels = _persist(BoundsScaler(lower, upper).transform(X),
+                                             self._dask_labels(X, y, data.output))
+        else:
+            # the black box gets rows of the kind it was fitted on (DataFrame columns, dtypes)
+            self._labels = row_labels(kind, classes, output_bounds, self.estimator,
+                                      self.schema_.decode(X), y)
+            self._X = BoundsScaler(lower, upper).transform(X)
         self.output_, self.output_bounds_ = kind, output_bounds
         if classes is not None:
             self.classes_ = classes
         elif hasattr(self, "classes_"):  # a refit on a regressor
             del self.classes_
         self.bounds_ = (lower, upper)
-        self._X = BoundsScaler(lower, upper).transform(X)
-        self._labels = labels
         self.sensitivity_ = plan.sensitivity
         self.noise_multiplier_ = plan.noise_multiplier
         self.warm_start_epsilon_ = plan.warm_start_epsilon
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
         self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
                          "n_iter": [], "private": [], "target": []}
+
+    def _dask_labels(self, X, y, output):
+        """The rows' labels (m, K) as a lazy dask array with ``X``'s row chunks.
+
+        The black box runs on each partition's rows in the workers (it is
+        shipped there); given labels (``estimator=None``) are mapped there
+        too, a numpy ``y`` first split into ``X``'s row chunks.
+        """
+        import dask.array as da
+
+        kind, classes, bounds = output
+        rows = X.chunks[0]
+        if kind == "labels":
+            if not is_dask_collection(y):
+                y = da.from_array(np.asarray(y, dtype=np.float64), chunks=(rows,))
+            return y.rechunk({0: rows}).map_blocks(
+                _block_given_labels, bounds=bounds, dtype=np.float64, new_axis=1,
+                chunks=(rows, (1,)), meta=np.empty((0, 0)))
+        n_columns = 1 if classes is None else len(classes)
+        return X.rechunk({1: -1}).map_blocks(
+            _block_labels, explained=output, estimator=self.estimator, schema=self.schema_,
+            dtype=np.float64, chunks=(rows, (n_columns,)), meta=np.empty((0, 0)))
 
     def _weight(self, r):
         if self.kernel_width is None:
@@ -647,6 +809,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         however it ends (unless ``store_fit_queries``).
         """
         check_is_fitted(self)
+        _refuse_dask_queries(X)
         X = validate_table(self, X, reset=False)  # encoded
         scaler = self._scaler()
         Z = scaler.transform(X)
@@ -703,6 +866,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         -------
         ndarray of shape (m, n_features)
         """
+        _refuse_dask_queries(X)  # before fit, which may spend on DP bounds
         warnings.warn(
             "fit_transform explains the rows of the explanation dataset themselves: the DP "
             "guarantee takes the queries as public points, and these are the protected rows. "
@@ -758,6 +922,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return released
 
     def __getstate__(self):
+        if is_dask_collection(getattr(self, "_X", None)):
+            # refused, never computed: the rows live in the Dask cluster (persisted,
+            # tied to this client), and the graph of a dask array may hold its source
+            raise TypeError(
+                f"a {type(self).__name__} fitted on Dask data holds its private rows as dask "
+                "arrays persisted in the cluster: it cannot be pickled or deep-copied. Pickle "
+                "release() (DP answers only), or fit again from the data."
+            )
         state = super().__getstate__()
         if "_X" in state:
             warnings.warn(
@@ -1020,7 +1192,18 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         what the sensitivity needs. The only read of the private rows: every
         caller has committed the spend of the releases computed from them
         before.
+
+        Rows held as dask arrays (a fit on Dask data): one pass over the
+        workers' partitions for the whole batch, every class column of it
+        at once; the workers return the sums, divided by m here.
         """
+        if is_dask_collection(self._X):
+            H, g, _ = partition_sum(
+                _batch_sums, self._X, self._labels, queries=np.asarray(Z, dtype=float),
+                columns=np.asarray(columns), offset=offsets,
+                weight=_weight_function(self.kernel_width, self.radius))
+            m = self._X.shape[0]
+            return H / m, g / m
         d = Z.shape[1]
         H, g = np.empty((len(Z), d, d)), np.empty((len(Z), d))
         for col in np.unique(columns):

@@ -1,0 +1,175 @@
+"""DPLimeExplainer on Dask: the in-memory answers, the same spend, checks before it, no gather."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+from skdpx.explain import DPLimeExplainer
+from skdpx.preprocessing import PublicSchemaEncoder
+from skdpx.privacy import PrivacyLedger, event_to_json
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+N = 2000
+BOUNDS = {"age": (17.0, 90.0), "hours": (1.0, 99.0), "gain": (0.0, 1e5)}
+CATEGORIES = {"job": ["clerk", "manager", "craft"]}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "age": rng.integers(17, 91, N).astype(float),
+        "job": rng.choice(CATEGORIES["job"], N),
+        "hours": rng.normal(40, 10, N).clip(1, 99),
+        "gain": np.where(rng.uniform(size=N) < 0.1, rng.exponential(5000, N), 0.0),
+    })
+    score = (frame["age"] - 40) / 10 + (frame["hours"] - 40) / 10 + (frame["job"] == "manager")
+    # three classes: a batch of queries explains several label columns (the predicted class)
+    y = np.digitize(score + rng.normal(size=N), [-0.5, 1.0])
+    box = make_pipeline(PublicSchemaEncoder(bounds=BOUNDS, categories=CATEGORIES),
+                        LogisticRegression()).fit(frame, y)
+    numeric = frame[["age", "hours", "gain"]].to_numpy()
+    binary = LogisticRegression().fit(numeric, y > 0)
+    return frame, box, numeric, binary
+
+
+def _lime(box, **kw):
+    params = {"epsilon": np.inf, "epsilon_per_query": np.inf, "delta": 1e-6, "max_iter": 40,
+              "bounds": None, "random_state": 0}
+    params.update(kw)
+    return DPLimeExplainer(box, **params)
+
+
+def _fit(explainer, X, y=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bounds=None and random_state warnings
+        return explainer.fit(X, y)
+
+
+def _explain(explainer, Z, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # random_state warns at every call
+        return explainer.explain(Z, **kw)
+
+
+def _events(explainer):
+    return [(label, event_to_json(event)) for label, event in explainer.ledger_.events]
+
+
+def _same(a, b, Z):
+    """Two explainers' calibration and answers at the queries ``Z`` agree."""
+    for x, y in zip(a.bounds_, b.bounds_):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    assert a.sensitivity_ == b.sensitivity_ and a.noise_multiplier_ == b.noise_multiplier_
+    got, want = _explain(b, Z), _explain(a, Z)
+    assert np.abs(want.values).max() > 0
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-9, atol=1e-12)
+    assert got.phase.tolist() == want.phase.tolist()
+    assert got.meta["target_class"] == want.meta["target_class"]
+    assert _events(b) == _events(a)
+    return got
+
+
+def test_dask_path_gives_the_in_memory_answers_at_epsilon_inf(dask_client, data):
+    frame, box, numeric, binary = data
+    queries = frame.iloc[:12]
+    # a DataFrame with a declared categorical, DP bounds for its numeric columns
+    memory = _fit(_lime(box, categories=CATEGORIES), frame)
+    on_dask = _fit(_lime(box, categories=CATEGORIES), dd.from_pandas(frame, npartitions=3))
+    answer = _same(memory, on_dask, queries)
+    assert len(set(answer.meta["target_class"])) > 1  # several class columns in one pass
+    assert list(on_dask.feature_names_in_) == list(frame.columns)
+    # a dask array, declared bounds and DP bounds
+    for bounds in [(np.zeros(3), np.array([90.0, 99.0, 1e5])), None]:
+        _same(_fit(_lime(binary, bounds=bounds), numeric),
+              _fit(_lime(binary, bounds=bounds), da.from_array(numeric, chunks=(700, 2))),
+              numeric[:8])
+    # no black box: the labels given to fit as a dask array, mapped in the workers
+    labels = np.tanh(numeric[:, 1] / 40 - 1)
+    _same(_fit(_lime(None, bounds=None), numeric, labels),
+          _fit(_lime(None, bounds=None), da.from_array(numeric, chunks=600),
+               da.from_array(labels, chunks=600)), numeric[:5])
+    with pytest.raises(TypeError, match="in memory"):
+        on_dask.explain(dd.from_pandas(queries, npartitions=1))
+
+
+def test_finite_epsilon_makes_the_same_spend(dask_client, data):
+    frame, box, _, _ = data
+    kw = {"epsilon": 2.0, "epsilon_per_query": 1.0, "categories": CATEGORIES}
+    memory = _fit(_lime(box, **kw), frame)
+    on_dask = _fit(_lime(box, **kw), dd.from_pandas(frame, npartitions=4))
+    assert on_dask.sensitivity_ == memory.sensitivity_ == 1 / N
+    assert on_dask.noise_multiplier_ == memory.noise_multiplier_ > 0
+    queries = frame.iloc[20:30]
+    want, got = _explain(memory, queries), _explain(on_dask, queries)
+    assert got.phase.tolist() == want.phase.tolist()
+    assert "interactive" in got.phase and "noninteractive" in got.phase
+    assert _events(on_dask) == _events(memory) and len(_events(memory)) == 2  # bounds, queries
+    assert on_dask.epsilon_spent_ == pytest.approx(memory.epsilon_spent_)
+    # sane: finite, inside the ball, and not the exact answers (the noise was drawn)
+    assert np.all(np.isfinite(got.values))
+    scaled = np.asarray(on_dask.history_["explanations"])
+    assert np.all(np.linalg.norm(scaled, axis=1) <= on_dask.radius + 1e-9)
+    exact = _explain(_fit(_lime(box, categories=CATEGORIES), frame), queries)
+    assert not np.allclose(got.values, exact.values)
+
+
+def test_bad_dask_input_raises_before_spending(dask_client, data):
+    frame, box, numeric, binary = data
+    bad = frame.copy()
+    bad.loc[N - 5, "hours"] = np.nan  # in the last partition only
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-3)
+    # bounds=None would spend
+    kw = {"epsilon": 1.0, "epsilon_per_query": 0.5, "accountant": ledger}
+    with pytest.raises(ValueError, match="missing or infinite") as in_memory:
+        _fit(_lime(box, categories=CATEGORIES, **kw), bad)
+    with pytest.raises(ValueError) as on_dask:
+        _fit(_lime(box, categories=CATEGORIES, **kw), dd.from_pandas(bad, npartitions=4))
+    assert str(on_dask.value) == str(in_memory.value)
+    bad_array = numeric.copy()
+    bad_array[N - 3, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        _fit(_lime(binary, **kw), da.from_array(bad_array, chunks=500))
+    labels = np.zeros(N)
+    labels[7] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        _fit(_lime(None, **kw), da.from_array(numeric, chunks=500),
+             da.from_array(labels, chunks=500))
+    assert len(ledger) == 0
+
+
+def test_the_client_never_gathers_the_rows(dask_client, data, monkeypatch):
+    frame, box, _, _ = data
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a dask collection of rows was computed in the client")
+
+    X = dd.from_pandas(frame, npartitions=3)
+    # the rows (or their labels) never come back whole: only sums and counts
+    monkeypatch.setattr(da.Array, "compute", refuse)
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    monkeypatch.setattr(type(X), "compute", refuse)
+    explainer = _fit(_lime(box, epsilon=3.0, epsilon_per_query=1.0, categories=CATEGORIES), X)
+    answer = _explain(explainer, frame.iloc[:3])
+    monkeypatch.undo()
+    assert (answer.phase == "interactive").all()
+    held = [v for v in vars(explainer).values() if isinstance(v, np.ndarray)]
+    held += [np.asarray(v) for v in explainer.history_.values()]
+    assert held and all(v.ndim == 0 or len(v) < N for v in held)
+    assert isinstance(explainer._X, da.Array) and isinstance(explainer._labels, da.Array)
+    # a Dask curator refuses to be pickled; its release holds DP outputs only
+    with pytest.raises(TypeError, match="release"):
+        pickle.dumps(explainer)
+    released = explainer.release()
+    assert not any(isinstance(v, (da.Array, dd.DataFrame)) for v in vars(released).values())
+    loaded = pickle.loads(pickle.dumps(released))
+    again = _explain(loaded, frame.iloc[:3], target_class=answer.meta["target_class"])
+    assert (again.phase == "reused").all()
+    np.testing.assert_array_equal(again.values, answer.values)
