@@ -436,6 +436,8 @@ def main(argv=None):
             for m, X in lime_dask.items():
                 if "error" in lime_supported:
                     break
+                if rep and m >= args.large_rows:
+                    continue  # too long to repeat: once only
                 try:
                     run(f"lime dask streamed m={m}", lambda X=X: lime_on_dask(X))
                 except (TypeError, ValueError):
@@ -455,6 +457,8 @@ def main(argv=None):
             del Xm
         if "lime" in parts:
             for m in args.lime_m:
+                if rep and m >= args.large_rows:
+                    continue
                 Xm = numpy_table(int(m), seed=int(m))
                 run(f"lime memory m={int(m)}", lambda X=Xm: fit_lime(box, X, Q), on=None)
                 del Xm
