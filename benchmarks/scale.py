@@ -73,6 +73,7 @@ import distributed
 import numpy as np
 import psutil
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _run_record import commit, run_info, save, start
@@ -333,6 +334,9 @@ def main(argv=None):
     parser.add_argument("--dpsgd-rows", type=int, default=60_000)
     parser.add_argument("--quick", action="store_true",
                         help="1M and 2M rows, one repetition: a check in under 2 minutes")
+    parser.add_argument("--blas-threads", type=int, default=1,
+                        help="BLAS threads of this process (threadpoolctl); the Dask workers "
+                             "run 1 (distributed's default); 0: leave as is")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
                         help="what to run; a part run alone updates that part of --out")
     parser.add_argument("--out", default=str(RESULTS))
@@ -343,6 +347,11 @@ def main(argv=None):
         args.repeats, args.dpsgd_rows, args.chunk_rows = 1, 6_000, 100_000
         if args.out == str(RESULTS):
             args.out = str(RESULTS.with_name("scale_quick.json"))
+    if args.blas_threads:
+        # the in-memory paths run here; on a loaded 2-core machine, multi-threaded OpenBLAS
+        # spins against the other jobs (DPLime's explain measured 30-70x slower with 2
+        # threads than with 1 at m = 3e5 under load 4): one thread, as each Dask worker has
+        threadpool_limits(args.blas_threads)
     rows = [int(r) for r in args.rows]
     n_mem = int(args.memory_rows)
     n_persist = int(args.persist_rows)
@@ -366,6 +375,7 @@ def main(argv=None):
                     "random_state=0); bounds=(-5, 5) declared, or None (DP bounds)",
         "lime": f"DPLimeExplainer(same black box, epsilon_per_query=0.1, bounds=(-5, 5), "
                 f"random_state=0).fit(X).explain({args.queries} public queries)",
+        "blas_threads_client": args.blas_threads or "default",
         "memory": "peak RSS: a sampler thread in each worker (20 ms) and in the client "
                   "(10 ms), per phase",
     }}
@@ -374,6 +384,8 @@ def main(argv=None):
                                        memory_limit="1GiB", dashboard_address=None)
     client = distributed.Client(cluster)
     client.run(_worker_sampler)
+    results["settings"]["blas_threads_workers"] = sorted(set(client.run(
+        lambda: os.environ.get("OPENBLAS_NUM_THREADS", "default")).values()))
     print(f"cluster: {len(client.scheduler_info()['workers'])} workers; "
           f"load {os.getloadavg()}", flush=True)
     phases = {}  # name -> list of runs
