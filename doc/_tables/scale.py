@@ -34,7 +34,7 @@ def recourse(results):
     """PrivRecourse.fit: time, per million rows, against in memory, peak memory."""
     memory = {p["bounds"]: p for p in _phases(results, "recourse") if p["where"] == "memory"}
     header = ["data", "rows", "bounds", "workers", "fit (s)", "s per 1M rows",
-              f"x in memory ({_rows(results['settings']['memory_rows'])} rows)",
+              f"per row, x in memory ({_rows(results['settings']['memory_rows'])} rows)",
               "client peak (GiB)", "worker peak (GiB)"]
     out = []
     phases = sorted(_phases(results, "recourse"),
@@ -42,8 +42,10 @@ def recourse(results):
                                    p["bounds"] != "declared"))
     for p in phases:
         ref = memory.get(p["bounds"])
+        # per row: this phase's seconds per row over the in-memory fit's
         ratio = "1" if p["where"] == "memory" else (
-            "-" if ref is None else f"{p['seconds'] / ref['seconds']:.1f}")
+            "-" if ref is None else
+            f"{p['seconds'] / p['rows'] / (ref['seconds'] / ref['rows']):.1f}")
         runs = len(p["seconds_all"])
         out.append([WHERE[p["where"]], _rows(p["rows"]), p["bounds"],
                     str(p["n_workers"] or "-"),
@@ -62,8 +64,9 @@ def lime(results):
     for p in sorted(_phases(results, "lime"), key=lambda p: (ORDER[p["where"]], p["rows"])):
         where = ("numpy, in memory (one process)" if p["where"] == "memory" else
                  "Dask (generated in the workers; fit persists the scaled rows there)")
+        once = "" if len(p["seconds_all"]) > 1 else " (1 run)"
         out.append([where, _rows(p["rows"]), f"{p['fit_seconds']:.1f}",
-                    f"{p['explain_seconds']:.1f}",
+                    f"{p['explain_seconds']:.1f}{once}",
                     f"{p['explain_seconds'] / q * 1e3:.0f}",
                     _gib(p["client_peak_gib"]), _workers(p)])
     return header, out
