@@ -494,6 +494,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     ('regression', [None, None])
     """
 
+    #: fit takes a dask array or DataFrame (skdpx.utils._tables.validate_table)
+    _accepts_dask = True
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["predict"]), None],

@@ -290,6 +290,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     2.0
     """
 
+    #: fit takes a dask array or DataFrame (skdpx.utils._tables.validate_table)
+    _accepts_dask = True
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],

@@ -206,7 +206,19 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
     y : validated ``y``, only when given (``None`` is refused as
         scikit-learn's ``validate_data`` refuses it)
     """
-    if is_dask_collection(X):  # the same checks and schema, as map-reduce passes
+    if is_dask_collection(X) or is_dask_collection(y):
+        if not getattr(estimator, "_accepts_dask", False):
+            # refused before anything is computed or spent (no row, no label
+            # reaches the client)
+            raise TypeError(
+                f"{type(estimator).__name__} does not accept Dask collections: its DP-SGD "
+                "training (or its algorithm) needs the rows in memory. Dask data are accepted "
+                "in fit by DPLimeExplainer and by PrivRecourse with a fitted black box "
+                "(see the docs' 'Scaling out with Dask').")
+        if not is_dask_collection(X):
+            raise TypeError("y is a Dask collection but X is not: pass both as Dask "
+                            "collections (with the same partitions), or both in memory.")
+        # the same checks and schema, as map-reduce passes
         return validate_dask_table(estimator, X, y, reset=reset, categories=categories)
     no_y = isinstance(y, str) and y == "no_validation"
     if not reset:
