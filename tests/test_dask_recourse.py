@@ -151,3 +151,11 @@ def test_the_client_never_gathers_the_rows(dask_client, data, monkeypatch):
     monkeypatch.undo()
     arrays = [v for v in vars(rec).values() if isinstance(v, np.ndarray)]
     assert arrays and all(len(v) < N for v in arrays)
+
+
+def test_fit_transform_on_dask_refuses_before_spending(data):
+    frame, y, box = data
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    with pytest.raises(TypeError, match="in memory"):
+        _rec(box, epsilon=1.0, accountant=ledger).fit_transform(dd.from_pandas(frame, npartitions=2))
+    assert len(ledger) == 0

@@ -34,7 +34,7 @@ from ..privacy import (
     gaussian_to_pure,
     noise_source,
 )
-from ..utils._dask import is_dask_collection, partition_sum
+from ..utils._dask import is_dask_collection, partition_sum, refuse_dask_queries
 from ..utils._tables import validate_table
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import blocked_sums
@@ -156,12 +156,6 @@ def _batch_sums(X, labels, *, queries, columns, weight, offset):
             queries[rows], X, labels[:, col], weight=weight,
             offset=None if offset is None else offset[rows])
     return H, g, s
-
-
-def _refuse_dask_queries(X):
-    if is_dask_collection(X):
-        raise TypeError("DPLimeExplainer answers queries in memory: pass them as a numpy array "
-                        "or a pandas DataFrame (e.g. X.compute() for a few public points).")
 
 
 def _persist(*arrays):
@@ -868,7 +862,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         however it ends (unless ``store_fit_queries``).
         """
         check_is_fitted(self)
-        _refuse_dask_queries(X)
+        refuse_dask_queries(self, X)
         X = validate_table(self, X, reset=False)  # encoded
         scaler = self._scaler()
         Z = scaler.transform(X)
@@ -925,7 +919,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         -------
         ndarray of shape (m, n_features)
         """
-        _refuse_dask_queries(X)  # before fit, which may spend on DP bounds
+        refuse_dask_queries(self, X)  # before fit, which may spend on DP bounds
         warnings.warn(
             "fit_transform explains the rows of the explanation dataset themselves: the DP "
             "guarantee takes the queries as public points, and these are the protected rows. "

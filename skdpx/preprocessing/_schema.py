@@ -353,9 +353,12 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             known = np.isin(col, np.asarray(self._levels[column], dtype=object))
             bad = ~missing & ~known
             if bad.any():
+                # the values are not shown: they may be private (fit rows), and
+                # on Dask the message also lands in the workers' logs
                 raise ValueError(
-                    f"column {column!r} has value(s) {sorted(map(str, set(col[bad])))[:5]} that "
-                    f"are not declared categories {self._levels[column]}."
+                    f"column {column!r} has {int(bad.sum())} value(s) that are not declared "
+                    f"categories {self._levels[column]} (not shown: they may be private); "
+                    "declare every level in categories."
                 )
             frame[column] = np.where(missing, None, col)
         table = np.column_stack([frame[c] for c in self.categorical_features_])

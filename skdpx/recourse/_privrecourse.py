@@ -26,7 +26,7 @@ from ..privacy import (
     compose_events,
     gaussian_event,
 )
-from ..utils._dask import is_dask_collection
+from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
 from . import _model
@@ -586,9 +586,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """Encoded queries, clipped to the public bounds, their unit-cube image, and
         whether the black box already gives each the favourable class."""
         check_is_fitted(self)
-        if is_dask_collection(X):
-            raise TypeError("PrivRecourse answers queries in memory: pass them as a numpy "
-                            "array or pandas DataFrame (e.g. X.compute() for a few rows).")
+        refuse_dask_queries(self, X)
         X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
         Xc = np.clip(X, lower, upper)
@@ -767,6 +765,16 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         return self._result(r.X, self._split_paths(r.X, r.lengths, r.points), r.cost,
                             r.success, {"favorable_class": self.favorable_class_,
                                         "unverified": r.unverified}, queries=X, end=r.end)
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """:meth:`fit`, then :meth:`transform` of the same rows (in memory only).
+
+        Dask rows are refused before anything is spent: the end points are
+        answered in memory (fit on the dask collection, then transform
+        in-memory queries).
+        """
+        refuse_dask_queries(self, X)
+        return self.fit(X, y, **fit_params).transform(X)
 
     def transform(self, X):
         """The verified counterfactual end points.

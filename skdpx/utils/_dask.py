@@ -16,7 +16,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["as_dask_array", "is_dask_collection", "n_rows", "partition_sum", "validate_dask_table"]
+__all__ = ["as_dask_array", "is_dask_collection", "n_rows", "partition_sum",
+           "refuse_dask_queries", "validate_dask_table"]
 
 
 def is_dask_collection(X):
@@ -54,6 +55,17 @@ def as_dask_array(X, dtype=float):
     if dtype is not None and X.dtype != dtype:
         X = X.astype(dtype)
     return X.rechunk({1: -1})
+
+
+def refuse_dask_queries(estimator, X):
+    """Raise TypeError for Dask queries: explanations are answered in memory.
+
+    Called before anything is spent (``fit_transform`` checks first).
+    """
+    if is_dask_collection(X):
+        raise TypeError(
+            f"{type(estimator).__name__} answers queries in memory: pass them as a numpy "
+            "array or a pandas DataFrame (e.g. X.compute() for a few public points).")
 
 
 def n_rows(X):
