@@ -199,3 +199,41 @@ def test_shares_and_stream_keys_of_the_privacy_core():
              for _ in range(2)]
     np.testing.assert_array_equal(draws[0][1], draws[1][1])
     assert not np.allclose(draws[0][0], draws[0][1])
+
+
+_OVERLAP = """
+import threading
+from threadpoolctl import threadpool_info
+from skdpx.utils._threads import single_blas_thread
+def blas(): return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+before, inside = blas(), []
+a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+def first():
+    with single_blas_thread():
+        a_in.set(); b_in.wait()
+    a_out.set()
+def second():
+    a_in.wait()
+    with single_blas_thread():
+        b_in.set(); a_out.wait()  # the first context has exited: the limit must hold
+        inside.extend(blas())
+ts = [threading.Thread(target=first), threading.Thread(target=second)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(before, inside, blas())
+"""
+
+
+def test_single_blas_thread_contexts_overlapping_in_threads_restore_the_setting():
+    # in a child with 2 BLAS threads (CI runs the suite with one)
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2", MKL_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", _OVERLAP], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip().replace("] [", "]|[").split("|")
+    before, inside, after = (json.loads(part) for part in out)
+    assert before and all(n == 2 for n in before)
+    assert inside and all(n == 1 for n in inside)
+    assert after == before
