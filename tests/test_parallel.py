@@ -115,6 +115,16 @@ def test_adaptive_local_loss_over_parallel_row_blocks(rows, monkeypatch):
         assert out[JOBS, eps][1] == out[1, eps][1]
     # a first step, then the rest, per query: as with one worker
     assert len(out[JOBS, 0.5][1][0]) == 2 * len(Q)
+    # and the forms did come from the parallel row blocks, never the in-process ones
+
+    def in_process(*args, **kwargs):
+        raise AssertionError("the forms were computed in this process")
+
+    monkeypatch.setattr(_dplime.DPLimeExplainer, "_forms", in_process)
+    exp, _ = _explainer(X, y, JOBS, epsilon_per_query=0.5, strategy="adaptive", random_state=3)
+    with parallel_config(backend="loky"):
+        np.testing.assert_allclose(exp.explain(Q).values, out[JOBS, 0.5][0], rtol=1e-9,
+                                   atol=1e-12)
 
 
 def _search(n_jobs, random_state):
