@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["as_dask_array", "is_dask_collection", "n_rows", "partition_sum",
+__all__ = ["as_dask_array", "is_dask_collection", "partition_sum",
            "refuse_dask_queries", "validate_dask_table"]
 
 
@@ -66,11 +66,6 @@ def refuse_dask_queries(estimator, X):
         raise TypeError(
             f"{type(estimator).__name__} answers queries in memory: pass them as a numpy "
             "array or a pandas DataFrame (e.g. X.compute() for a few public points).")
-
-
-def n_rows(X):
-    """The number of rows of an array or a row-chunked dask array (no compute)."""
-    return int(X.shape[0])
 
 
 def _tree_sum(parts, split_every=8):
