@@ -848,8 +848,10 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
     def coarse(z):
         return epsilon_at(z, vdi)
 
-    hint, step, _ = hint
-    z = _smallest_noise(coarse, epsilon, hint, step, xtol=1e-4)  # refined below
+    hint, step, xtol = hint
+    # on a coarser grid, the root to 1e-4 only: refined below
+    z = _smallest_noise(coarse, epsilon, hint, step,
+                        xtol=xtol if vdi == VALUE_DISCRETIZATION_INTERVAL else 1e-4)
     # the coarse grid's excess over the fine one is nearly constant near the
     # root: the root of the coarse epsilon less that excess is the fine root
     # (to about 1e-6), found with coarse evaluations only, then checked on the
