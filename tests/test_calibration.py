@@ -125,6 +125,24 @@ def test_gaussian_pld_is_dp_accountings(sigma, q, vdi):
         assert ours.get_epsilon_for_delta(delta) == theirs.get_epsilon_for_delta(delta)
 
 
+def test_gaussian_pld_edges_are_dp_accountings():
+    from dp_accounting.pld import privacy_loss_distribution
+
+    from skdpx.privacy._accounting import gaussian_pld
+
+    # an integer grid interval (the divergences stay floats)
+    theirs = privacy_loss_distribution.from_gaussian_mechanism(
+        0.5, value_discretization_interval=1)
+    assert gaussian_pld(0.5, 1.0, vdi=1).get_epsilon_for_delta(1e-5) == pytest.approx(
+        theirs.get_epsilon_for_delta(1e-5), rel=0, abs=0)
+    # a sampling rate within 1e-12 of 1, where log(1/q - 1) has lost its
+    # precision: dp_accounting's error, not a NaN epsilon
+    with pytest.raises(ValueError):
+        privacy_loss_distribution.from_gaussian_mechanism(0.2, sampling_prob=1 - 1e-12)
+    with pytest.raises(ValueError):
+        gaussian_epsilon(0.2, 1e-5, steps=3, sample_rate=1 - 1e-12)
+
+
 # --------------------------------------------------------------------------
 # Calibration: safe and tight
 # --------------------------------------------------------------------------
@@ -175,6 +193,26 @@ def test_calibrate_noise_property(z, delta, steps, sample_rate):
     assert eps <= epsilon
     assert eps >= 0.97 * epsilon
     assert z_cal <= z * (1 + 1e-4)
+
+
+@pytest.mark.parametrize("prior, margin", [
+    (pure_event(1.0), 1e-4),
+    (dp_accounting.ComposedDpEvent([_ref_event(), laplace_event(1.0)]), 5e-4),
+])
+def test_calibrate_noise_tight_when_a_prior_dominates(prior, margin):
+    # Regression: the target just above the prior's own epsilon, where epsilon
+    # barely moves with the noise: the answer was up to 4.6 times the
+    # smallest noise (safe, but loose), or "no finite noise" when the search
+    # grid overstated the prior past the target.
+    delta = 1e-5
+    target = compute_epsilon(prior, delta) + margin
+
+    def eps(z):
+        return compute_epsilon(dp_accounting.ComposedDpEvent([prior, gaussian_event(z)]), delta)
+
+    z = calibrate_noise(target, delta, prior=prior)
+    assert eps(z) <= target
+    assert eps(z * (1 - 1e-4)) > target
 
 
 def test_calibrate_noise_small_epsilon_does_not_crash():

@@ -611,13 +611,14 @@ def gaussian_pld(noise_multiplier, sampling_prob=1.0, vdi=VALUE_DISCRETIZATION_I
     cdfs and the pessimistic connect-the-dots PMF. The one difference is
     how the hockey-stick divergence is evaluated on the grid of losses:
     dp_accounting inverts the privacy loss point by point in Python (about
-    66,000 points at the default grid for DP-SGD, a second or more per PLD,
+    60,000 points at the default grid for DP-SGD, 0.2-1 s per PLD,
     most of a calibration), where :func:`_inverse_loss` inverts all the grid
-    at once with numpy. The two agree to floating-point rounding
-    (``tests/test_accounting.py`` checks the inverse against dp_accounting's
-    ``inverse_privacy_loss`` point by point, and the PLDs' epsilons).
+    at once with numpy, with the same operations. The divergences are the
+    same floats (``tests/test_calibration.py`` compares them with
+    dp_accounting's ``get_delta_for_epsilon`` on whole grids, to the bit,
+    and the PLDs' epsilons).
     """
-    pmfs = []
+    pmfs, vdi = [], float(vdi)
     adjacencies = [_plm.AdjacencyType.REMOVE]
     if sampling_prob < 1:
         adjacencies.append(_plm.AdjacencyType.ADD)
@@ -628,14 +629,23 @@ def gaussian_pld(noise_multiplier, sampling_prob=1.0, vdi=VALUE_DISCRETIZATION_I
         lower = math.floor(bounds.epsilon_lower / vdi)
         upper = math.ceil(bounds.epsilon_upper / vdi)
         epsilons = np.arange(lower, upper + 1) * vdi
+        with np.errstate(invalid="ignore"):
+            deltas = _hockey_stick(loss, epsilons)
+        if not np.isfinite(deltas).all():
+            # a sampling rate within ~1e-12 of 1 (or subnormal): log(1/q - 1)
+            # has lost its precision. dp_accounting's own route, which raises
+            # there (or answers), rather than a NaN.
+            return _pld.from_gaussian_mechanism(
+                noise_multiplier, sampling_prob=sampling_prob, value_discretization_interval=vdi)
         pmfs.append(_pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
-            vdi, lower, upper, _hockey_stick(loss, epsilons)))
+            vdi, lower, upper, deltas))
     return _pld.PrivacyLossDistribution(*pmfs)
 
 
 def _hockey_stick(loss, epsilons):
     """``loss.get_delta_for_epsilon(epsilons)``, with the inverse loss vectorised."""
     q = loss.sampling_prob
+    epsilons = np.asarray(epsilons, dtype=float)
     deltas = np.zeros_like(epsilons)
     if q == 1:
         inside = np.ones(epsilons.shape, dtype=bool)
@@ -931,30 +941,42 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
     hint, step, xtol = hint
     if vdi == VALUE_DISCRETIZATION_INTERVAL:  # epsilon <= 0.1: the search is on the ledger's grid
         return _smallest_noise(epsilon_at, epsilon, hint, step, xtol)
+    if prior is not None and _epsilon_of_leaves(
+            leaf_counts(prior_json), delta, accounting, vdi) >= epsilon:
+        # the search grid overstates the prior past the target (the ledger's
+        # does not): search the ledger's grid
+        return _smallest_noise(epsilon_at, epsilon, hint, math.log(2.0), xtol)
     # A pessimistic connect-the-dots grid overstates epsilon by about
     # c * interval^2 (it is second order): the search grid's excess over the
     # ledger's is extrapolated from the search grid and one twice as coarse,
     # and the root of the search grid's epsilon less that excess is the
-    # ledger's root, found with coarse evaluations only. It is then checked
+    # ledger's root, found with search-grid evaluations only. It is checked
     # on the ledger's grid (whose PLD the ledger reuses when the release is
-    # spent); if it misses (above the target, or more than 1e-5 below it),
-    # the excess is measured there and the root found again.
+    # spent) and kept if it meets the target with the noise within about
+    # 1e-5 of the root (judged by the search grid's slope there). Else the
+    # excess is measured at that noise and the root found again; and if that
+    # does not settle it either (a prior that dominates the target, where
+    # the slope is flat), the root is found on the ledger's grid itself,
+    # bracketed by the noises already checked.
     excess = max(0.0, (epsilon_at(hint, 2 * vdi) - coarse(hint)) / 3
                  * (1 - (VALUE_DISCRETIZATION_INTERVAL / vdi) ** 2))
-    z, best = hint, None
-    for _ in range(3):
+    z, below, above = hint, None, None  # the largest noise over, the smallest within target
+    for _ in range(2):
         z = _smallest_noise(lambda t, excess=excess: coarse(t) - excess, epsilon, z, step,
                             xtol=1e-6)
         fine = epsilon_at(z)
         if fine <= epsilon:
-            best = z if best is None else min(best, z)
-            if epsilon - fine <= 1e-5 * epsilon:
-                break
+            above = z if above is None else min(above, z)
+            slope = (coarse(z * (1 - 1e-3)) - coarse(z)) / 1e-3  # -d epsilon / d log z
+            if epsilon - fine <= 1e-5 * slope:
+                return z
+        else:
+            below = z if below is None else max(below, z)
         excess, step = coarse(z) - fine, math.log(1.01)
-    z = z if best is None else best
-    while epsilon_at(z) > epsilon:
-        z *= 1 + 1e-5
-    return z
+    if below is not None and above is not None and below < above:
+        return _smallest_noise(epsilon_at, epsilon, above, math.log(above / below), xtol)
+    start = above if above is not None else below
+    return _smallest_noise(epsilon_at, epsilon, start, math.log(2.0), xtol)
 
 
 def _pld_hint(epsilon, delta, steps, sample_rate, accounting, prior_json):
@@ -962,12 +984,12 @@ def _pld_hint(epsilon, delta, steps, sample_rate, accounting, prior_json):
 
     The hint is the root, to 1%, on a PLD grid 10 times coarser than the
     search's (``HINT_DISCRETIZATION_INTERVAL``, relative to epsilon): a few
-    evaluations of a few milliseconds each. A coarser pessimistic grid
-    overstates epsilon, so its noise is (nearly always) enough on the finer
-    grids, by a fraction of a percent: the search brackets in steps of 5%
-    below it. The result does not depend on the hint: the search only stops
-    at the PLD root. (It was the Renyi DP answer, 0-15% above the PLD one
-    and slower to find than this one.)
+    evaluations of 2-40 ms each. A coarser pessimistic grid overstates
+    epsilon, so its noise is (nearly always) enough on the finer grids, by
+    a fraction of a percent: the search brackets in steps of 5% below it.
+    The search stops at the PLD root to about 1e-5 wherever it starts (the
+    last digits of the answer can depend on the hint). (The hint was the
+    Renyi DP answer, 0-15% above the PLD one and slower to find.)
     """
     if accounting != "pld":
         return 1.0, math.log(2.0), 1e-7
