@@ -17,3 +17,44 @@ def people(rng, n=N):
         "hours": rng.normal(40, 10, n).clip(1, 99),
         "gain": np.where(rng.uniform(size=n) < 0.1, rng.exponential(5000, n), 0.0),
     })
+
+
+def refuse_gathering_rows(monkeypatch, frame_type):
+    """Make the client fail if the rows come back to it, by any route.
+
+    A dask array's or DataFrame's ``compute`` and ``__array__`` raise, and
+    every result the distributed client gathers (which is where top-level
+    ``dask.compute`` and ``persist`` results arrive) is checked: no array or
+    frame in it may have as many as ``N // 4`` rows (only sums, counts and
+    other per-feature statistics may come back).
+    """
+    import dask.array as da
+    import distributed
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a dask collection of rows was computed in the client")
+
+    def leaves(value):
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                yield from leaves(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from leaves(item)
+        else:
+            yield value
+
+    gather = distributed.Client.gather
+
+    def checked_gather(self, futures, *args, **kwargs):
+        result = gather(self, futures, *args, **kwargs)
+        for leaf in leaves(result):
+            shape = getattr(leaf, "shape", ())
+            if len(shape) and shape[0] >= N // 4:
+                raise AssertionError(f"the client gathered a result of shape {shape}")
+        return result
+
+    monkeypatch.setattr(da.Array, "compute", refuse)
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    monkeypatch.setattr(frame_type, "compute", refuse)
+    monkeypatch.setattr(distributed.Client, "gather", checked_gather)

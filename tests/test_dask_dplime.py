@@ -12,7 +12,7 @@ from skdpx.explain import DPLimeExplainer
 from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLedger, event_to_json
 
-from ._tables import BOUNDS, CATEGORIES, N, people
+from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -147,14 +147,9 @@ def test_bad_dask_input_raises_before_spending(dask_client, data):
 def test_the_client_never_gathers_the_rows(dask_client, data, monkeypatch):
     frame, box, _, _ = data
 
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a dask collection of rows was computed in the client")
-
     X = dd.from_pandas(frame, npartitions=3)
     # the rows (or their labels) never come back whole: only sums and counts
-    monkeypatch.setattr(da.Array, "compute", refuse)
-    monkeypatch.setattr(da.Array, "__array__", refuse)
-    monkeypatch.setattr(type(X), "compute", refuse)
+    refuse_gathering_rows(monkeypatch, type(X))
     explainer = _fit(_lime(box, epsilon=3.0, epsilon_per_query=1.0, categories=CATEGORIES), X)
     answer = _explain(explainer, frame.iloc[:3])
     monkeypatch.undo()

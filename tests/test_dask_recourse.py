@@ -11,7 +11,7 @@ from skdpx import PrivRecourse
 from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLedger, event_to_json
 
-from ._tables import BOUNDS, CATEGORIES, N, people
+from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -139,14 +139,9 @@ def test_bad_dask_input_raises_before_spending(dask_client, data):
 def test_the_client_never_gathers_the_rows(dask_client, data, monkeypatch):
     frame, _, box = data
 
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a dask collection of rows was computed in the client")
-
     X = dd.from_pandas(frame, npartitions=3)
     # the rows as an array or DataFrame never come back whole: only sums and counts
-    monkeypatch.setattr(da.Array, "compute", refuse)
-    monkeypatch.setattr(da.Array, "__array__", refuse)
-    monkeypatch.setattr(type(X), "compute", refuse)
+    refuse_gathering_rows(monkeypatch, type(X))
     rec = _fit(_rec(box, epsilon=2.0), X)
     monkeypatch.undo()
     arrays = [v for v in vars(rec).values() if isinstance(v, np.ndarray)]
