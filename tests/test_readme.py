@@ -53,11 +53,14 @@ def test_readme_raw_table_example_runs_the_four_methods():
     # attributions per original column
     grouped = ns["clf"].explain(denied).to_frame(grouped=True)
     assert set(ns["schema"].features) <= set(grouped.columns)
-    # every returned record is valid and flips the black box
+    # every returned record is valid and flips the black box. The example is
+    # unseeded: DPC's counterfactuals flip every time, but in about 1 run in
+    # 25 PrivRecourse's DP graph (epsilon 1, 5,000 rows) has no path for any
+    # of the 20 applicants ("recourse 0%"), so only DPC must return some.
+    assert cf.valid.any()
     for records, ok in ((cf.counterfactual_records, cf.valid),
                         (paths.counterfactual_records, paths.success)):
         records, queries = records[ok], denied[ok]
-        assert len(records) > 0
         assert (ns["black_box"].predict(records) == 1).all()
         for column in ("sex", "race"):
             assert (records[column].astype(str).to_numpy()
