@@ -919,10 +919,7 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
         )
 
     def epsilon_at(z, vdi=VALUE_DISCRETIZATION_INTERVAL):
-        event = gaussian_event(z, steps=steps, sample_rate=sample_rate)
-        if prior is not None:
-            event = _dp_event.ComposedDpEvent([prior, event])
-        leaves = leaf_counts(event_to_json(event))
+        leaves = _calibration_leaves(z, steps, sample_rate, prior)
         if vdi == VALUE_DISCRETIZATION_INTERVAL:  # the ledger's call, so its cache key
             return _epsilon_of_leaves(leaves, delta, accounting)
         return _epsilon_of_leaves(leaves, delta, accounting, vdi)
@@ -979,6 +976,14 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
     return _smallest_noise(epsilon_at, epsilon, start, math.log(2.0), xtol)
 
 
+def _calibration_leaves(z, steps, sample_rate, prior):
+    """The (leaf, count) key of ``prior`` composed with the Gaussian steps at noise z."""
+    event = gaussian_event(z, steps=steps, sample_rate=sample_rate)
+    if prior is not None:
+        event = _dp_event.ComposedDpEvent([prior, event])
+    return leaf_counts(event_to_json(event))
+
+
 def _pld_hint(epsilon, delta, steps, sample_rate, accounting, prior_json):
     """(hint, step, xtol) for the PLD search: a root on a very coarse grid, a bracket below it.
 
@@ -1007,10 +1012,8 @@ def _coarse_hint(epsilon, delta, steps, sample_rate, prior_json):
     vdi = max(SEARCH_DISCRETIZATION_INTERVAL, HINT_DISCRETIZATION_INTERVAL * epsilon)
 
     def rough(z):
-        event = gaussian_event(z, steps=steps, sample_rate=sample_rate)
-        if prior is not None:
-            event = _dp_event.ComposedDpEvent([prior, event])
-        return _epsilon_of_leaves(leaf_counts(event_to_json(event)), delta, "pld", vdi)
+        return _epsilon_of_leaves(_calibration_leaves(z, steps, sample_rate, prior), delta,
+                                  "pld", vdi)
 
     try:
         if prior is not None and _epsilon_of_leaves(
