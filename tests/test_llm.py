@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 from skdpx import DPLocallyLinearClassifier, FeatureAttribution
-from skdpx.linear._locally_linear import _maps_backward, _maps_forward
+from skdpx.linear._locally_linear import _maps_backward, _maps_forward, _views
 from skdpx.privacy import (
     DPSGD,
     BudgetError,
@@ -82,6 +82,45 @@ def test_stacked_closed_form_norms_equal_explicit_per_sample_gradients():
     explicit = np.einsum("vbi,vbo->bvio", np.concatenate([P, np.ones((5, 7, 1))], axis=2), D)
     expected = (explicit.reshape(7, -1) ** 2).sum(axis=1)
     np.testing.assert_allclose(dense_grad_sq_norms(P, D), expected)
+
+
+@pytest.mark.parametrize("projection_dim", [None, 4])
+def test_views_per_batch_equal_the_precomputed_views(projection_dim):
+    # rows used about once are projected with their batch; rows used twice
+    # or more are projected once: the same views and squared norms
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(50, 6))
+    R = None if projection_dim is None else rng.normal(size=(3, projection_dim, 6))
+    once, often = _views(X, R, 1.0, norms=True), _views(X, R, 2.0, norms=True)
+    idx = np.array([7, 3, 3, 49, 0])
+    (P1, sq1), (P2, sq2) = once(idx), often(idx)
+    views = 1 if R is None else 3
+    width = 6 if R is None else projection_dim
+    assert P1.shape == P2.shape == (views, 5, width) and P1.dtype == np.float32
+    expected = X[idx][None] if R is None else np.einsum("bd,vjd->vbj", X[idx], R)
+    np.testing.assert_allclose(P1, expected, rtol=1e-5)
+    np.testing.assert_allclose(P2, expected, rtol=1e-5)
+    np.testing.assert_allclose(sq1, (expected ** 2).sum(axis=2), rtol=1e-5)
+    np.testing.assert_allclose(sq2, (expected ** 2).sum(axis=2), rtol=1e-5)
+    assert once(idx)[1] is not None and _views(X, R, 1.0, norms=False)(idx)[1] is None
+
+
+def test_one_epoch_fit_never_holds_the_whole_projection():
+    import tracemalloc
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(4000, 20))
+    y = (X[:, 0] > 0.5).astype(int)
+    whole = 4000 * 10 * 100 * 4  # the (n, M, D') float32 projection: 16 MB
+    peaks = {}
+    for epochs in (1, 2):
+        clf = DPLocallyLinearClassifier(epsilon=np.inf, n_maps=10, projection_dim=100,
+                                        bounds=(0, 1), classes=[0, 1], epochs=epochs)
+        tracemalloc.start()
+        clf.fit(X, y)
+        peaks[epochs] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peaks[1] < whole / 4 < whole < peaks[2]
 
 
 @pytest.mark.parametrize("projection_dim", [None, 3])
