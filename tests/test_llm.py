@@ -121,6 +121,7 @@ def test_one_epoch_fit_never_holds_the_whole_projection():
         peaks[epochs] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peaks[1] < whole / 4 < whole < peaks[2]
+    np.testing.assert_array_equal(X, np.random.RandomState(0).uniform(size=(4000, 20)))
 
 
 @pytest.mark.parametrize("projection_dim", [None, 3])

@@ -434,16 +434,19 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         U = scaler.transform(X)  # public scaling into [0, 1]
         center = np.full(d, 0.5)
         if self.center:
-            # n is public, as in DP-SGD's sampling rate
+            # the sum of u - 1/2 over the rows, without an (n, d) temporary
+            # (n is public, as in DP-SGD's sampling rate)
             noisy_sum = gaussian_release(
-                (U - 0.5).sum(axis=0), noise_multiplier=plan.center_noise_multiplier,
+                U.sum(axis=0) - 0.5 * n, noise_multiplier=plan.center_noise_multiplier,
                 sensitivity=plan.center_sensitivity, noise=noise, commitment=commitment,
             )
             center = np.clip(0.5 + noisy_sum / n, 0.0, 1.0)
         engine.bind(noise, commitment)
         visits = engine.max_steps * engine.sample_rate  # expected uses of a row (epochs)
-        views = _views(U - center, R, visits, norms=engine.max_grad_norm is not None)
-        self._train(engine, views, codes, k, m, W, b)
+        U -= center  # in place: U is not needed again
+        batch_views = _views(U, R, visits, norms=engine.max_grad_norm is not None)
+        del U
+        self._train(engine, batch_views, codes, k, m, W, b)
 
         self.classes_ = classes
         self.bounds_ = (scaler.lower, scaler.upper)
