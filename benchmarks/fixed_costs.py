@@ -29,7 +29,7 @@ Parts:
   (tracemalloc) and the process's peak resident memory.
 
 Run: python benchmarks/fixed_costs.py --before /path/to/old/checkout
-     [--repeats 3] [--epochs 1] [--parts calibration llc recourse dplime]
+     [--repeats 3] [--epochs 1] [--pause 5] [--parts calibration llc recourse dplime]
 
 Saves ``benchmarks/results/fixed_costs.json``.
 """
@@ -160,6 +160,12 @@ def _run(part, checkout, args, rep=0):
 
 
 def _run_worker(part, checkout, args, *extra):
+    # Freed memory is handed back to this virtual machine's host about 2 s
+    # after a process exits, and touching it again is slow (about 3 s of CPU
+    # per GiB, against 0.15 s for memory the host still backs): a fit that
+    # starts right after another would inherit some of its memory warm. A
+    # pause makes every fit start equally cold.
+    time.sleep(args.pause)
     env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONWARNINGS="ignore")
     cmd = [sys.executable, "-W", "ignore", str(Path(__file__).resolve()), "--worker", part,
            "--epochs", str(args.epochs), *extra]
@@ -181,6 +187,8 @@ def main():
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--worker", choices=PARTS, help=argparse.SUPPRESS)
     parser.add_argument("--llc-fit", choices=("private", "non_private"), help=argparse.SUPPRESS)
+    parser.add_argument("--pause", type=float, default=5.0,
+                        help="seconds to wait before each measured process (default 5)")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
     if args.worker:
@@ -218,7 +226,8 @@ def main():
         "benchmark": "fixed_costs",
         **run_info(started, time.perf_counter() - t0, packages=("dp-accounting",)),
         "before_commit": before_commit,
-        "settings": {"repeats": args.repeats, "epochs": args.epochs, "parts": args.parts},
+        "settings": {"repeats": args.repeats, "epochs": args.epochs, "parts": args.parts,
+                     "pause": args.pause},
         "load_average": loads,
         "summary": summary,
         "runs": raw,
