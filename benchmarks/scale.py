@@ -16,7 +16,9 @@ and the client in this process. Measured:
    (1M), side by side in the same run, and the Dask path on the same number
    of rows: their ratio.
 3. DPLimeExplainer's cost per query against m: in memory at ``--lime-m``
-   (1e5, 3e5, 1e6), on Dask at ``--lime-dask-m`` (1e6, 6e6).
+   (1e5, 3e5, 1e6), on Dask at ``--lime-dask-m`` (1e6, 6e6, 2e7; at 2e7 its
+   persisted rows, 3.4 GB, exceed the workers' 2 GiB: Dask spills them to
+   the workers' disk).
 4. How the Dask fit's cost grows with the rows (``--memory-rows`` and
    ``--rows``) and with the workers (1 against 2 workers at
    ``--workers-rows``, 6M, streamed; a 1-worker cluster of 1 GiB made for it).
@@ -26,8 +28,10 @@ and the client in this process. Measured:
    array), against one in-memory DP-SGD step of DPLocallyLinearClassifier
    (``--dpsgd-rows`` x 784 synthetic rows in [0, 1], 10 classes, n_maps=30,
    projection_dim=300, batch 500, one epoch; the training loop's time over
-   its steps): DP-SGD needs one synchronous round trip per step (MNIST, 20
-   epochs of batch 500: 2,400 steps).
+   its steps; since 2026-11-26 a one-epoch fit projects each batch in its
+   step, so the step includes its batch's projection): DP-SGD needs one
+   synchronous round trip per step (MNIST, 20 epochs of batch 500: 2,400
+   steps).
 
 The data never exist in the client. Each Dask table is generated lazily in
 the workers, ``dask.array.random.default_rng(seed)`` with a fixed seed per
@@ -54,7 +58,8 @@ Run: nice -n 10 python benchmarks/scale.py [--quick] [--parts recourse lime dpsg
 (``--parts``: a part run alone updates that part of the saved file.)
 Measured on 2026-11-26 on a shared 2-core machine (load average 3-5): the
 saved results took 675 s for ``--parts recourse dpsgd`` and 73 s for
-``--parts lime --large-rows 1e6`` (DPLime's m = 1e6 and 6e6 timed once);
+``--parts lime --large-rows 1e6`` (DPLime's m = 1e6 and 6e6 timed once; the
+lime part was run again at 16:24 with ``--lime-dask-m 1e6 6e6 2e7``, 135 s);
 ``--quick`` (1M and 2M rows, one repetition) took 95 s.
 """
 
@@ -328,7 +333,7 @@ def main(argv=None):
                         help="the Dask table also fitted persisted (0: none)")
     parser.add_argument("--workers-rows", type=float, default=6e6)
     parser.add_argument("--lime-m", type=float, nargs="+", default=[1e5, 3e5, 1e6])
-    parser.add_argument("--lime-dask-m", type=float, nargs="+", default=[1e6, 6e6])
+    parser.add_argument("--lime-dask-m", type=float, nargs="+", default=[1e6, 6e6, 2e7])
     parser.add_argument("--queries", type=int, default=32)
     parser.add_argument("--large-rows", type=float, default=1e7,
                         help="tables of at least this many rows are timed once only")
