@@ -92,17 +92,17 @@ def test_views_per_batch_equal_the_precomputed_views(projection_dim):
     X = rng.uniform(size=(50, 6))
     R = None if projection_dim is None else rng.normal(size=(3, projection_dim, 6))
     once, often = _views(X, R, 1.0, norms=True), _views(X, R, 2.0, norms=True)
-    idx = np.array([7, 3, 3, 49, 0])
-    (P1, sq1), (P2, sq2) = once(idx), often(idx)
     views = 1 if R is None else 3
     width = 6 if R is None else projection_dim
-    assert P1.shape == P2.shape == (views, 5, width) and P1.dtype == np.float32
-    expected = X[idx][None] if R is None else np.einsum("bd,vjd->vbj", X[idx], R)
-    np.testing.assert_allclose(P1, expected, rtol=1e-5)
-    np.testing.assert_allclose(P2, expected, rtol=1e-5)
-    np.testing.assert_allclose(sq1, (expected ** 2).sum(axis=2), rtol=1e-5)
-    np.testing.assert_allclose(sq2, (expected ** 2).sum(axis=2), rtol=1e-5)
-    assert once(idx)[1] is not None and _views(X, R, 1.0, norms=False)(idx)[1] is None
+    for idx in (np.array([7, 3, 3, 49, 0]), np.flatnonzero(np.zeros(50))):  # and an empty batch
+        (P1, sq1), (P2, sq2) = once(idx), often(idx)
+        assert P1.shape == P2.shape == (views, len(idx), width) and P1.dtype == np.float32
+        expected = X[idx][None] if R is None else np.einsum("bd,vjd->vbj", X[idx], R)
+        for P, sq in ((P1, sq1), (P2, sq2)):
+            np.testing.assert_allclose(P, expected, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(sq, (expected ** 2).sum(axis=2), rtol=1e-5, atol=1e-5)
+    for visits in (1.0, 2.0):
+        assert _views(X, R, visits, norms=False)(idx)[1] is None
 
 
 def test_one_epoch_fit_never_holds_the_whole_projection():
@@ -112,14 +112,19 @@ def test_one_epoch_fit_never_holds_the_whole_projection():
     X = rng.uniform(size=(4000, 20))
     y = (X[:, 0] > 0.5).astype(int)
     whole = 4000 * 10 * 100 * 4  # the (n, M, D') float32 projection: 16 MB
+    tracing = tracemalloc.is_tracing()  # e.g. PYTHONTRACEMALLOC=1
     peaks = {}
     for epochs in (1, 2):
         clf = DPLocallyLinearClassifier(epsilon=np.inf, n_maps=10, projection_dim=100,
-                                        bounds=(0, 1), classes=[0, 1], epochs=epochs)
+                                        bounds=(0, 1), classes=[0, 1], epochs=epochs,
+                                        batch_size=256)
         tracemalloc.start()
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
         clf.fit(X, y)
-        peaks[epochs] = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
+        peaks[epochs] = tracemalloc.get_traced_memory()[1] - base
+        if not tracing:
+            tracemalloc.stop()
     assert peaks[1] < whole / 4 < whole < peaks[2]
     np.testing.assert_array_equal(X, np.random.RandomState(0).uniform(size=(4000, 20)))
 

@@ -431,19 +431,22 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         W = aux.normal(0.0, 0.01, size=(views, width, outputs)).astype(np.float32)
         b = np.zeros((views, outputs), dtype=np.float32)
 
-        U = scaler.transform(X)  # public scaling into [0, 1]
+        # public scaling into [0, 1], then centred on 1/2 in place (a new
+        # array: the caller's X is untouched; no (n, d) temporaries)
+        U = scaler.transform(X)
+        U -= 0.5
         center = np.full(d, 0.5)
         if self.center:
-            # the sum of u - 1/2 over the rows, without an (n, d) temporary
-            # (n is public, as in DP-SGD's sampling rate)
+            # the sum of u - 1/2 over the rows (n is public, as in DP-SGD's sampling rate)
             noisy_sum = gaussian_release(
-                U.sum(axis=0) - 0.5 * n, noise_multiplier=plan.center_noise_multiplier,
+                U.sum(axis=0), noise_multiplier=plan.center_noise_multiplier,
                 sensitivity=plan.center_sensitivity, noise=noise, commitment=commitment,
             )
             center = np.clip(0.5 + noisy_sum / n, 0.0, 1.0)
+            U -= center - 0.5
         engine.bind(noise, commitment)
-        visits = engine.max_steps * engine.sample_rate  # expected uses of a row (epochs)
-        U -= center  # in place: U is not needed again
+        # expected uses of a row: the epochs (2 within rounding at epochs=2)
+        visits = engine.max_steps * engine.sample_rate + 1e-9
         batch_views = _views(U, R, visits, norms=engine.max_grad_norm is not None)
         del U
         self._train(engine, batch_views, codes, k, m, W, b)
