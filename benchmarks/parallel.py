@@ -24,6 +24,15 @@ machine, OpenBLAS's threads in small products are much slower than one.
 
 Run: nice -n 10 python benchmarks/parallel.py [--reps 3] [--m 20000] [--d 20] [--queries 64]
      [--out benchmarks/results/parallel.json]
+
+Saved runs (medians of 3, n_jobs=2 against 1, wall time, one BLAS thread):
+``parallel.json`` (--m 200000, 2026-11-26 16:59 UTC, commit 7426751, load
+average 0.6-0.9, the machine otherwise idle): DPLime's explain 0.63 (1.19 s
+against 0.75 s), the search 0.68, the ceiling 0.58; ``parallel_m20000.json``
+(the defaults, a minute earlier): DPLime 1.47 (an explain of 0.14 s is too
+short for the dispatch), the search 0.71, the ceiling 0.55;
+``parallel_loaded.json`` (the defaults, earlier that day at load average
+3-7): no speed-up (DPLime 1.04, the search 1.48, the ceiling 1.42).
 """
 
 import argparse
