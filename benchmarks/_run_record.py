@@ -4,11 +4,13 @@ One module for every benchmark, so that each results file under
 ``benchmarks/results/`` says the same things the same way.
 """
 
+import contextlib
 import datetime
 import os
 import platform
 import subprocess
 import sys
+import time
 from importlib.metadata import PackageNotFoundError, version
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,3 +80,32 @@ def save(path, results):
     with open(path, "w") as handle:
         json.dump(results, handle, indent=2)
         handle.write("\n")
+
+
+@contextlib.contextmanager
+def timed_methods(cls, names, clock=time.perf_counter):
+    """Add up the time spent in the methods ``names`` of ``cls`` while in the block.
+
+    Yields a dict of seconds by method name (``clock``: ``time.perf_counter``
+    for wall time, ``time.process_time`` for this process's CPU); the methods
+    are restored on leaving.
+    """
+    totals = dict.fromkeys(names, 0.0)
+    originals = {name: cls.__dict__[name] for name in names}
+
+    def timing(name, method):
+        def timed(*args, **kwargs):
+            start = clock()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                totals[name] += clock() - start
+        return timed
+
+    for name, method in originals.items():
+        setattr(cls, name, timing(name, method))
+    try:
+        yield totals
+    finally:
+        for name, method in originals.items():
+            setattr(cls, name, method)

@@ -72,6 +72,7 @@ def _calibration(args):
 def _llc(args):
     sys.path.insert(0, str(HERE))
     from _mnist import BOUNDS, load_mnist
+    from _run_record import timed_methods
 
     from skdpx.linear import DPLocallyLinearClassifier
 
@@ -83,9 +84,10 @@ def _llc(args):
         clf = DPLocallyLinearClassifier(
             epsilon=eps, n_maps=30, projection_dim=300, beta=0.1, batch_size=500,
             epochs=args.epochs, learning_rate=1.0, max_grad_norm=1.0, bounds=BOUNDS, delta=1e-5)
-        phases = _timed_phases(DPLocallyLinearClassifier, ("_plan_spend", "_private_fit", "_train"))
         t, c = time.perf_counter(), time.process_time()
-        clf.fit(X, y)
+        with timed_methods(DPLocallyLinearClassifier, ("_plan_spend", "_private_fit", "_train"),
+                           clock=time.process_time) as phases:
+            clf.fit(X, y)
         out[label] = time.perf_counter() - t
         out["cpu_" + label] = time.process_time() - c
         # CPU seconds by phase: the spend's plan (calibration), the training
@@ -94,23 +96,6 @@ def _llc(args):
         out[f"cpu_train_{label}"] = phases["_train"]
         out[f"cpu_data_{label}"] = phases["_private_fit"] - phases["_train"]
     return out
-
-
-def _timed_phases(cls, names):
-    """Wrap methods of ``cls`` to add up their CPU seconds (in this worker process only)."""
-    totals = dict.fromkeys(names, 0.0)
-    for name in names:
-        method = getattr(cls, name)
-
-        def timed(*a, _method=method, _name=name, **k):
-            c = time.process_time()
-            try:
-                return _method(*a, **k)
-            finally:
-                totals[_name] += time.process_time() - c
-
-        setattr(cls, name, timed)
-    return totals
 
 
 def _recourse(args):

@@ -17,8 +17,8 @@ and the client in this process. Measured:
    of rows: their ratio.
 3. DPLimeExplainer's cost per query against m: in memory at ``--lime-m``
    (1e5, 3e5, 1e6), on Dask at ``--lime-dask-m`` (1e6, 6e6, 2e7; at 2e7 its
-   persisted rows, 3.4 GB, exceed the workers' 2 GiB: Dask spills them to
-   the workers' disk).
+   persisted rows, 3.4 GB, exceed the workers' 2 GiB, so Dask must spill
+   part of them to the workers' disk).
 4. How the Dask fit's cost grows with the rows (``--memory-rows`` and
    ``--rows``) and with the workers (1 against 2 workers at
    ``--workers-rows``, 6M, streamed; a 1-worker cluster of 1 GiB made for it).
@@ -56,11 +56,11 @@ render (doc/scale.rst); prints the tables.
 
 Run: nice -n 10 python benchmarks/scale.py [--quick] [--parts recourse lime dpsgd]
 (``--parts``: a part run alone updates that part of the saved file.)
-Measured on 2026-11-26 on a shared 2-core machine (load average 3-5): the
-saved results took 675 s for ``--parts recourse dpsgd`` and 73 s for
-``--parts lime --large-rows 1e6`` (DPLime's m = 1e6 and 6e6 timed once; the
-lime part was run again at 16:24 with ``--lime-dask-m 1e6 6e6 2e7``, 135 s);
-``--quick`` (1M and 2M rows, one repetition) took 95 s.
+Measured on 2026-11-26 on a 2-core machine: the saved results took 378 s
+for ``--parts recourse dpsgd`` (load average 0.4-2.6) and 135 s for
+``--parts lime --lime-dask-m 1e6 6e6 2e7 --large-rows 1e6`` (DPLime's m =
+1e6, 6e6 and 2e7 timed once); ``--quick`` (1M and 2M rows, one repetition)
+took 95 s at load 3-5.
 """
 
 import argparse
@@ -84,10 +84,10 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _run_record import commit, run_info, save, start
+from _run_record import commit, run_info, save, start, timed_methods
 
 from skdpx import DPLimeExplainer, PrivRecourse
-from skdpx.linear import DPLocallyLinearClassifier, _locally_linear
+from skdpx.linear import DPLocallyLinearClassifier
 from skdpx.utils._dask import partition_sum
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
@@ -264,28 +264,16 @@ def dpsgd_step(n, epochs=1):
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(n, 784))
     y = rng.integers(0, 10, n)
-    loop = []
-    original = _locally_linear.DPLocallyLinearClassifier._train
-
-    def timed(self, *args, **kwargs):
-        t0 = time.perf_counter()
-        out = original(self, *args, **kwargs)
-        loop.append(time.perf_counter() - t0)
-        return out
-
-    _locally_linear.DPLocallyLinearClassifier._train = timed
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            clf = DPLocallyLinearClassifier(n_maps=30, projection_dim=300, beta=0.1,
-                                            batch_size=500, epochs=epochs, bounds=(0.0, 1.0),
-                                            epsilon=2.0, delta=1e-5, learning_rate=1.0,
-                                            random_state=0).fit(X, y)
-    finally:
-        _locally_linear.DPLocallyLinearClassifier._train = original
+    with timed_methods(DPLocallyLinearClassifier, ("_train",)) as times, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DPLocallyLinearClassifier(n_maps=30, projection_dim=300, beta=0.1,
+                                        batch_size=500, epochs=epochs, bounds=(0.0, 1.0),
+                                        epsilon=2.0, delta=1e-5, learning_rate=1.0,
+                                        random_state=0).fit(X, y)
     return {"rows": n, "features": 784, "n_maps": 30, "projection_dim": 300, "batch_size": 500,
-            "epochs": epochs, "steps": int(clf.n_steps_), "loop_seconds": loop[0],
-            "seconds_per_step": loop[0] / clf.n_steps_}
+            "epochs": epochs, "steps": int(clf.n_steps_), "loop_seconds": times["_train"],
+            "seconds_per_step": times["_train"] / clf.n_steps_}
 
 
 # ------------------------------------------------------------------ main
