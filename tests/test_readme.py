@@ -60,6 +60,8 @@ def test_readme_raw_table_example_runs_the_four_methods():
     assert cf.valid.any()
     for records, ok in ((cf.counterfactual_records, cf.valid),
                         (paths.counterfactual_records, paths.success)):
+        if not ok.any():  # PrivRecourse, about 1 run in 25
+            continue
         records, queries = records[ok], denied[ok]
         assert (ns["black_box"].predict(records) == 1).all()
         for column in ("sex", "race"):
