@@ -823,17 +823,45 @@ def _check_target(epsilon, delta, *, need_delta):
         )
 
 
-def _smallest_noise(epsilon_of, epsilon, hint, step=math.log(2.0), xtol=1e-7):
+#: |log(epsilon / target)| used for an epsilon of 0 or infinity in the root search
+_LOG_RATIO_CAP = 50.0
+
+
+def _smallest_noise(epsilon_of, epsilon, hint, step=math.log(2.0), xtol=1e-7, reuse=False):
     """The smallest noise multiplier z with ``epsilon_of(z) <= epsilon``.
 
     ``epsilon_of`` is non-increasing in z (up to floating point in the last
     bits). Bracket (from ``hint``, in steps of ``step`` on log z) and
     root-find on log z to ``xtol`` with one and the same function, then step
     just above the root, so the answer is never above the target.
+
+    The root is found on log epsilon against log z, where the curve is
+    nearly straight (epsilon falls roughly as a power of the noise): Brent's
+    interpolation lands within a fraction of a percent of the root from a
+    bracket twice as wide, so each calibration takes a few evaluations of
+    the PLD fewer than on epsilon itself. The sign, so the bracket and the
+    answer's side of the target, is the same.
+
+    With ``reuse`` (for a rough root, where ``xtol`` is wide), a noise the
+    search has already found within target, between the root and the root
+    plus ``xtol``, is the answer: no evaluation just to step above the root.
+    Without it the answer keeps its margin of ``xtol`` above the root, which
+    a search on a proxy of the epsilon that matters (the search grid's, less
+    an extrapolated excess) needs to absorb the proxy's error.
     """
+    within = []  # the log noises evaluated within the target
 
     def g(t):
-        return epsilon_of(math.exp(t)) - epsilon
+        value = epsilon_of(math.exp(t))
+        if math.isnan(value):
+            return _LOG_RATIO_CAP
+        if not value > 0:  # zero (or the coarse search's shifted value below it)
+            within.append(t)
+            return -_LOG_RATIO_CAP
+        ratio = min(math.log(value / epsilon), _LOG_RATIO_CAP)  # inf past the cap
+        if ratio <= 0:
+            within.append(t)
+        return ratio
 
     hi = math.log(hint)
     while g(hi) > 0:
@@ -845,7 +873,10 @@ def _smallest_noise(epsilon_of, epsilon, hint, step=math.log(2.0), xtol=1e-7):
         hi, lo = lo, lo - step
         if lo < math.log(1e-12):
             return math.exp(hi)
-    t = min(scipy.optimize.brentq(g, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps) + xtol, hi)
+    root = scipy.optimize.brentq(g, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps)
+    t = min(root + xtol, hi)
+    if reuse:
+        t = min([u for u in within if u <= t], default=t)
     z = math.exp(t)
     while epsilon_of(z) > epsilon:
         z *= 1 + 1e-6
@@ -932,8 +963,42 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
     vdi = max(VALUE_DISCRETIZATION_INTERVAL,
               min(SEARCH_DISCRETIZATION_INTERVAL, SEARCH_DISCRETIZATION_INTERVAL * epsilon))
 
+    seen = {}  # the search grid's epsilons so far, by noise
+
     def coarse(z):
-        return epsilon_at(z, vdi)
+        seen[z] = epsilon_at(z, vdi)
+        return seen[z]
+
+    def slope_at(z):
+        """-d epsilon / d log z on the search grid near z: the chord between
+        the noise evaluated nearest z and the next nearest at least 0.001%
+        from it, both within 2% of z (the search's last steps); else a chord
+        from z to 0.1% below it."""
+        near = sorted((u for u in seen if abs(math.log(u / z)) <= 0.02),
+                      key=lambda u: abs(math.log(u / z)))
+        for a in near[:1]:
+            for b in near[1:]:
+                if abs(math.log(a / b)) >= 1e-5:
+                    return (seen[b] - seen[a]) / math.log(a / b)
+        return (coarse(z * (1 - 1e-3)) - coarse(z)) / 1e-3
+
+    def excess_at(z):
+        """The search grid's excess over the ledger's at z, extrapolated."""
+        return max(0.0, (epsilon_at(z, 2 * vdi) - coarse(z)) / 3
+                   * (1 - (VALUE_DISCRETIZATION_INTERVAL / vdi) ** 2))
+
+    def step_to_root(z, value):
+        """The noise at which an epsilon of ``value`` at z meets the target,
+        along the search grid's slope, plus the searches' margin (1e-6 on log
+        z); None where the slope is no guide (flat, or a step over 0.1%)."""
+        slope = slope_at(z)
+        if not slope > 0 or not abs(value - epsilon) <= 1e-3 * slope:
+            return None
+        return z * math.exp((value - epsilon) / slope + 1e-6)
+
+    def root_less(excess, start):
+        return _smallest_noise(lambda t: coarse(t) - excess, epsilon, start, math.log(1.01),
+                               xtol=1e-6)
 
     hint, step, xtol = hint
     if vdi == VALUE_DISCRETIZATION_INTERVAL:  # epsilon <= 0.1: the search is on the ledger's grid
@@ -945,31 +1010,36 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
         return _smallest_noise(epsilon_at, epsilon, hint, math.log(2.0), xtol)
     # A pessimistic connect-the-dots grid overstates epsilon by about
     # c * interval^2 (it is second order): the search grid's excess over the
-    # ledger's is extrapolated from the search grid and one twice as coarse,
-    # and the root of the search grid's epsilon less that excess is the
-    # ledger's root, found with search-grid evaluations only. It is checked
-    # on the ledger's grid (whose PLD the ledger reuses when the release is
-    # spent) and kept if it meets the target with the noise within about
-    # 1e-5 of the root (judged by the search grid's slope there). Else the
-    # excess is measured at that noise and the root found again; and if that
-    # does not settle it either (a prior that dominates the target, where
-    # the slope is flat), the root is found on the ledger's grid itself,
-    # bracketed by the noises already checked.
-    excess = max(0.0, (epsilon_at(hint, 2 * vdi) - coarse(hint)) / 3
-                 * (1 - (VALUE_DISCRETIZATION_INTERVAL / vdi) ** 2))
-    z, below, above = hint, None, None  # the largest noise over, the smallest within target
-    for _ in range(2):
-        z = _smallest_noise(lambda t, excess=excess: coarse(t) - excess, epsilon, z, step,
-                            xtol=1e-6)
+    # ledger's is extrapolated from the search grid and one twice as coarse
+    # (to 0.3-3% at the root), and the root of the search grid's epsilon less
+    # that excess is the ledger's root, found with search-grid evaluations
+    # only. The excess is measured at the hint, and again at that root if it
+    # lies more than 1% from the hint (the excess changes with the noise:
+    # the hint's grid can overstate hundreds of compositions by 20%), with a
+    # step along the search grid's slope to the new root. That noise is
+    # checked on the ledger's grid (whose PLD the ledger reuses when the
+    # release is spent) and kept if it meets the target with the noise
+    # within about 1e-5 of the root (judged by the search grid's slope).
+    # Else the ledger's epsilon there, with the same slope, gives the next
+    # noise to check; and if that does not settle it either (a prior that
+    # dominates the target, where the slope is flat), the root is found on
+    # the ledger's grid itself, bracketed by the noises already checked.
+    excess = excess_at(hint)
+    z = _smallest_noise(lambda t: coarse(t) - excess, epsilon, hint, step, xtol=1e-6)
+    if abs(math.log(z / hint)) > 1e-2:
+        excess = excess_at(z)
+        z = step_to_root(z, coarse(z) - excess) or root_less(excess, z)
+    below, above = None, None  # the largest noise over, the smallest within target
+    for attempt in range(2):
         fine = epsilon_at(z)
         if fine <= epsilon:
             above = z if above is None else min(above, z)
-            slope = (coarse(z * (1 - 1e-3)) - coarse(z)) / 1e-3  # -d epsilon / d log z
-            if epsilon - fine <= 1e-5 * slope:
+            if epsilon - fine <= 1e-5 * slope_at(z):
                 return z
         else:
             below = z if below is None else max(below, z)
-        excess, step = coarse(z) - fine, math.log(1.01)
+        if attempt == 0:
+            z = step_to_root(z, fine) or root_less(coarse(z) - fine, z)
     if below is not None and above is not None and below < above:
         return _smallest_noise(epsilon_at, epsilon, above, math.log(above / below), xtol)
     start = above if above is not None else below
@@ -990,8 +1060,10 @@ def _pld_hint(epsilon, delta, steps, sample_rate, accounting, prior_json):
     The hint is the root, to 1%, on a PLD grid 10 times coarser than the
     search's (``HINT_DISCRETIZATION_INTERVAL``, relative to epsilon): a few
     evaluations of 2-40 ms each. A coarser pessimistic grid overstates
-    epsilon, so its noise is (nearly always) enough on the finer grids, by
-    a fraction of a percent: the search brackets in steps of 5% below it.
+    epsilon, so its noise is (nearly always) enough on the finer grids: by
+    a fraction of a percent for a hundred compositions, by 20% for 2,400
+    (the grid's error grows with the compositions). The search brackets in
+    steps of 5% below it.
     The search stops at the PLD root to about 1e-5 wherever it starts (the
     last digits of the answer can depend on the hint). (The hint was the
     Renyi DP answer, 0-15% above the PLD one and slower to find.)
@@ -1019,7 +1091,7 @@ def _coarse_hint(epsilon, delta, steps, sample_rate, prior_json):
         if prior is not None and _epsilon_of_leaves(
                 leaf_counts(prior_json), delta, "pld", vdi) >= epsilon:
             raise ValueError
-        z_rough = _smallest_noise(rough, epsilon, 1.0, math.log(2.0), xtol=1e-2)
+        z_rough = _smallest_noise(rough, epsilon, 1.0, math.log(2.0), xtol=1e-2, reuse=True)
     except ValueError:
         # the coarse grid overstates the prior past the target, where the
         # ledger's grid does not: no hint, a wide bracket
