@@ -611,6 +611,11 @@ def test_calibration_checks_the_ledgers_grid_once(monkeypatch, epsilon, delta, s
         return real(leaves, delta, accounting, vdi)
 
     monkeypatch.setattr(_accounting, "_epsilon_of_leaves_loud", counted)
+    # a first calibration, whatever ran before in this process
+    for memo in (_accounting._calibrate_noise, _accounting._coarse_hint,
+                 _accounting._epsilon_of_leaves, _accounting._leaf_pld):
+        memo.cache_clear()
+    _accounting._PREFIXES.clear()
     z = calibrate_noise(epsilon, delta, steps=steps, sample_rate=sample_rate, prior=prior)
     assert counts["ledger"] == 1
     assert counts["search"] <= most

@@ -24,6 +24,7 @@ estimator names its relation (see the privacy core's page).
 from collections import Counter, OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
+import itertools
 import json
 import logging
 import math
@@ -831,9 +832,11 @@ def _smallest_noise(epsilon_of, epsilon, hint, step=math.log(2.0), xtol=1e-7, re
     """The smallest noise multiplier z with ``epsilon_of(z) <= epsilon``.
 
     ``epsilon_of`` is non-increasing in z (up to floating point in the last
-    bits). Bracket (from ``hint``, in steps of ``step`` on log z) and
-    root-find on log z to ``xtol`` with one and the same function, then step
-    just above the root, so the answer is never above the target.
+    bits). Bracket (from ``hint``, in steps on log z of ``step``, ``step``,
+    then doubling, so that a far root is reached in a few; downwards the
+    doubling stops at 25%, or at ``step`` if larger) and root-find on
+    log z to ``xtol`` with one and the same function, then step just above
+    the root, so the answer is never above the target.
 
     The root is found on log epsilon against log z, where the curve is
     nearly straight (epsilon falls roughly as a power of the noise): Brent's
@@ -842,9 +845,10 @@ def _smallest_noise(epsilon_of, epsilon, hint, step=math.log(2.0), xtol=1e-7, re
     the PLD fewer than on epsilon itself. The sign, so the bracket and the
     answer's side of the target, is the same.
 
-    With ``reuse`` (for a rough root, where ``xtol`` is wide), a noise the
-    search has already found within target, between the root and the root
-    plus ``xtol``, is the answer: no evaluation just to step above the root.
+    With ``reuse`` (for a rough root, where ``xtol`` is wide), the smallest
+    noise the search has already found within target, if it is at most the
+    root plus ``xtol``, is the answer: no evaluation just to step above the
+    root.
     Without it the answer keeps its margin of ``xtol`` above the root, which
     a search on a proxy of the epsilon that matters (the search grid's, less
     an extrapolated excess) needs to absorb the proxy's error.
@@ -863,16 +867,24 @@ def _smallest_noise(epsilon_of, epsilon, hint, step=math.log(2.0), xtol=1e-7, re
             within.append(t)
         return ratio
 
-    hi = math.log(hint)
+    def steps(cap):
+        return (min(step * 2 ** max(k - 1, 0), max(step, cap)) for k in itertools.count())
+
+    hi, lo = math.log(hint), None  # lo: a log noise known to be over the target
+    up = steps(math.inf)
     while g(hi) > 0:
-        hi += step
+        lo, hi = hi, hi + next(up)
         if hi > math.log(1e12):
             raise ValueError(f"no finite noise reaches epsilon = {epsilon}.")
-    lo = hi - step
-    while g(lo) <= 0:
-        hi, lo = lo, lo - step
-        if lo < math.log(1e-12):
-            return math.exp(hi)
+    if lo is None:
+        # downwards the steps grow to 25% at most: a PLD far below the root
+        # (tiny noise over many steps) can take minutes
+        down = steps(math.log(1.25))
+        lo = hi - next(down)
+        while g(lo) <= 0:
+            hi, lo = lo, lo - next(down)
+            if lo < math.log(1e-12):
+                return math.exp(hi)
     root = scipy.optimize.brentq(g, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps)
     t = min(root + xtol, hi)
     if reuse:
@@ -971,14 +983,15 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
 
     def slope_at(z):
         """-d epsilon / d log z on the search grid near z: the chord between
-        the noise evaluated nearest z and the next nearest at least 0.001%
-        from it, both within 2% of z (the search's last steps); else a chord
-        from z to 0.1% below it."""
+        the noise evaluated nearest z and the next nearest at least 0.1% from
+        it, both within 2% of z (the search's points); else a chord from z to
+        0.1% below it. (The search grid's epsilon is rough on shorter scales:
+        chords of 0.001% were seen from -0.9 to 9.8 against 4.9.)"""
         near = sorted((u for u in seen if abs(math.log(u / z)) <= 0.02),
                       key=lambda u: abs(math.log(u / z)))
         for a in near[:1]:
             for b in near[1:]:
-                if abs(math.log(a / b)) >= 1e-5:
+                if abs(math.log(a / b)) >= 1e-3:
                     return (seen[b] - seen[a]) / math.log(a / b)
         return (coarse(z * (1 - 1e-3)) - coarse(z)) / 1e-3
 
@@ -1042,8 +1055,9 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
             z = step_to_root(z, fine) or root_less(coarse(z) - fine, z)
     if below is not None and above is not None and below < above:
         return _smallest_noise(epsilon_at, epsilon, above, math.log(above / below), xtol)
+    # one side only: the root is usually near (a slope step just missed it)
     start = above if above is not None else below
-    return _smallest_noise(epsilon_at, epsilon, start, math.log(2.0), xtol)
+    return _smallest_noise(epsilon_at, epsilon, start, math.log(1.001), xtol)
 
 
 def _calibration_leaves(z, steps, sample_rate, prior):
