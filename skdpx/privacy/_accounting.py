@@ -1009,9 +1009,9 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
             return None
         return z * math.exp((value - epsilon) / slope + 1e-6)
 
-    def root_less(excess, start):
-        return _smallest_noise(lambda t: coarse(t) - excess, epsilon, start, math.log(1.01),
-                               xtol=1e-6)
+    def root_less(excess, start, step=math.log(1.01)):
+        """The root of the search grid's epsilon less ``excess``, searched from ``start``."""
+        return _smallest_noise(lambda t: coarse(t) - excess, epsilon, start, step, xtol=1e-6)
 
     hint, step, xtol = hint
     if vdi == VALUE_DISCRETIZATION_INTERVAL:  # epsilon <= 0.1: the search is on the ledger's grid
@@ -1039,7 +1039,7 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
     # dominates the target, where the slope is flat), the root is found on
     # the ledger's grid itself, bracketed by the noises already checked.
     excess = excess_at(hint)
-    z = _smallest_noise(lambda t: coarse(t) - excess, epsilon, hint, step, xtol=1e-6)
+    z = root_less(excess, hint, step)
     if abs(math.log(z / hint)) > 1e-2:
         excess = excess_at(z)
         z = step_to_root(z, coarse(z) - excess) or root_less(excess, z)
