@@ -54,8 +54,8 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
         classes, codes = np.unique(y, return_inverse=True)
         return X, codes, classes
 
-    def _plan_spend(self, data, relation, bounds):
-        z = calibrate_noise(self.epsilon, self.delta, prior=bounds.event)
+    def _plan_spend(self, data, relation, bounds, count):
+        z = calibrate_noise(self.epsilon, self.delta, prior=count.prior(bounds.event))
         return SpendPlan(gaussian_event(z), "class sums and counts", noise_multiplier=z,
                          relation=relation)
 

@@ -123,10 +123,10 @@ class _PublicRule(ClassifierMixin, DPEstimator):
         self.n_features_in_ = X.shape[1]
         return X
 
-    def _plan_spend(self, data, relation, bounds):
+    def _plan_spend(self, data, relation, bounds, count):
         if not self.fit_noise:
             return SpendPlan(NoOpDpEvent(), "a public rule: nothing released")
-        z = calibrate_noise(self.epsilon, self.delta)
+        z = calibrate_noise(self.epsilon, self.delta, prior=count.prior())
         return SpendPlan(gaussian_event(z), "a count, discarded", noise_multiplier=z)
 
     def _private_fit(self, data, plan, commitment, noise):

@@ -19,6 +19,7 @@ from skdpx.privacy import (
     Commitment,
     EstimatorLedger,
     FitBounds,
+    FitCount,
     GDPAuditWarning,
     NonPrivateDpEvent,
     PrivacyLeakWarning,
@@ -338,7 +339,8 @@ def test_functional_fit_is_calibrated_under_the_ledgers_relation(problem, relati
     dpc = _dpc(model, latent_dim=K, accountant=ledger)
     data = dpc._validate_fit(X, None)
     bounds = FitBounds(dpc.bounds, d, epsilon=dpc.epsilon, delta=dpc.delta, relation=relation)
-    plan = dpc._plan_spend(data, relation, bounds)
+    count = FitCount(epsilon=dpc.epsilon, relation=relation, n_rows=len(X))
+    plan = dpc._plan_spend(data, relation, bounds, count)
     assert plan.ae_sensitivity == functional_sensitivity(d, relation)
     assert plan.ae_noise_multiplier == pytest.approx(1 / 0.9)
     assert plan.relation == relation

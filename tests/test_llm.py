@@ -210,7 +210,8 @@ def _pld_epsilon(clf, delta):
         events.append(dp_accounting.GaussianDpEvent(clf.center_noise_multiplier_))
     accountant = dp_accounting.pld.PLDAccountant()
     accountant.compose(dp_accounting.ComposedDpEvent(events))
-    return accountant.get_epsilon(delta)
+    # the DP row count's epsilon adds up (basic composition: the plan depends on it)
+    return accountant.get_epsilon(delta) + clf.n_rows_epsilon_
 
 
 @pytest.mark.parametrize("epsilon, center", [(0.5, True), (2.0, True), (1.0, False)])
@@ -219,8 +220,11 @@ def test_epsilon_is_recomputed_from_fitted_attributes(epsilon, center):
     clf = DPLocallyLinearClassifier(epsilon=epsilon, delta=1e-5, center=center,
                                     bounds=(-6, 6), batch_size=50, epochs=4,
                                     random_state=0).fit(X, y)
-    assert clf.sample_rate_ == 50 / 1000
-    assert clf.n_steps_ == 4 * 1000 // 50
+    # planned from the DP count, never from the private 1,000
+    assert clf.n_rows_ != 1000 and abs(clf.n_rows_ - 1000) < 10 * clf.n_rows_std_
+    assert clf.n_rows_epsilon_ == pytest.approx(0.05 * epsilon)
+    assert clf.sample_rate_ == 50 / clf.n_rows_
+    assert clf.n_steps_ == math.ceil(4 * clf.n_rows_ / 50)
     assert (clf.center_noise_multiplier_ > 0) == center
     recomputed = _pld_epsilon(clf, 1e-5)
     assert recomputed <= epsilon * 1.001

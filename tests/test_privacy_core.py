@@ -296,7 +296,9 @@ def test_interrupted_fit_keeps_the_whole_planned_spend(name, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         _run(name, _estimators(ledger)[name], X, y)
     assert calls["n"] == calls["stop"]
-    assert ledger.epsilon_spent == pytest.approx(planned, rel=1e-9)
+    # the plan is made from the fit's DP row count (its first draw), so two fits
+    # plan different noises for the same target: equal totals within calibration
+    assert ledger.epsilon_spent == pytest.approx(planned, rel=1e-4)
     assert len(ledger) >= 1
 
 

@@ -387,16 +387,18 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
         return X, y, hidden, self._validate_constraints()
 
-    def _plan_spend(self, data, relation, bounds):
+    def _plan_spend(self, data, relation, bounds, count):
         """The whole fit: the autoencoder's release, then the prototypes'.
 
         The autoencoder gets ``_AE_SHARE`` of epsilon (and half of delta
-        for DP-SGD); the prototypes' Gaussian noise is calibrated with the
-        planned autoencoder event as ``prior``, so that the two compose to
-        exactly (``epsilon``, ``delta``).
+        for DP-SGD; its sampling rate and steps from the DP row count
+        ``count.n``); the prototypes' Gaussian noise is calibrated with the
+        count, the bounds and the planned autoencoder event as ``prior``, so
+        that they all compose to exactly (``epsilon``, ``delta``) whichever
+        plan the count selects (:class:`~skdpx.privacy.FitCount`).
         """
         X = data[0]
-        n, d = X.shape
+        d = X.shape[1]
         n_classes = len(self.classes_)
         functional = self.ae_method == "functional"
         if not functional and relation != "add_or_remove" and not np.isinf(self.epsilon):
@@ -414,14 +416,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             ae_event = laplace_event(plan["ae_noise_multiplier"])
             ae_label = f"functional mechanism: autoencoder coefficients ({n_coefficients(d)})"
         else:
-            plan["engine"] = MLPAutoencoder.engine(n, ae_epsilon, self.delta / 2)
+            plan["engine"] = MLPAutoencoder.engine(count.n, ae_epsilon, self.delta / 2)
             ae_event = plan["engine"].planned_event()
             ae_label = f"DP-SGD autoencoder ({plan['engine'].max_steps} steps)"
         proto_label = f"class prototypes: per-class sums of codes and counts ({n_classes})"
         if np.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
             return SpendPlan(NonPrivateDpEvent(), "non-private fit (epsilon=inf)",
                              prototype_noise_multiplier=0.0, **plan)
-        z = calibrate_noise(self.epsilon, self.delta, prior=compose_events(bounds.event, ae_event))
+        z = calibrate_noise(self.epsilon, self.delta, prior=count.prior(bounds.event, ae_event))
         return SpendPlan(ComposedDpEvent([ae_event, gaussian_event(z)]),
                          f"{ae_label} + {proto_label}", prototype_noise_multiplier=z, **plan)
 
@@ -438,6 +440,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             self.autoencoder_ = FunctionalAutoencoder.fit(
                 X11, self.latent_dim, noise_multiplier=plan.ae_noise_multiplier,
                 sensitivity=plan.ae_sensitivity, noise=noise, commitment=commitment,
+                n_rows=plan.count.n,
             )
         else:
             self.autoencoder_ = MLPAutoencoder.fit(X11, self.latent_dim, hidden,

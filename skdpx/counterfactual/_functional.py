@@ -88,7 +88,7 @@ class FunctionalAutoencoder:
         self.center = center
 
     @classmethod
-    def fit(cls, X, latent_dim, *, noise_multiplier, sensitivity, noise, commitment):
+    def fit(cls, X, latent_dim, *, noise_multiplier, sensitivity, noise, commitment, n_rows):
         """Train on ``X`` (rows in [-1, 1]^d) with the functional mechanism.
 
         Parameters
@@ -106,14 +106,17 @@ class FunctionalAutoencoder:
         commitment : Commitment
             Must hold ``laplace_event(noise_multiplier)``: the coefficients
             are one release of one vector.
+        n_rows : float
+            The public count the sums are divided by (the DP count of the
+            rows under add-or-remove; never the private ``len(X)``).
         """
-        m, d = X.shape
+        m, d = float(n_rows), X.shape[1]
         upper = np.triu_indices(d)
         S = X.T @ X
         coefficients = np.concatenate([S[upper], X.sum(axis=0)])
         noisy = laplace_release(coefficients, noise_multiplier=noise_multiplier,
                                 sensitivity=sensitivity, noise=noise, commitment=commitment)
-        # post-processing of the release (m is public)
+        # post-processing of the release (m is public: a DP count)
         S_noisy = np.zeros((d, d))
         S_noisy[upper] = noisy[: len(upper[0])]
         S_noisy = S_noisy + np.triu(S_noisy, 1).T

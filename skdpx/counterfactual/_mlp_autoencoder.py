@@ -47,7 +47,8 @@ class MLPAutoencoder:
     def engine(n_samples, epsilon, delta):
         """The DP-SGD engine for ``n_samples`` rows at (``epsilon``, ``delta``).
 
-        Made from public facts only (n, the budget, the settings above): its
+        Made from public facts only (the planning count ``n_samples``, a DP
+        count of the rows; the budget; the settings above): its
         ``planned_event()`` is what the fit's plan commits. ``epsilon=np.inf``
         gives the non-private engine (no clipping, no noise).
         """
@@ -69,7 +70,7 @@ class MLPAutoencoder:
                    for a, b in zip(sizes[:-1], sizes[1:])]
         biases = [np.zeros(b) for b in sizes[1:]]
         model = cls(weights, biases, len(hidden_layer_sizes) + 1)
-        engine.bind(noise, commitment)
+        engine.bind(noise, commitment, n_rows=m)
         params = weights + biases
         optimizer = make_optimizer("adam", params, LEARNING_RATE)
         cache = {}

@@ -68,16 +68,18 @@ _MIN_BLOCK_WORK = 1e8
 #: above all, stays with the curator.
 _RELEASED_ATTRIBUTES = (
     "history_", "ledger_", "bounds_", "sensitivity_", "noise_multiplier_",
+    "n_rows_", "n_rows_std_", "n_rows_epsilon_",
     "warm_start_epsilon_", "n_iter_", "n_features_in_", "feature_names_in_",
     "output_", "output_bounds_", "classes_", "schema_",
 )
 
 
 def _piece_forms(Z, columns, offsets, X, labels, weight, m):
-    """The local-loss forms (H, g) of queries ``Z`` over the rows ``X``, as parts of m rows.
+    """The local-loss forms (H, g) of queries ``Z`` over the rows ``X``, divided by m.
 
-    ``X`` may be a block of the m private rows: its sums are divided by m,
-    so the forms of the blocks add up to the forms over all rows. Reads
+    ``m`` is the public planning count of the rows (their DP count under
+    add-or-remove, never ``len(X)``); ``X`` may be a block of the private
+    rows: the forms of the blocks add up to the forms over all rows. Reads
     private rows and draws no noise.
     """
     H, g, _ = _batch_sums(X, labels, queries=Z, columns=columns, weight=weight, offset=offsets)
@@ -85,7 +87,7 @@ def _piece_forms(Z, columns, offsets, X, labels, weight, m):
 
 
 def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_multiplier,
-                 sensitivity, radius, n_iter):
+                 sensitivity, radius, n_iter, m):
     """One parallel piece of a "basic" batch: Algorithm 1 for its queries, in a worker.
 
     The spend of the whole batch was committed by the explainer's process
@@ -96,7 +98,7 @@ def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_mu
     of a seed); the noise is drawn by the privacy core
     (:func:`~skdpx.privacy.noisy_gradient`, through :func:`dpgd_explain`).
     """
-    H, g = _piece_forms(Z, columns, offsets, X, labels, weight, len(X))
+    H, g = _piece_forms(Z, columns, offsets, X, labels, weight, m)
     return dpgd_explain(H, g, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
                         radius=radius, n_iter=n_iter, smoothness=_C / radius,
                         noise=key.open(), commitment=share.open())
@@ -203,9 +205,16 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     releases compose exactly, which needs much less noise than the paper's
     closed form.
 
-    Privacy unit: one row of the explanation dataset, with the number of
-    rows m public (as skdpx's DP-SGD treats n), under the neighbouring
-    relation of the ledger (``accountant``; add-or-remove by default). The
+    Privacy unit: one row of the explanation dataset, under the
+    neighbouring relation of the ledger (``accountant``; add-or-remove by
+    default). The number of rows is private under add-or-remove: ``fit``
+    releases a DP count of them first (Laplace, a share ``COUNT_SHARE`` of
+    ``epsilon``; :class:`~skdpx.privacy.FitCount`), and ``m`` below is that
+    count (``n_rows_``), public once released: the local loss is a sum over
+    the rows divided by it, so one row added or removed moves the sum by
+    its own term alone (dividing by the private number of rows would move
+    every other row's term too). Under replace-one, ``m`` is the number of
+    rows, public by the relation. The
     weight ``alpha`` is capped by ``c / (2 r (radius r + 1))`` (Lemma 3.1,
     see :mod:`skdpx.explain._weights`), so one row moves the gradient by at
     most ``sensitivity_`` (c = 1; :func:`skdpx.explain.gradient_sensitivity`):
@@ -431,7 +440,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     sensitivity_ : float
         L2 sensitivity of the local loss's gradient to one row under the
         ledger's relation: ``1 / m`` (add-or-remove) or ``(1 + 2 r*) / m``
-        (replace-one), see above.
+        (replace-one), see above; ``m`` is ``n_rows_``.
+    n_rows_, n_rows_std_, n_rows_epsilon_ : float
+        The DP count of the explanation rows (``m``), its noise's standard
+        deviation and its epsilon (spent at ``fit``; the number of rows, 0
+        and 0 where it is public).
     warm_start_epsilon_ : float
         Epsilon of the exponential mechanism choosing a warm start (0 for
         "basic"): as private as one gradient step.
@@ -642,24 +655,32 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
         return SimpleNamespace(X=X, y=y, output=output)
 
-    def _plan_spend(self, data, relation, bounds):
-        """Nothing is released at fit: a no-op plan, and the queries' calibration.
+    def _check_plan(self, relation, bounds, count):
+        """Refuse, before anything is spent, a cap that leaves no room for one query."""
+        left = self.epsilon * (1 - bounds.share) - count.epsilon
+        if self.epsilon_per_query > left:
+            spent = [f"{share:.0%} of epsilon on {what}" for share, what in (
+                (bounds.share, "DP bounds"), (count.epsilon / self.epsilon, "the DP row count"))
+                if share]
+            raise ValueError(
+                f"epsilon={self.epsilon:g} spends {' and '.join(spent)}, which leaves less than "
+                f"epsilon_per_query ({self.epsilon_per_query:g}) for the queries: none could be "
+                "answered interactively. Raise epsilon, declare bounds, or lower "
+                "epsilon_per_query. Nothing was spent."
+            )
+
+    def _plan_spend(self, data, relation, bounds, count):
+        """Nothing is released at fit but the row count: a no-op plan, and the queries' calibration.
 
         The gradient's sensitivity under ``relation`` (add-or-remove:
-        ``c / m``; replace-one: ``(c + 2 r*) / m``), from m, ``radius`` and c
-        only; the noise multiplier so that one answer (``max_iter`` steps,
+        ``c / m``; replace-one: ``(c + 2 r*) / m``), from m (the planning
+        count ``count.n``: the DP count under add-or-remove, where the
+        losses are sums over the rows divided by it; the number of rows
+        under replace-one, where it is public), ``radius`` and c only; the noise multiplier so that one answer (``max_iter`` steps,
         and a warm-start choice accounted as one more Gaussian step for
         "adaptive" and "enhanced") costs ``epsilon_per_query``.
         """
-        X = data.X
-        if bounds.share and self.epsilon_per_query > self.epsilon * (1 - bounds.share):
-            raise ValueError(
-                f"bounds=None spends {bounds.share:.0%} of epsilon on DP bounds, which leaves "
-                f"less than epsilon_per_query ({self.epsilon_per_query:g}) for the queries: "
-                "none could be answered interactively. Declare bounds, or lower "
-                "epsilon_per_query. Nothing was spent."
-            )
-        sensitivity = gradient_sensitivity(X.shape[0], c=_C, radius=self.radius, relation=relation)
+        sensitivity = gradient_sensitivity(count.n, c=_C, radius=self.radius, relation=relation)
         noise_multiplier = self._query_noise_multiplier()
         warm_start_epsilon = (
             gaussian_to_pure(noise_multiplier) if self.strategy != "basic" else 0.0
@@ -761,6 +782,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             del self.classes_
         self.bounds_ = (lower, upper)
         self.sensitivity_ = plan.sensitivity
+        self._m = plan.count.n  # the losses' normaliser: public (never the private m)
         self.noise_multiplier_ = plan.noise_multiplier
         self.warm_start_epsilon_ = plan.warm_start_epsilon
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
@@ -1269,11 +1291,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 _batch_sums, self._X, self._labels, queries=np.asarray(Z, dtype=float),
                 columns=np.asarray(columns), offset=offsets,
                 weight=self._weight_function())
-            m = self._X.shape[0]
-            return H / m, g / m
+            return H / self._m, g / self._m
         # Z and the rows were validated (finite) and scaled already
-        return _piece_forms(Z, columns, offsets, self._X, self._labels, self._weight,
-                            len(self._X))
+        return _piece_forms(Z, columns, offsets, self._X, self._labels, self._weight, self._m)
 
     def _n_workers(self, k):
         """How many parallel pieces ``k`` queries (or row blocks) are split into (1: none)."""
@@ -1305,7 +1325,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             delayed(_basic_piece)(
                 Z[p], columns[p], offsets[p], self._X, self._labels, weight, key=key,
                 share=share, noise_multiplier=z, sensitivity=self.sensitivity_,
-                radius=self.radius, n_iter=T)
+                radius=self.radius, n_iter=T, m=self._m)
             for p, key, share in zip(parts, keys, shares))
         return np.concatenate(out, axis=0)
 
@@ -1330,7 +1350,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         weight = self._weight_function()
         with Parallel(n_jobs=self.n_jobs) as parallel:
             def forms(Z, columns, offsets):
-                parts = parallel(delayed(_piece_forms)(Z, columns, offsets, Xb, yb, weight, m)
+                parts = parallel(delayed(_piece_forms)(Z, columns, offsets, Xb, yb, weight,
+                                                       self._m)
                                  for Xb, yb in zip(X_blocks, label_blocks))
                 return sum(p[0] for p in parts), sum(p[1] for p in parts)
 

@@ -74,6 +74,11 @@ def flat_radius(*, c=1.0, radius=1.0):
 def gradient_sensitivity(n_rows, *, c=1.0, radius=1.0, relation="add_or_remove"):
     """L2 sensitivity of the local loss's gradient over ``n_rows`` rows (``n_rows`` public).
 
+    The loss is a sum over the rows divided by ``n_rows``, a public number:
+    under add-or-remove, the DP count of the rows (a row added or removed
+    adds or removes its own term and moves no other); under replace-one,
+    the number of rows, which the relation fixes.
+
     For a weight with ``alpha(r) <= min(1, c / (2 r (k r + 1)))`` (the
     stable weight, and the capped kernel, which is below it), ``k`` the
     ``radius``. With ``w = x - z`` and ``r = ||w||``, a row adds

@@ -106,27 +106,34 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     Privacy unit: one training row, add-or-remove neighbours (the only
     relation Poisson-subsampled DP-SGD is accounted for: a ledger kept under
     ``replace_one`` is refused with a ``ValueError`` before anything is
-    spent). Two releases read the data; both are planned from public facts
-    and committed to the ledger as one composed event before the data are
-    read (never refunded, even if the fit is interrupted):
+    spent). The number of rows is private: the fit first releases a DP
+    count of the rows (Laplace, a share ``COUNT_SHARE`` of ``epsilon``;
+    :class:`~skdpx.privacy.FitCount`), committed before it is read. Two
+    releases then read the data; both are planned from that count and other
+    public facts and committed to the ledger as one composed event before
+    the data are read (never refunded, even if the fit is interrupted):
 
     1. with ``center=True``, the feature means used to centre the inputs:
-       a Gaussian mechanism on the sum of the scaled rows (L2 sensitivity
-       ``sqrt(d') / 2`` under add-or-remove, ``sqrt(d')`` under
-       replace-one, ``d'`` the features with a non-zero range), its noise
+       a Gaussian mechanism on the sum of the scaled rows, centred on 1/2
+       (L2 sensitivity ``sqrt(d') / 2`` under add-or-remove, ``d'`` the
+       features with a non-zero range), divided by the DP count; its noise
        calibrated for a share ``center_budget`` of ``epsilon``; drawn from
        OpenDP's exact sampler when ``random_state=None``;
     2. the trained maps: DP-SGD with Poisson subsampling at rate
-       ``batch_size / n_samples``, per-sample clipping to ``max_grad_norm``
-       C (sensitivity C under add-or-remove, 2C under replace-one) and
-       Gaussian noise calibrated with the PLD accountant so that both
-       releases together are (``epsilon``, ``delta``)-DP.
+       ``batch_size / n_rows_`` (the DP count), for ``ceil(epochs * n_rows_
+       / batch_size)`` steps, per-sample clipping to ``max_grad_norm`` C
+       (sensitivity C), the noisy sum divided by the expected batch size
+       ``batch_size`` (public), and Gaussian noise calibrated with the PLD
+       accountant so that the bounds', the means' and DP-SGD's releases meet
+       (``epsilon - count's epsilon``, ``delta``) together, for whichever
+       plan the count selects; with the count, the fit is (``epsilon``,
+       ``delta``)-DP (basic composition with the count, see
+       :class:`~skdpx.privacy.FixedLossDpEvent`).
 
-    The class labels (``classes_``) and ``n_samples`` (through the sampling
-    rate) are treated as public, as in diffprivlib's classifiers. Inputs are
-    clipped to the public ``bounds`` and scaled with them into [0, 1].
-    Everything else (projections, initial maps) is drawn independently of
-    the data.
+    The class labels (``classes_``) are treated as public when declared.
+    Inputs are clipped to the public ``bounds`` and scaled with them into
+    [0, 1]. Everything else (projections, initial maps) is drawn
+    independently of the data.
 
     Parameters
     ----------
@@ -150,9 +157,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         Clipping norm C of each row's gradient over all trained parameters.
     batch_size : int, default=256
         Expected batch size; each step samples every row independently with
-        probability ``batch_size / n_samples``.
+        probability ``batch_size / n_rows_`` (``n_rows_`` the DP count).
     epochs : float, default=20
-        Training length; the number of steps is ``ceil(epochs * n_samples /
+        Training length; the number of steps is ``ceil(epochs * n_rows_ /
         batch_size)`` and the noise is calibrated for exactly that many.
     learning_rate : float, default=0.3
         Initial learning rate.
@@ -227,12 +234,23 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     center_noise_multiplier_ : float
         The means' noise standard deviation divided by their sensitivity
         (0 without centring or privacy). With ``noise_multiplier_``,
-        ``sample_rate_`` and ``n_steps_`` this is all dp_accounting needs to
-        recompute epsilon.
+        ``sample_rate_``, ``n_steps_`` and ``n_rows_epsilon_`` this is all
+        dp_accounting needs to recompute epsilon.
+    n_rows_ : float
+        The DP count of the training rows the fit planned with (the exact
+        number under a ``replace_one`` ledger or ``epsilon=np.inf``, where
+        it is public).
+    n_rows_std_ : float
+        The standard deviation of its noise (0 when exact).
+    n_rows_epsilon_ : float
+        The count's epsilon (0 when exact): with ``noise_multiplier_``,
+        ``sample_rate_``, ``n_steps_`` and ``center_noise_multiplier_``, what
+        recomputes the fit's epsilon (the count's adds up).
     epsilon_spent_, delta_spent_ : float
-        The guarantee of the fit, from the PLD accountant.
+        The guarantee of the fit, from the PLD accountant (the count's
+        epsilon added, basic composition).
     ledger_ : EstimatorLedger
-        The fit's spend (one composed event).
+        The fit's spend: the count, then one composed event for the rest.
     bounds_ : tuple of ndarray
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -361,7 +379,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
         return X, codes, classes
 
-    def _plan_spend(self, data, relation, bounds):
+    def _plan_spend(self, data, relation, bounds, count):
         """Both releases as one composed event, from public facts only.
 
         Sensitivities (the privacy unit is one training row):
@@ -385,7 +403,6 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
                 "is accounted for add-or-remove neighbours only; the ledger's relation is "
                 f"{relation!r}. Use a PrivacyLedger(relation='add_or_remove') as accountant."
             )
-        X, _, _ = data
         private = not math.isinf(self.epsilon)
         events, labels = [], []
         z_mean, mean_event = 0.0, None
@@ -395,10 +412,13 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             mean_event = gaussian_event(z_mean)  # z = 0: the exact mean, not private
             events.append(mean_event)
             labels.append("feature means (centring)")
+        # the sampling rate and the steps from the DP count (post-processing);
+        # calibrated with the count's fixed loss as prior: whichever plan the
+        # count selects meets (epsilon, delta) with it (FitCount)
         engine = DPSGD.from_budget(
-            self.epsilon, self.delta, n_samples=X.shape[0], batch_size=self.batch_size,
+            self.epsilon, self.delta, n_samples=count.n, batch_size=self.batch_size,
             epochs=self.epochs, max_grad_norm=self.max_grad_norm,
-            prior=compose_events(bounds.event, mean_event) if private else None,
+            prior=count.prior(bounds.event, mean_event) if private else None,
         )
         events.append(engine.planned_event())
         labels.append("DP-SGD training")
@@ -437,14 +457,14 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         U -= 0.5
         center = np.full(d, 0.5)
         if self.center:
-            # the sum of u - 1/2 over the rows (n is public, as in DP-SGD's sampling rate)
+            # the sum of u - 1/2 over the rows, over the DP count (never the private n)
             noisy_sum = gaussian_release(
                 U.sum(axis=0), noise_multiplier=plan.center_noise_multiplier,
                 sensitivity=plan.center_sensitivity, noise=noise, commitment=commitment,
             )
-            center = np.clip(0.5 + noisy_sum / n, 0.0, 1.0)
+            center = np.clip(0.5 + noisy_sum / plan.count.n, 0.0, 1.0)
             U -= center - 0.5
-        engine.bind(noise, commitment)
+        engine.bind(noise, commitment, n_rows=n)
         # expected uses of a row: the epochs (2 within rounding at epochs=2)
         visits = engine.max_steps * engine.sample_rate + 1e-9
         batch_views = _views(U, R, visits, norms=engine.max_grad_norm is not None)

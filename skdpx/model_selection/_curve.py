@@ -20,6 +20,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import indexable
 
 from .._sklearn_compat import safe_indexing
+from ..privacy import given_row_count
 from ..privacy import (
     ComposedDpEvent,
     PrivacyLedger,
@@ -221,7 +222,8 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
         warnings.simplefilter("ignore", UncappedBudgetWarning)
         if seed is not None:
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-        est.fit(X_train, y_train)
+        with given_row_count(_n_rows(X_train)):  # as planned (_planner)
+            est.fit(X_train, y_train)
         dp = est if not prefix else est.steps[-1][1]
         spent = compose_events(*[e for _, e in dp.ledger_.events])
         if _json_or_none(spent) != planned_fit:

@@ -37,6 +37,7 @@ from sklearn.utils import get_tags
 
 from .._sklearn_compat import safe_indexing as _safe_indexing
 
+from ..privacy import FitCount
 from ..privacy import (
     BudgetError,
     ComposedDpEvent,
@@ -387,6 +388,10 @@ def _candidates(search):
 # --------------------------------------------------------------------------
 # One fit
 # --------------------------------------------------------------------------
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
 def _price_fit(estimator, params, rows, X, y):
     """``(event, epsilon, delta, exact, steps)`` of one fit of ``estimator`` with
     ``params`` on ``rows`` (indices into X; None: all rows). Without X, at the caps."""
@@ -401,7 +406,10 @@ def _price_fit(estimator, params, rows, X, y):
             with warnings.catch_warnings():
                 # the fit itself warns about its inputs (bounds read from data, seeds)
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
-                plan = planner._plan_fit(planner._validate_fit(Xr, yr), _relation(step))
+                # TODO(issue 35): priced with the exact rows, as the fit was run
+                plan = planner._plan_fit(planner._validate_fit(Xr, yr), _relation(step),
+                                         FitCount(epsilon=planner.epsilon,
+                                                  relation=_relation(step), n_rows=_n_rows(Xr)))
             if isinstance(plan.event, NoOpDpEvent):
                 continue
             # the delta the fit declares to its ledger (EstimatorLedger._declared)

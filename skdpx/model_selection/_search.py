@@ -53,6 +53,7 @@ from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPEstimator,
     EstimatorLedger,
+    FitCount,
     MixtureDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
@@ -62,6 +63,7 @@ from ..privacy import (
     compute_epsilon,
     event_to_json,
     gaussian_event,
+    given_row_count,
     noise_source,
 )
 from ..privacy._budget import UncappedBudgetWarning
@@ -242,7 +244,9 @@ def _planner(est, prefix, X, y, relation, scorer, *, refit=False):
         dp.set_params(epsilon=float(epsilon), delta=float(delta))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            event = dp._plan_fit(data, relation).event
+            # TODO(issue 35): the search's own DP count; until then the exact rows
+            event = dp._plan_fit(data, relation, FitCount(
+                epsilon=dp.epsilon, relation=relation, n_rows=_n_rows(Xs))).event
         if refit:
             extra = dp._plan_queries(_UNBOUNDED_QUERIES) if hasattr(dp, "_plan_queries") else None
         else:
@@ -267,7 +271,8 @@ def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, 
     with warnings.catch_warnings():
         # the search's own warnings cover these (seeded runs, the run's private ledger)
         warnings.simplefilter("ignore", UncappedBudgetWarning)
-        est.fit(X_train, y_train)
+        with given_row_count(_n_rows(X_train)):  # as planned (_planner)
+            est.fit(X_train, y_train)
         if scorer.public:
             return est, float(scorer.public_score(est))
         sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)

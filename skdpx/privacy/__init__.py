@@ -18,6 +18,8 @@ from dp_accounting import ComposedDpEvent, NonPrivateDpEvent, NoOpDpEvent
 
 from ._accounting import (
     ApproxDpEvent,
+    FixedLossDpEvent,
+    fixed_loss_event,
     MixtureDpEvent,
     WorstOfDpEvent,
     rdp_curve,
@@ -49,10 +51,12 @@ from ._budget import (
     UncappedBudgetWarning,
     resolve_ledger,
 )
+from ._count import COUNT_SHARE, FitCount
 from ._dpsgd import DPSGD, dense_clipped_grad, dense_grad_sq_norms
-from ._estimator import DPEstimator, SpendPlan
+from ._estimator import DPEstimator, SpendPlan, given_row_count
 from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger
 from ._mechanisms import (
+    count_release,
     exponential_mechanism,
     exponential_release,
     gaussian_mechanism,
@@ -76,6 +80,12 @@ from ._validation import (
 
 __all__ = [
     "ApproxDpEvent",
+    "COUNT_SHARE",
+    "FitCount",
+    "FixedLossDpEvent",
+    "count_release",
+    "fixed_loss_event",
+    "given_row_count",
     "BUDGET_PARAMETER_CONSTRAINTS",
     "BoundsScaler",
     "BudgetError",

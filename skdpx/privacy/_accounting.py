@@ -46,6 +46,7 @@ import scipy.special
 
 __all__ = [
     "ApproxDpEvent",
+    "FixedLossDpEvent",
     "MixtureDpEvent",
     "PureDpEvent",
     "WorstOfDpEvent",
@@ -113,6 +114,47 @@ class ApproxDpEvent(_dp_event.DpEvent):
 
     epsilon: float
     delta: float
+
+
+@attr.define(frozen=True)
+class FixedLossDpEvent(_dp_event.DpEvent):
+    """An ``epsilon``-DP release accounted as if its privacy loss were ``epsilon`` always.
+
+    The accounting for a release whose output later releases depend on, such
+    as the DP row count a fit plans with (:class:`~skdpx.privacy.FitCount`):
+    a DP-SGD run planned from the count (its sampling rate and number of
+    steps) is a different mechanism for each value of the count, so the tight
+    composition of the count with the mechanism that happened to be chosen is
+    not a bound on the whole fit.
+
+    Its privacy loss distribution is a point mass at ``+epsilon`` (for both
+    orders of the neighbouring pair). That pair's trade-off function,
+    ``e^-epsilon (1 - a)``, lies below every ``epsilon``-DP mechanism's, so it
+    is a sound (pessimistic) account of any of them, and composing it with
+    anything shifts that thing's privacy profile by ``epsilon``:
+    ``delta(eps) = delta_rest(eps - epsilon)``, which is basic composition.
+    Basic composition holds whatever follows is chosen from this release's
+    output: if every choice ``M_c`` of what follows is (eps - epsilon,
+    delta)-DP, the pair is (eps, delta)-DP, since its privacy loss is the
+    count's, at most epsilon, plus ``M_c``'s
+    (``delta(eps) = E_c[delta_c(eps - L_count(c))] <= sup_c delta_c(eps - epsilon)``).
+    Calibrating the rest with this event as ``prior`` (:func:`calibrate_noise`)
+    gives exactly that: the rest is calibrated at ``eps - epsilon``.
+
+    Renyi DP: ``epsilon`` at every order (the pair's divergence), which
+    converts to basic composition as well.
+    """
+
+    epsilon: float
+
+
+def fixed_loss_event(epsilon):
+    """The :class:`FixedLossDpEvent` of an ``epsilon``-DP release (non-private for inf)."""
+    if not isinstance(epsilon, Real) or not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
+    if math.isinf(epsilon):
+        return dp_accounting.NonPrivateDpEvent()
+    return FixedLossDpEvent(float(epsilon))
 
 
 def _event_tuple(events):
@@ -302,6 +344,7 @@ def _event_classes():
     }
     classes["PureDpEvent"] = PureDpEvent
     classes["ApproxDpEvent"] = ApproxDpEvent
+    classes["FixedLossDpEvent"] = FixedLossDpEvent
     classes["MixtureDpEvent"] = MixtureDpEvent
     classes["WorstOfDpEvent"] = WorstOfDpEvent
     return classes
@@ -401,7 +444,7 @@ def epsilon_of_spends(event_jsons, delta, *, accounting="pld"):
 
 
 def _pure_epsilon(leaf):
-    if isinstance(leaf, PureDpEvent):
+    if isinstance(leaf, (PureDpEvent, FixedLossDpEvent)):
         return leaf.epsilon
     if isinstance(leaf, dp_accounting.LaplaceDpEvent) and leaf.noise_multiplier > 0:
         return 1.0 / leaf.noise_multiplier
@@ -460,6 +503,14 @@ def _epsilon_of_leaves_loud(leaves, delta, accounting, vdi=VALUE_DISCRETIZATION_
     if not leaves:
         return 0.0
     events = [(event_from_json(j), c) for j, c in leaves]
+    fixed = [(e, c) for e, c in events if isinstance(e, FixedLossDpEvent)]
+    if fixed:
+        # a fixed loss shifts the rest's privacy profile: its epsilon adds up,
+        # exactly, at every delta (FixedLossDpEvent)
+        rest = tuple((j, c) for j, c in leaves
+                     if not isinstance(event_from_json(j), FixedLossDpEvent))
+        shift = float(sum(e.epsilon * c for e, c in fixed))
+        return _epsilon_of_leaves_loud(rest, delta, accounting, vdi) + shift
     if any(isinstance(e, _dp_event.NonPrivateDpEvent) for e, _ in events):
         return math.inf
     if delta >= 1:
@@ -785,6 +836,8 @@ def _rdp_curve_of(event):
         return np.full_like(orders, np.inf)
     if isinstance(event, PureDpEvent):
         return np.minimum(event.epsilon, orders * event.epsilon**2 / 2)
+    if isinstance(event, FixedLossDpEvent):
+        return np.full_like(orders, event.epsilon)
     if isinstance(event, _dp_event.ComposedDpEvent):
         return sum((_rdp_curve_of(e) for e in event.events), np.zeros_like(orders))
     if isinstance(event, _dp_event.SelfComposedDpEvent):
@@ -935,10 +988,30 @@ def calibrate_noise(epsilon, delta, *, steps=1, sample_rate=1.0, accounting="pld
         return 0.0
     if prior is not None and isinstance(prior, _dp_event.NoOpDpEvent):
         prior = None
+    if prior is not None:
+        # fixed losses (FixedLossDpEvent) shift the target exactly: the rest is
+        # calibrated at epsilon less their sum (the same sum the ledgers add)
+        prior, shift = _split_fixed_loss(prior)
+        epsilon = epsilon - shift
+        if not epsilon > 0:
+            raise ValueError(
+                f"the prior releases alone already reach epsilon = {epsilon + shift} "
+                f"(fixed losses of {shift:g}).")
     # a pure function of its arguments: memoised (estimators refit with the
     # same budget in cross-validation, audits and grid searches)
     return _calibrate_noise(float(epsilon), float(delta), int(steps), float(sample_rate),
                             accounting, None if prior is None else event_to_json(prior))
+
+
+def _split_fixed_loss(event):
+    """(the event without its FixedLossDpEvent leaves or None, the sum of their epsilons)."""
+    leaves = [(event_from_json(j), c) for j, c in leaf_counts(event_to_json(event))]
+    shift = float(sum(e.epsilon * c for e, c in leaves if isinstance(e, FixedLossDpEvent)))
+    if shift == 0:
+        return event, 0.0
+    rest = [e if c == 1 else _dp_event.SelfComposedDpEvent(e, int(c))
+            for e, c in leaves if not isinstance(e, FixedLossDpEvent)]
+    return compose_events(*rest), shift
 
 
 @lru_cache(maxsize=1024)

@@ -79,9 +79,11 @@ class DPSGD:
     probability ``sample_rate``, as the accountants assume), clips each row's
     gradient to L2 norm ``max_grad_norm``, sums, adds Gaussian noise of
     standard deviation ``noise_multiplier * max_grad_norm`` and divides by the
-    expected batch size ``sample_rate * n_samples`` (a public number: dividing
-    by the realised batch size would leak it). The optimiser only ever sees
-    these noisy gradients.
+    expected batch size ``sample_rate * n_samples``, with ``n_samples`` the
+    public planning count (a DP count of the rows, see
+    :class:`~skdpx.privacy.FitCount`; dividing by the realised batch size,
+    or by the private number of rows, would leak it). The optimiser only
+    ever sees these noisy gradients.
 
     Parameters
     ----------
@@ -90,14 +92,18 @@ class DPSGD:
         same code: no clipping, no noise, mean over the realised batch.
     max_grad_norm : float > 0 or None
     sample_rate : float in (0, 1]
-    n_samples : int
+    n_samples : float > 0
+        The planning count: public (a DP count, or the number of rows when
+        that is public). The expected batch size is ``sample_rate *
+        n_samples``.
     max_steps : int
         The number of steps the noise was calibrated for; more raise.
 
-    Before the first step, :meth:`bind` gives the engine the noise source
-    and the commitment of the spend (:meth:`planned_event`, committed before
-    training reads the data); every step draws its batch and its noise from
-    the source and its event from the commitment. The noise is float64 from
+    Before the first step, :meth:`bind` gives the engine the noise source,
+    the commitment of the spend (:meth:`planned_event`, committed before
+    training reads the data) and the number of rows to sample from; every
+    step draws its batch and its noise from the source and its event from
+    the commitment. The noise is float64 from
     the secure generator, even for float32 gradients.
 
     Attributes
@@ -139,15 +145,15 @@ class DPSGD:
             raise ValueError("noise needs clipping: give max_grad_norm when noise_multiplier > 0.")
         if not 0 < sample_rate <= 1:
             raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}.")
-        if int(n_samples) < 1 or int(max_steps) < 1:
-            raise ValueError("n_samples and max_steps must be >= 1.")
+        if not n_samples > 0 or int(max_steps) < 1:
+            raise ValueError("n_samples must be > 0 and max_steps >= 1.")
         self.noise_multiplier = float(noise_multiplier)
         self.max_grad_norm = None if max_grad_norm is None else float(max_grad_norm)
         self.sample_rate = float(sample_rate)
-        self.n_samples = int(n_samples)
+        self.n_samples = float(n_samples)
         self.max_steps = int(max_steps)
         self.n_steps = 0
-        self._noise = self._commitment = None
+        self._noise = self._commitment = self._n_rows = None
 
     @classmethod
     def from_budget(
@@ -157,12 +163,14 @@ class DPSGD:
         """An engine whose noise meets (epsilon, delta) over ``epochs`` epochs.
 
         ``sample_rate = batch_size / n_samples`` and the number of steps is
-        ``ceil(epochs / sample_rate)``. ``epsilon=np.inf`` gives the
+        ``ceil(epochs / sample_rate)``, from the public planning count
+        ``n_samples``. ``epsilon=np.inf`` gives the
         non-private engine (no clipping, no noise). ``prior``: a DpEvent of
         other releases of the same data that the budget must also cover
         (see :func:`calibrate_noise`).
         """
-        n_samples = int(n_samples)
+        if not n_samples >= 1:
+            raise ValueError(f"n_samples must be >= 1, got {n_samples!r}.")
         if not 1 <= batch_size:
             raise ValueError(f"batch_size must be >= 1, got {batch_size!r}.")
         batch_size = min(batch_size, n_samples)
@@ -170,7 +178,8 @@ class DPSGD:
         if not epochs > 0:
             raise ValueError(f"epochs must be > 0, got {epochs!r}.")
         # epochs * n / batch, exactly for integers (a float division can overshoot)
-        if isinstance(epochs, Integral) and isinstance(batch_size, Integral):
+        if (isinstance(epochs, Integral) and isinstance(batch_size, Integral)
+                and isinstance(n_samples, Integral)):
             steps = max(1, -(-int(epochs) * n_samples // int(batch_size)))
         else:
             steps = max(1, math.ceil(epochs * n_samples / batch_size))
@@ -198,19 +207,27 @@ class DPSGD:
         return gaussian_event(self.noise_multiplier, steps=self.n_steps,
                               sample_rate=self.sample_rate)
 
-    def bind(self, noise, commitment):
-        """Give the engine its noise source and the commitment that pays for its steps.
+    def bind(self, noise, commitment, n_rows=None):
+        """Give the engine its noise source, the commitment that pays for its
+        steps, and the number of rows its batches are drawn from.
+
+        ``n_rows`` (private: only the sampler reads it) defaults to
+        ``n_samples`` when that is a whole number.
 
         Returns
         -------
         self
         """
-        self._noise, self._commitment = noise, commitment
+        if n_rows is None:
+            if self.n_samples != int(self.n_samples):
+                raise ValueError("give n_rows: the planning count is not a number of rows.")
+            n_rows = int(self.n_samples)
+        self._noise, self._commitment, self._n_rows = noise, commitment, int(n_rows)
         return self
 
     def sample(self):
         """A Poisson sample of row indices (each row in with probability sample_rate)."""
-        return poisson_sample(self.n_samples, self.sample_rate, noise=self._noise)
+        return poisson_sample(self._n_rows, self.sample_rate, noise=self._noise)
 
     def clip_factors(self, norms):
         """min(1, max_grad_norm / norm) per row (ones when not clipping)."""

@@ -1,15 +1,20 @@
 """One shape for every skdpx estimator's private fit.
 
-:class:`DPEstimator` owns ``fit``: validate, resolve the ledger, plan the
-whole spend, commit it, and only then call the estimator's own
-``_private_fit`` with the commitment and a noise source. The plan is made
-from public facts (the number of rows, the parameters, the declared bounds),
-never from the data's values; the commitment records it in the estimator's
-ledger and in the shared one before any mechanism reads the private rows,
-and nothing refunds it. An error raised by ``_validate_fit`` or
-``_plan_spend`` leaves every ledger as it was.
+:class:`DPEstimator` owns ``fit``: validate, resolve the ledger, release
+the row count, plan the rest of the spend, commit it, and only then call
+the estimator's own ``_private_fit`` with the commitment and a noise source.
+The number of rows is private under add-or-remove neighbours: it is
+released first with DP (:class:`~skdpx.privacy.FitCount`, inside the
+estimator's epsilon, committed before it is read), and the plan is made
+from that count and other public facts (the parameters, the declared
+bounds), never from the data. The plan's commitment records it in the
+estimator's ledger and in the shared one before any mechanism reads the
+private rows, and nothing refunds it. An error raised by ``_validate_fit``
+leaves every ledger as it was.
 """
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,15 +23,38 @@ from dp_accounting import ComposedDpEvent, NoOpDpEvent
 from sklearn.base import BaseEstimator
 from .._sklearn_compat import fit_context as _fit_context
 
+from ._accounting import compose_events
 from ._bounds import FitBounds
 from ._budget import EstimatorLedger, SpendReportMixin
+from ._count import FitCount
 from ._random import noise_source
 
-__all__ = ["DPEstimator", "SpendPlan"]
+__all__ = ["DPEstimator", "SpendPlan", "given_row_count"]
+
+#: The planning count a caller gives the fits it runs (see :func:`given_row_count`).
+_GIVEN_ROW_COUNT = ContextVar("skdpx_given_row_count", default=None)
+
+
+@contextmanager
+def given_row_count(n_rows):
+    """Fits run inside plan with ``n_rows`` and release no row count of their own.
+
+    For a caller that made the count public itself (a private search
+    releases a DP count of its rows, and gives each fit the share of it
+    that the fit's part of the rows expects). ``n_rows`` must be public.
+    """
+    token = _GIVEN_ROW_COUNT.set(None if n_rows is None else float(n_rows))
+    try:
+        yield
+    finally:
+        _GIVEN_ROW_COUNT.reset(token)
 
 
 def _n_samples(X, data):
-    """The number of rows of a validated ``X`` (a public count, as ``len(X)``).
+    """The number of rows of a validated ``X`` (private under add-or-remove).
+
+    Read only by :meth:`FitCount.release` (and where the relation makes it
+    public).
 
     For a dask collection, the row count of the validated dask array
     (``data.X``, chunk sizes known), else of ``X`` with its chunk sizes
@@ -59,50 +87,78 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
 
     * ``_validate_fit(X, y)`` -> ``data`` (anything): validation only; a
       ``ValueError`` here spends nothing;
-    * ``_plan_spend(data, relation, bounds)`` -> :class:`SpendPlan`: the
-      whole spend of the fit but the bounds', calibrated under the ledger's
-      neighbouring ``relation`` (raise ``ValueError`` for a relation the
-      estimator cannot calibrate for) with ``bounds.event`` (the DP
-      bounds' cost, or None when they are declared) as prior, so that the
-      two meet (epsilon, delta) together; it must not read the private
-      values;
+    * ``_plan_spend(data, relation, bounds, count)`` -> :class:`SpendPlan`:
+      the whole spend of the fit but the bounds' and the count's, calibrated
+      under the ledger's neighbouring ``relation`` (raise ``ValueError`` for
+      a relation the estimator cannot calibrate for) with
+      ``count.prior(bounds.event)`` (the DP count's and the DP bounds' cost,
+      when they are released) as prior, so that they all meet (epsilon,
+      delta) together. Its public facts are the parameters, the bounds and
+      ``count.n``, the planning count (a DP count under add-or-remove):
+      never ``len(X)`` nor any private value;
     * ``_private_fit(data, plan, commitment, noise)``: the fit; its first
       release is ``plan.bounds.release(X, noise=noise,
       commitment=commitment)`` (the declared bounds, or the DP estimate);
       every release goes through the privacy core's release functions with
-      ``commitment`` and ``noise``.
+      ``commitment`` and ``noise``; ``plan.count.n`` is the count to
+      normalise with.
 
     ``bounds`` (a :class:`~skdpx.privacy.FitBounds`) is made from the
     estimator's ``bounds`` parameter before anything is spent: declared
     bounds are validated; ``None`` plans a DP estimate inside epsilon
-    (never the raw extremes) with a ``PrivacyLeakWarning``.
+    (never the raw extremes) with a ``PrivacyLeakWarning``. ``count`` (a
+    :class:`~skdpx.privacy.FitCount`) is released before the plan is made.
 
     Their fitted ``ledger_`` (an :class:`EstimatorLedger`) reports
     ``epsilon_spent_`` and ``delta_spent_``.
     """
 
-    #: Fewer rows than this are refused before anything is spent: a DP
-    #: release about so few rows is noise (a count's noise at epsilon = 1 is
-    #: already about one row).
+    #: A DP count of fewer rows than this refuses the fit (after the count,
+    #: which is spent): a DP release about so few rows is noise (a count's
+    #: noise at epsilon = 1 is already about one row). Where the number of
+    #: rows is public, fewer rows are refused before anything is spent.
     _min_samples = 10
 
-    def _plan_fit(self, data, relation):
-        """The whole plan of a fit on validated ``data``, its bounds' release included.
+    def _fit_bounds(self, relation):
+        """The :class:`~skdpx.privacy.FitBounds` of a fit: validated (declared) or planned (DP).
 
-        Returns the estimator's :class:`SpendPlan` with ``bounds`` (the
-        :class:`~skdpx.privacy.FitBounds`) set, and ``event`` / ``label``
-        those of the whole fit (the DP bounds' release first, when the
-        bounds are not declared). Reads no private value: a search can price
-        a fit with it (``skdpx.model_selection.price_search``).
+        Public facts only; made before anything is spent.
         """
         # an estimator fitted through skdpx.utils validate_table works in the
         # encoded space of its public schema (one-hot columns bounded in [0, 1])
         schema = getattr(self, "schema_", None)
-        bounds = FitBounds(self.bounds if schema is None else schema.fit_bounds(self.bounds),
-                           self.n_features_in_ if schema is None else schema.n_encoded,
-                           epsilon=self.epsilon, delta=self.delta, relation=relation)
-        plan = self._plan_spend(data, relation, bounds)
-        plan.bounds = bounds
+        return FitBounds(self.bounds if schema is None else schema.fit_bounds(self.bounds),
+                         self.n_features_in_ if schema is None else schema.n_encoded,
+                         epsilon=self.epsilon, delta=self.delta, relation=relation)
+
+    def _check_plan(self, relation, bounds, count):
+        """Refuse, before anything is spent, a fit whose plan would fail on public facts.
+
+        The plan itself is made after the row count is released (its
+        sampling rates and normalisers come from it); what makes it fail
+        whatever the count (a budget split that leaves nothing for a
+        release, a relation the estimator cannot calibrate for) is checked
+        here, from the parameters, ``bounds`` and the count's share.
+        Subclasses override it; the default checks nothing.
+        """
+
+    def _plan_fit(self, data, relation, count, bounds=None):
+        """The whole plan of a fit on validated ``data``, its bounds' release included.
+
+        ``count`` is the fit's :class:`~skdpx.privacy.FitCount`, with its
+        planning count ``count.n`` known; ``bounds`` its
+        :class:`~skdpx.privacy.FitBounds` (made here when None). Returns the
+        estimator's :class:`SpendPlan` with ``bounds`` and ``count`` set,
+        and ``event`` / ``label`` those of the rest of the fit (the DP
+        bounds' release first, when the bounds are not declared; the count's
+        release is committed before, on its own). Reads no private value: a
+        search can price a fit with it
+        (``skdpx.model_selection.price_search``).
+        """
+        if bounds is None:
+            bounds = self._fit_bounds(relation)
+        plan = self._plan_spend(data, relation, bounds, count)
+        plan.bounds, plan.count = bounds, count
         if bounds.event is not None:
             plan.label = bounds.label + " + " + plan.label
             plan.event = (bounds.event if isinstance(plan.event, NoOpDpEvent)
@@ -114,9 +170,15 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         return EstimatorLedger(self.epsilon, self.delta, self.accountant,
                                prefix=f"{type(self).__name__}: ")
 
+    def _too_few(self, what):
+        return ValueError(
+            f"{type(self).__name__} needs at least {self._min_samples} samples to release "
+            f"anything useful; {what}"
+        )
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Validate, plan and commit the spend, then fit.
+        """Validate, release the row count, plan and commit the spend, then fit.
 
         Parameters
         ----------
@@ -128,15 +190,32 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         self
         """
         data = self._validate_fit(X, y)
-        n_samples = _n_samples(X, data)
-        if n_samples < self._min_samples:
-            raise ValueError(
-                f"{type(self).__name__} needs at least {self._min_samples} samples to release "
-                f"anything useful; got n_samples = {n_samples}. Nothing was spent."
-            )
         ledger = self._new_ledger()
-        plan = self._plan_fit(data, ledger.relation)
+        count = FitCount(epsilon=self.epsilon, relation=ledger.relation,
+                         n_rows=_GIVEN_ROW_COUNT.get())
+        # public facts, checked before anything is spent
+        bounds = self._fit_bounds(ledger.relation)
+        self._check_plan(ledger.relation, bounds, count)
         noise = noise_source(self.random_state)
+        if count.private:
+            # nothing is planned from the rows before the count is released: the
+            # whole fit is checked against the caps first, with a public stand-in
+            # for the rest (every plan meets the same target), then the count is
+            # committed and released
+            ledger.check(compose_events(count.event, count.proxy_event(self.epsilon, self.delta)))
+            counted = ledger.commit(count.event, count.label)
+            count.release(_n_samples(X, data), noise=noise, commitment=counted)
+            if count.n < self._min_samples:
+                raise self._too_few(
+                    f"the DP count of the rows is {count.n:.1f} (noise std {count.std:.3g}). "
+                    f"The count's epsilon ({count.epsilon:.4g}) was spent; nothing else was."
+                )
+        else:
+            # public: the relation fixes the number of rows, or the fit is not private
+            n_samples = count.release(_n_samples(X, data), noise=noise, commitment=None)
+            if n_samples < self._min_samples:
+                raise self._too_few(f"got n_samples = {int(n_samples)}. Nothing was spent.")
+        plan = self._plan_fit(data, ledger.relation, count, bounds)
         if isinstance(plan.event, NoOpDpEvent):
             commitment = None
         else:
@@ -144,4 +223,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
             commitment = ledger.commit(plan.event, plan.label)
         self._private_fit(data, plan, commitment, noise)
         self.ledger_ = ledger
+        self.n_rows_ = count.n
+        self.n_rows_std_ = count.std
+        self.n_rows_epsilon_ = count.epsilon
         return self

@@ -27,6 +27,7 @@ import numpy as np
 from ._accounting import (
     PureDpEvent,
     analytic_gaussian_sigma,
+    fixed_loss_event,
     gaussian_event,
     gaussian_to_pure,
     laplace_event,
@@ -37,7 +38,7 @@ from ._ledger import PrivacyLedger
 from ._random import NoiseSource, noise_source
 
 __all__ = [
-    "exponential_mechanism", "exponential_release", "gaussian_mechanism", "gaussian_release",
+    "count_release", "exponential_mechanism", "exponential_release", "gaussian_mechanism", "gaussian_release",
     "laplace_mechanism", "laplace_release", "noisy_gradient",
 ]
 
@@ -165,6 +166,37 @@ def laplace_release(value, *, noise_multiplier, sensitivity, noise, commitment):
     """One Laplace release (L1 ``sensitivity``), floating-point safe when secure."""
     return _single_release(value, laplace_event, "laplace", noise_multiplier, sensitivity,
                            noise, commitment)
+
+
+def count_release(n_rows, *, epsilon, noise, commitment):
+    """A DP count of rows: ``n_rows`` plus Laplace noise of scale ``1 / epsilon``.
+
+    L1 sensitivity 1 under add-or-remove (one row more or less), so the
+    release is ``epsilon``-DP; it is accounted as
+    ``FixedLossDpEvent(epsilon)`` (basic composition), because what a fit
+    does next is planned from it (see :class:`~skdpx.privacy.FitCount`).
+    Floating-point safe when ``noise`` is secure (OpenDP's exact sampler).
+
+    Parameters
+    ----------
+    n_rows : int
+        The exact number of rows (private).
+    epsilon : float > 0
+    noise : NoiseSource
+    commitment : Commitment
+        Must hold ``fixed_loss_event(epsilon)``.
+
+    Returns
+    -------
+    float
+        The noisy count (may be below 0 for tiny data).
+    """
+    _check_budget(epsilon, 1.0)
+    if math.isinf(epsilon):
+        raise ValueError("a count at epsilon = inf is the exact number of rows: no release.")
+    _check_release(1.0 / epsilon, 1.0, noise, commitment)
+    commitment.draw(fixed_loss_event(epsilon))
+    return float(noise.laplace(_finite_array(float(n_rows)), 1.0 / epsilon, sensitivity=1.0))
 
 
 def exponential_release(utility, *, epsilon, sensitivity, noise, commitment, monotonic=False,

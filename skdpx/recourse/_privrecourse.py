@@ -140,9 +140,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         "auto": as many as the rows would fill, if spread evenly, to the
         count a centre needs to become a node (``count_threshold`` times the
         count's noise std, which the plan knows before any row is read):
-        ``n_samples // max(1, count_threshold * count_noise_std_)``, between
-        1 and 100. It is chosen from public facts only (the number of rows,
-        the features, the parameters). On 1,000 rows of 5 features at
+        ``n_rows_ // max(1, count_threshold * count_noise_std_)``, between
+        1 and 100. It is chosen from public facts only (the DP count of the
+        rows ``n_rows_``, the features, the parameters). On 1,000 rows of 5 features at
         epsilon 1 this is 17 (a fixed 100 left most clusters with about 10
         rows, under their noise, and often no node at all).
     epsilon : float, default=1.0
@@ -455,16 +455,17 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
         return SimpleNamespace(X=X, y=y, favorable=favorable, sets=sets)
 
-    def _plan_spend(self, data, relation, bounds):
+    def _plan_spend(self, data, relation, bounds, count):
         """The model's DP-SGD steps and the clustering's releases, from public facts.
 
         The DP-SGD engine is calibrated for (``model_share * epsilon``,
-        ``delta``) from n, the batch size and the epochs; the clustering's
-        noise multiplier so that its ``max_iter + 1`` Gaussian releases,
-        composed with the planned DP-SGD event (``prior``), meet
-        (``epsilon``, ``delta``).
+        ``delta``) from the DP row count ``count.n``, the batch size and the
+        epochs; the clustering's noise multiplier so that its ``max_iter +
+        1`` Gaussian releases, composed with the count, the bounds and the
+        planned DP-SGD event (``prior``), meet (``epsilon``, ``delta``)
+        whichever plan the count selects (:class:`~skdpx.privacy.FitCount`).
         """
-        n, d = data.X.shape
+        n, d = count.n, data.X.shape[1]
         releases = self.max_iter + 1
         train_model = self.estimator is None
         if math.isinf(self.epsilon):  # the non-private baseline: say so in the ledger
@@ -484,19 +485,19 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if train_model:
             model_epsilon = float(self.epsilon * (1 - bounds.share) * self.model_share)
             engine = DPSGD.from_budget(
-                model_epsilon, self.delta, n_samples=n, batch_size=_model.batch_size(n),
+                model_epsilon, self.delta, n_samples=n, batch_size=_model.batch_size(int(n)),
                 epochs=_model.EPOCHS, max_grad_norm=_model.MAX_GRAD_NORM)
             events.append(engine.planned_event())
             label = (f"black box: DP-SGD logistic regression ({engine.max_steps} steps, "
                      f"sampling rate {engine.sample_rate:.3g}) + ")
         noise_multiplier = calibrate_noise(self.epsilon, self.delta, steps=releases,
-                                           prior=compose_events(bounds.event, *events))
+                                           prior=count.prior(bounds.event, *events))
         count_noise_std = noise_multiplier * table_sensitivity(d, relation)
         n_clusters = self._n_clusters(n, count_noise_std)
         need = max(1.0, self.count_threshold * count_noise_std)
-        if n < need:  # said before the spend is committed
+        if n < need:  # said before the rest of the spend is committed (after the count's)
             warnings.warn(
-                f"PrivRecourse: {n} rows cannot fill a graph node at epsilon={self.epsilon}: a "
+                f"PrivRecourse: about {n:.0f} rows (a DP count) cannot fill a graph node at epsilon={self.epsilon}: a "
                 f"centre becomes a node at a noisy count of {need:.0f} (count_threshold="
                 f"{self.count_threshold} times the count's noise std {count_noise_std:.1f}), "
                 f"so the fit will most likely keep no node and every query get success=False "
@@ -575,7 +576,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         else:
             codes = np.searchsorted(self.classes_, y)
             model = _model.train_dp_logistic(X01, codes, self.classes_,
-                                             engine.bind(noise, commitment), C=self.model_C)
+                                             engine.bind(noise, commitment, n_rows=len(X01)),
+                                             C=self.model_C)
         encode = FunctionTransformer(_UnitCube(self.schema_, scaler))
         encode.fit(self.schema_.decode(X01[:0]))  # the columns it takes: those fitted on
         return make_pipeline(encode, model)
