@@ -59,7 +59,7 @@ def main():
     train = load_adult(subset="train")
     X, y = encode_adult(train.data).data, train.target
     n = len(X)
-    clf = DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=n, epochs=40,
+    clf = DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=None, epochs=40,
                                     epsilon=1.0, delta=DELTA)
     out = {"n_rows": n, "grid": GRID, "delta": DELTA}
 

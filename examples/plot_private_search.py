@@ -35,7 +35,7 @@ train, test = load_adult(subset="train"), load_adult(subset="test")
 X, X_test = encode_adult(train.data).data, encode_adult(test.data).data  # public bounds [0, 1]
 y, y_test = train.target, test.target
 ledger = PrivacyLedger(epsilon=12.0, delta=1e-5)
-clf = DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=len(X), epochs=40,
+clf = DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=None, epochs=40,
                                 accountant=ledger)
 grid = {"learning_rate": [0.3, 1.0, 3.0], "n_maps": [1, 2]}
 

@@ -8,6 +8,13 @@ elsewhere (diffprivlib is not a dependency) they have plain bases. See
 ``skdpx/privacy/_exceptions.py`` and ``doc/privacy_core.rst`` ("diffprivlib's vocabulary").
 """
 
-from .privacy import BudgetError, LedgerDetachedError, PrivacyLeakWarning, UncappedBudgetWarning
+from .privacy import (
+    BudgetError,
+    LedgerDetachedError,
+    PrivacyLeakWarning,
+    UncappedBudgetWarning,
+    UtilityWarning,
+)
 
-__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "UncappedBudgetWarning"]
+__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "UncappedBudgetWarning",
+           "UtilityWarning"]

@@ -64,7 +64,8 @@ def test_bounds_none_releases_no_raw_extreme_and_pays_inside_epsilon(make):
     assert np.all(np.isin(lower, bounds_bins())) and np.all(np.isin(upper, bounds_bins()))
     assert np.all(lower < upper)
     # charged to the ledger, inside the estimator's epsilon
-    assert ledger.events[0][0].startswith(f"{type(est).__name__}: DP bounds")
+    assert ledger.events[0][0] == f"{type(est).__name__}: row count (Laplace)"
+    assert ledger.events[1][0].startswith(f"{type(est).__name__}: DP bounds")
     assert ledger.epsilon_spent <= 1.0 + 1e-6
     assert 0 < est.epsilon_spent_ <= 1.0 + 1e-6  # (at the estimator's own delta)
 
@@ -74,7 +75,8 @@ def test_declared_bounds_cost_nothing_and_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         est = DPNearestCentroid(bounds=(0, 3000), accountant=ledger).fit(X_CANCER, Y_CANCER)
-    assert [label for label, _ in ledger.events] == ["DPNearestCentroid: class sums and counts"]
+    assert [label for label, _ in ledger.events] == ["DPNearestCentroid: row count (Laplace)",
+                                                     "DPNearestCentroid: class sums and counts"]
     np.testing.assert_array_equal(est.bounds_[1], np.full(12, 3000.0))
 
 

@@ -255,7 +255,7 @@ def test_dataframes_pipelines_and_jobs():
     y = ((frame["age"] > 45) ^ (frame["job"] == "c")).astype(int).to_numpy()
     pipe = make_pipeline(
         PublicSchemaEncoder(bounds={"age": (18, 90)}, categories={"job": ["a", "b", "c"]}),
-        DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=n, epochs=20))
+        DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=None, epochs=20))
     ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
     with parallel_backend("threading"):  # the joblib path, without starting processes
         holdout = privacy_utility_curve(pipe, frame, y, epsilons=[0.5, 2.0], accountant=ledger,

@@ -28,7 +28,7 @@ def rows():
 
 def _fit_both(X, y, ledger, *, explainer_epsilon=1.0):
     # full batches (sample rate 1): Gaussian events, composed exactly and fast
-    clf = DPLocallyLinearClassifier(epsilon=1.0, delta=DELTA, batch_size=len(X), epochs=20,
+    clf = DPLocallyLinearClassifier(epsilon=1.0, delta=DELTA, batch_size=None, epochs=20,
                                     learning_rate=1.0, bounds=(0, 1), accountant=ledger,
                                     random_state=0).fit(X, y)
     explainer = DPLimeExplainer(clf, epsilon=explainer_epsilon, delta=DELTA,

@@ -36,6 +36,7 @@ from skdpx.privacy import (
     compose_events,
     compute_epsilon,
     gaussian_epsilon,
+    fixed_loss_event,
     gaussian_event,
     laplace_event,
     pure_event,
@@ -51,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DELTA = 1e-5
 Z = 6.0  # a Gaussian noise multiplier: about 0.6 epsilon per release at DELTA
 LABEL = "DPNearestCentroid: class sums and counts"
+COUNT = "DPNearestCentroid: row count (Laplace)"
 
 
 @pytest.fixture(params=["memory", "file"])
@@ -332,7 +334,11 @@ def test_reference_estimator_calibrates_under_the_ledger_relation():
     a = DPNearestCentroid(accountant=PrivacyLedger(), bounds=(-1, 1)).fit(X, y)
     b = DPNearestCentroid(accountant=PrivacyLedger(relation="replace_one"),
                           bounds=(-1, 1)).fit(X, y)
-    assert a.noise_multiplier_ == b.noise_multiplier_  # same epsilon: same multiplier...
+    # add-or-remove: the DP row count takes 5% of epsilon first; replace-one: the
+    # number of rows is public, no count
+    assert a.noise_multiplier_ == calibrate_noise(0.95, DELTA)
+    assert b.noise_multiplier_ == calibrate_noise(1.0, DELTA)
+    assert a.n_rows_epsilon_ == pytest.approx(0.05) and b.n_rows_epsilon_ == 0
     assert a.epsilon_spent_ == pytest.approx(b.epsilon_spent_)
 
 
@@ -391,11 +397,12 @@ def test_budget_accountant_as_estimator_accountant(kind):
     est = DPNearestCentroid(epsilon=0.4, accountant=acc, bounds=(-10, 10), random_state=0)
     est.fit(X, y)
     est.fit(X, y)
-    assert len(acc.spent_budget) == 2
-    assert acc.spent_budget[0][0] == pytest.approx(est.epsilon_spent_)
+    assert len(acc.spent_budget) == 4  # each fit: its row count, then the rest
+    # the count adds up: diffprivlib's additive accountant sees the fit's epsilon
+    assert acc.spent_budget[0][0] + acc.spent_budget[1][0] == pytest.approx(est.epsilon_spent_)
     with pytest.raises(BudgetError):
         est.fit(X, y)  # 3 x 0.4 > 1 for diffprivlib's additive accountant
-    assert len(acc.spent_budget) == 2
+    assert len(acc.spent_budget) == 4  # refused before its count
     assert isinstance(resolve_ledger(acc), PrivacyLedger)
     assert resolve_ledger(acc).accountant is acc
     with pytest.raises(TypeError):
@@ -462,10 +469,10 @@ def test_clone_and_copy_keep_the_same_ledger():
     X, y = small_problem()
     cloned.fit(X, y)
     clone(cloned).fit(X, y)
-    assert len(ledger) == 2
-    assert [label for label, _ in ledger.events] == [LABEL, LABEL]
+    assert len(ledger) == 4
+    assert [label for label, _ in ledger.events] == [COUNT, LABEL, COUNT, LABEL]
     assert ledger.epsilon_spent == pytest.approx(
-        gaussian_epsilon(cloned.noise_multiplier_, DELTA, steps=2)
+        gaussian_epsilon(cloned.noise_multiplier_, DELTA, steps=2) + 2 * cloned.n_rows_epsilon_
     )
 
 
@@ -480,17 +487,22 @@ def _search(ledger, n_jobs):
 
 
 def _check_search_record(ledger, search):
-    """7 events: 2 parameters x 3 folds + 1 refit, composed tightly."""
-    assert len(ledger) == 7
-    assert all(label == LABEL for label, _ in ledger.events)
-    z_half, z_one = calibrate_noise(0.5, DELTA), calibrate_noise(1.0, DELTA)
-    z_best = calibrate_noise(search.best_params_["epsilon"], DELTA)
-    recorded = sorted(event.noise_multiplier for _, event in ledger.events)
+    """7 fits (2 parameters x 3 folds + 1 refit), each a row count and a Gaussian,
+    composed tightly (the counts' epsilons add up)."""
+    assert len(ledger) == 14
+    assert {label for label, _ in ledger.events} == {COUNT, LABEL}
+    fits = [event for label, event in ledger.events if label == LABEL]
+    counts = [event.epsilon for label, event in ledger.events if label == COUNT]
+    best = search.best_params_["epsilon"]
+    assert sorted(counts) == pytest.approx(sorted([0.025] * 3 + [0.05] * 3 + [0.05 * best]))
+    z_half, z_one = calibrate_noise(0.475, DELTA), calibrate_noise(0.95, DELTA)
+    z_best = calibrate_noise(0.95 * best, DELTA)
+    recorded = sorted(event.noise_multiplier for event in fits)
     assert recorded == pytest.approx(sorted([z_half] * 3 + [z_one] * 3 + [z_best]))
-    # uncapped ledger: reported at the sum of the declared deltas
+    # uncapped ledger: reported at the sum of the declared deltas (a count declares 0)
     assert ledger.delta_spent == pytest.approx(7 * DELTA)
     precision = 3 / z_half**2 + 3 / z_one**2 + 1 / z_best**2
-    expected = gaussian_epsilon(precision**-0.5, ledger.delta_spent)
+    expected = gaussian_epsilon(precision**-0.5, ledger.delta_spent) + sum(counts)
     assert ledger.epsilon_spent == pytest.approx(expected, rel=1e-9)
     assert ledger.epsilon_spent == pytest.approx(
         composed([event for _, event in ledger.events], ledger.delta_spent), rel=1e-9
@@ -676,17 +688,17 @@ def test_pickle_in_another_process(tmp_path):
 
     out = json.loads(run_python(_CHILD_PICKLE, data))
     assert out["epsilon_spent"] == ledger.epsilon_spent
-    assert out["n"] == 2
-    assert out["labels"] == ["a", LABEL]
+    assert out["n"] == 3
+    assert out["labels"] == ["a", COUNT, LABEL]
     assert out["est_epsilon_spent_"] == est.epsilon_spent_
     assert out["est_budget_spent"] == est.epsilon_spent_
     assert out["est_shared_is_ledger"]
     assert out["first"] == "detached"
-    assert out["n_after_refusal"] == 2
+    assert out["n_after_refusal"] == 3
     assert out["resume_warned"]
-    assert out["n_after_resume"] == 3
-    assert out["labels_after_resume"] == ["a", LABEL, "after resume"]
-    assert len(ledger) == 2  # the original is untouched
+    assert out["n_after_resume"] == 4
+    assert out["labels_after_resume"] == ["a", COUNT, LABEL, "after resume"]
+    assert len(ledger) == 3  # the original is untouched
 
 
 # ------------------------------------------------------------------- threads
@@ -882,12 +894,17 @@ def test_estimator_epsilon_spent_is_its_own_event(epsilon):
     est.fit(X, y)
     assert est.epsilon_spent_ <= epsilon
     assert est.epsilon_spent_ == pytest.approx(epsilon, rel=1e-4)
+    # the DP row count's epsilon adds up (basic composition)
+    assert est.n_rows_epsilon_ == pytest.approx(0.05 * epsilon)
     assert est.epsilon_spent_ == pytest.approx(
-        gaussian_epsilon(est.noise_multiplier_, DELTA), rel=1e-12
+        gaussian_epsilon(est.noise_multiplier_, DELTA) + est.n_rows_epsilon_, rel=1e-12
     )
     assert est.delta_spent_ == DELTA
-    assert est.ledger_.events == [("class sums and counts", gaussian_event(est.noise_multiplier_))]
-    assert ledger.events == [(LABEL, gaussian_event(est.noise_multiplier_))]
+    count = ("row count (Laplace)", fixed_loss_event(est.n_rows_epsilon_))
+    assert est.ledger_.events == [
+        count, ("class sums and counts", gaussian_event(est.noise_multiplier_))]
+    assert ledger.events == [("DPNearestCentroid: " + count[0], count[1]),
+                             (LABEL, gaussian_event(est.noise_multiplier_))]
 
 
 # ------------------------------------------------------- bad input never spends

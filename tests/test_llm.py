@@ -17,6 +17,7 @@ from skdpx.linear._locally_linear import _maps_backward, _maps_forward, _views
 from skdpx.privacy import (
     DPSGD,
     BudgetError,
+    FixedLossDpEvent,
     GDPAuditWarning,
     NoiseSource,
     PrivacyLeakWarning,
@@ -25,6 +26,7 @@ from skdpx.privacy import (
     calibrate_noise,
     dense_grad_sq_norms,
     gaussian_epsilon,
+    given_row_count,
 )
 from skdpx.privacy import _dpsgd
 
@@ -135,7 +137,7 @@ def test_coef_and_intercept_reproduce_the_model(projection_dim):
     lower, upper = np.array([-6.0, -5.0, 2.0]), np.array([6.0, 4.0, 2.0])  # a constant feature
     clf = DPLocallyLinearClassifier(n_maps=3, beta=0.7, projection_dim=projection_dim,
                                     epsilon=3.0, bounds=(lower, upper), epochs=3,
-                                    batch_size=len(X), random_state=0).fit(X, y)
+                                    batch_size=None, random_state=0).fit(X, y)
     Xc = np.clip(X, lower, upper)
     G = np.einsum("nd,kmd->nkm", Xc, clf.coef_) + clf.intercept_
     S, F = _maps_forward(G, clf.beta)
@@ -149,7 +151,7 @@ def test_coef_and_intercept_reproduce_the_model(projection_dim):
 def test_explain_is_the_weighted_map_of_the_predicted_class():
     X, y = _blobs()
     clf = DPLocallyLinearClassifier(n_maps=3, epsilon=2.0, bounds=(-6, 6), epochs=3,
-                                    batch_size=len(X), random_state=0).fit(X, y)
+                                    batch_size=None, random_state=0).fit(X, y)
     expl = clf.explain(X[:20])
     assert isinstance(expl, FeatureAttribution)
     pred = clf.predict(X[:20])
@@ -173,7 +175,7 @@ def test_one_map_is_multinomial_logistic_regression():
 
 def test_binary_decision_function_is_the_log_odds():
     X, y = _xor(500)
-    clf = DPLocallyLinearClassifier(epsilon=2.0, bounds=(-1, 1), epochs=2, batch_size=len(X),
+    clf = DPLocallyLinearClassifier(epsilon=2.0, bounds=(-1, 1), epochs=2, batch_size=None,
                                     random_state=0)
     clf.fit(X, y)
     proba = clf.predict_proba(X)
@@ -265,7 +267,11 @@ def test_shared_ledger_records_both_releases_and_refuses_before_training():
     clf = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=2, accountant=ledger,
                                     random_state=0).fit(X, y)
     # one commitment, before the data are read, that holds both releases
-    [(label, event)] = ledger.events
+    # the DP row count, then one commitment, before the data are read, that holds
+    # both releases
+    (count_label, count), (label, event) = ledger.events
+    assert count_label == "DPLocallyLinearClassifier: row count (Laplace)"
+    assert count == FixedLossDpEvent(clf.n_rows_epsilon_)
     assert label == "DPLocallyLinearClassifier: feature means (centring) + DP-SGD training"
     assert event == dp_accounting.ComposedDpEvent([
         dp_accounting.GaussianDpEvent(clf.center_noise_multiplier_),
@@ -274,7 +280,7 @@ def test_shared_ledger_records_both_releases_and_refuses_before_training():
                 clf.sample_rate_, dp_accounting.GaussianDpEvent(clf.noise_multiplier_)),
             clf.n_steps_),
     ])
-    assert [e for _, e in clf.ledger_.events] == [event]
+    assert [e for _, e in clf.ledger_.events] == [count, event]
     assert ledger.epsilon_spent == pytest.approx(clf.epsilon_spent_, rel=1e-6)
     assert ledger.epsilon_spent == pytest.approx(_pld_epsilon(clf, 1e-5), rel=1e-6)
     before = ledger.epsilon_spent
@@ -282,7 +288,7 @@ def test_shared_ledger_records_both_releases_and_refuses_before_training():
                                        random_state=1)
     with pytest.raises(BudgetError):
         second.fit(X, y)
-    assert len(ledger) == 1 and ledger.epsilon_spent == before
+    assert len(ledger) == 2 and ledger.epsilon_spent == before  # refused before its count
     assert not hasattr(second, "coef_")
 
 
@@ -290,9 +296,9 @@ def test_without_centring_only_training_is_committed():
     X, y = _blobs()
     ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
     clf = DPLocallyLinearClassifier(epsilon=1.0, center=False, bounds=(-6, 6), epochs=2,
-                                    batch_size=len(X), accountant=ledger,
+                                    batch_size=None, accountant=ledger,
                                     random_state=0).fit(X, y)
-    [(label, event)] = ledger.events
+    [_, (label, event)] = ledger.events
     assert label == "DPLocallyLinearClassifier: DP-SGD training"
     assert clf.center_noise_multiplier_ == 0
     np.testing.assert_array_equal(clf.center_, 0.0)  # the bounds' mid-points
@@ -310,7 +316,7 @@ def test_replace_one_ledger_is_refused_before_spending():
 
 def test_interrupted_fit_keeps_the_whole_planned_spend(monkeypatch):
     X, y = _blobs()
-    params = dict(epsilon=1.0, bounds=(-6, 6), epochs=24, batch_size=len(X), random_state=0)
+    params = dict(epsilon=1.0, bounds=(-6, 6), epochs=24, batch_size=None, random_state=0)
     full = PrivacyLedger(epsilon=5.0, delta=1e-5)
     with pytest.warns(PrivacyLeakWarning):
         DPLocallyLinearClassifier(accountant=full, **params).fit(X, y)
@@ -381,7 +387,7 @@ def test_maps_in_input_units_equal_the_hand_written_reversal(projection_dim):
     X, y = _blobs()
     lower, upper = np.array([-6.0, -5.0, 2.0]), np.array([6.0, 4.0, 2.0])
     clf = DPLocallyLinearClassifier(n_maps=2, projection_dim=projection_dim, epsilon=2.0,
-                                    bounds=(lower, upper), epochs=2, batch_size=len(X),
+                                    bounds=(lower, upper), epochs=2, batch_size=None,
                                     random_state=0)
     captured = {}
     set_maps = type(clf)._set_maps
@@ -410,11 +416,11 @@ def test_maps_in_input_units_equal_the_hand_written_reversal(projection_dim):
 def test_bounds_from_data_warn_and_values_outside_bounds_are_clipped():
     X, y = _blobs()
     with pytest.warns(PrivacyLeakWarning):
-        DPLocallyLinearClassifier(epsilon=1.0, epochs=1, batch_size=len(X),
+        DPLocallyLinearClassifier(epsilon=1.0, epochs=1, batch_size=None,
                                   random_state=0).fit(X, y)
     wide = X.copy()
     wide[0] = [1e6, -1e6, 1e6]
-    params = dict(epsilon=1.0, bounds=(-4, 4), epochs=1, batch_size=len(X), random_state=0)
+    params = dict(epsilon=1.0, bounds=(-4, 4), epochs=1, batch_size=None, random_state=0)
     a = DPLocallyLinearClassifier(**params)
     b = DPLocallyLinearClassifier(**params)
     a.fit(wide, y)
@@ -465,7 +471,11 @@ def _fit_release(dataset, random_state):
     clf = DPLocallyLinearClassifier(n_maps=1, epsilon=AUDIT_EPSILON, delta=AUDIT_DELTA,
                                     bounds=(-1, 1), batch_size=100, epochs=BLACK_BOX_EPOCHS,
                                     learning_rate=1.0, random_state=random_state)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), given_row_count(len(AUDIT_X)):
+        # the fit without its DP row count: both datasets planned with one public
+        # count (as a search gives its fits), so the audit is of DP-SGD (and the
+        # centring) at their claim; the count's own noise (std 28 rows at
+        # epsilon 1, on 10 rows) would drown the statistic
         warnings.simplefilter("ignore")
         clf.fit(X, y)
     return clf.decision_function([[1.0]])[0]
@@ -571,12 +581,13 @@ def _whitebox_run(dataset, random_state):
     X, y = dataset
     clf = DPLocallyLinearClassifier(n_maps=1, epsilon=AUDIT_EPSILON, delta=AUDIT_DELTA,
                                     center=False, bounds=(-1, 1), max_grad_norm=_WB_CLIP,
-                                    batch_size=len(X), epochs=_WB_STEPS,
+                                    batch_size=1000, epochs=_WB_STEPS,  # full batch at any count
                                     random_state=random_state)
     with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
         mp.setattr(_dpsgd, "noisy_gradient", recorded)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        clf.fit(X, y)
+        with given_row_count(len(AUDIT_X)):  # DP-SGD alone (see _fit_release)
+            clf.fit(X, y)
     z, _ = _whitebox_noise()
     assert clf.sample_rate_ == 1.0 and clf.n_steps_ == len(record) == _WB_STEPS
     assert abs(clf.noise_multiplier_ - z) <= 1e-12 * z  # the calibrated noise
@@ -672,4 +683,4 @@ def test_a_release_outside_the_committed_plan_is_refused(monkeypatch):
     X, y = _blobs()
     with pytest.raises(RuntimeError, match="not in the spend committed"):
         DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=1,
-                                  batch_size=len(X)).fit(X, y)
+                                  batch_size=None).fit(X, y)

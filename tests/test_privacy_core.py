@@ -34,6 +34,7 @@ from skdpx import (
     PrivRecourse,
 )
 from skdpx.privacy import (
+    FixedLossDpEvent,
     NoiseSource,
     PrivacyLeakWarning,
     PrivacyLedger,
@@ -309,9 +310,13 @@ def _pld_total(events, delta):
     """The composed epsilon of ``events``, recomputed with dp_accounting alone."""
     accountant = pld_privacy_accountant.PLDAccountant(
         value_discretization_interval=1e-4)
+    fixed = 0.0  # the DP row counts: their epsilons add up (FixedLossDpEvent)
     for _, event in events:
-        accountant.compose(event)
-    return accountant.get_epsilon(delta)
+        if isinstance(event, FixedLossDpEvent):
+            fixed += event.epsilon
+        else:
+            accountant.compose(event)
+    return accountant.get_epsilon(delta) + fixed
 
 
 def test_four_estimators_on_one_ledger():

@@ -129,7 +129,7 @@ def test_partial_bounds_estimate_only_the_undeclared_columns():
     y = (X["colour"] == "red").astype(int).to_numpy()
     with pytest.warns(PrivacyLeakWarning, match="bounds"):
         model = DPLocallyLinearClassifier(
-            n_maps=1, epsilon=5.0, delta=1e-5, epochs=1, batch_size=len(X), classes=[0, 1],
+            n_maps=1, epsilon=5.0, delta=1e-5, epochs=1, batch_size=None, classes=[0, 1],
             random_state=0,
             bounds={"age": (17, 90)}, categories=SCHEMA["categories"]).fit(X, y)
     labels = " ".join(str(e) for e in model.ledger_.events)

@@ -161,7 +161,7 @@ def test_dataframes_pipelines_distributions_and_jobs():
     y = ((frame["age"] > 45) ^ (frame["job"] == "c")).astype(int).to_numpy()
     pipe = make_pipeline(
         PublicSchemaEncoder(bounds={"age": (18, 90)}, categories={"job": ["a", "b", "c"]}),
-        DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=n, epochs=20))
+        DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], batch_size=None, epochs=20))
     ledger = PrivacyLedger(epsilon=4.0, delta=1e-5)
     search = DPRandomSearchCV(
         pipe, {"dplocallylinearclassifier__learning_rate": loguniform(0.05, 2.0)}, n_iter=3,

@@ -155,9 +155,12 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     delta : float, default=1e-5
     max_grad_norm : float, default=1.0
         Clipping norm C of each row's gradient over all trained parameters.
-    batch_size : int, default=256
+    batch_size : int or None, default=256
         Expected batch size; each step samples every row independently with
         probability ``batch_size / n_rows_`` (``n_rows_`` the DP count).
+        ``None``: full batch (every row at every step, ``ceil(epochs)``
+        steps). Never ``len(X)``: the number of rows is private, and a
+        parameter computed from it is a release no ledger records.
     epochs : float, default=20
         Training length; the number of steps is ``ceil(epochs * n_rows_ /
         batch_size)`` and the noise is calibrated for exactly that many.
@@ -297,7 +300,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         "beta": [Interval(Real, 0, None, closed="neither")],
         "projection_dim": [Interval(Integral, 1, None, closed="left"), None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "epochs": [Interval(Real, 0, None, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "learning_rate_decay": [Interval(Real, 0, 1, closed="right")],

@@ -56,6 +56,9 @@ class FitCount:
         A planning count already public (e.g. released with DP by a private
         search over these rows, and scaled to the part it fits on): used as
         it is, and nothing is released.
+    floor : float, default=1
+        The least count a fit plans with: a DP count below it (possible on
+        small data: the noise does not care) plans for ``floor`` rows.
 
     Attributes
     ----------
@@ -68,14 +71,19 @@ class FitCount:
     std : float
         The standard deviation of the count's noise (``sqrt(2) / epsilon``;
         0 when public): a public fact.
+    raw : float or None
+        The count as released (the DP count, which may be below ``floor``,
+        or the public number).
     n : float or None
-        The planning count once known (:meth:`release`): the DP count, the
-        public number of rows, or the given ``n_rows``.
+        The planning count once known (:meth:`release`): ``raw``, at least
+        ``floor``.
     """
 
-    def __init__(self, *, epsilon, relation, share=COUNT_SHARE, n_rows=None):
+    def __init__(self, *, epsilon, relation, share=COUNT_SHARE, n_rows=None, floor=1.0):
         self.relation = relation
-        self.n = None if n_rows is None else float(n_rows)
+        self.floor = float(floor)
+        self.raw = None if n_rows is None else float(n_rows)
+        self.n = None if n_rows is None else max(float(n_rows), self.floor)
         self.private = (n_rows is None and relation == "add_or_remove"
                         and not math.isinf(epsilon))
         if self.private:
@@ -120,11 +128,17 @@ class FitCount:
         if self.n is not None:  # given: public already
             return self.n
         if not self.private:
-            self.n = float(n_rows)
+            self.raw = float(n_rows)
         else:
-            self.n = float(count_release(int(n_rows), epsilon=self.epsilon, noise=noise,
-                                         commitment=commitment))
+            self.raw = float(count_release(int(n_rows), epsilon=self.epsilon, noise=noise,
+                                           commitment=commitment))
+        self.n = max(self.raw, self.floor)
         return self.n
+
+    @property
+    def imprecise(self):
+        """Whether the released count is below the floor or less than twice its noise's std."""
+        return self.raw is not None and self.raw < max(self.floor, 2.0 * self.std)
 
     def prior(self, *events):
         """The count's event composed with ``events`` (the other releases planned before)."""

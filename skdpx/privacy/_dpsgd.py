@@ -164,21 +164,24 @@ class DPSGD:
 
         ``sample_rate = batch_size / n_samples`` and the number of steps is
         ``ceil(epochs / sample_rate)``, from the public planning count
-        ``n_samples``. ``epsilon=np.inf`` gives the
+        ``n_samples``. ``batch_size=None`` (or at least ``n_samples``) is
+        full-batch gradient descent: sample rate 1, ``ceil(epochs)`` steps. ``epsilon=np.inf`` gives the
         non-private engine (no clipping, no noise). ``prior``: a DpEvent of
         other releases of the same data that the budget must also cover
         (see :func:`calibrate_noise`).
         """
         if not n_samples >= 1:
             raise ValueError(f"n_samples must be >= 1, got {n_samples!r}.")
-        if not 1 <= batch_size:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size!r}.")
-        batch_size = min(batch_size, n_samples)
+        if batch_size is not None and not 1 <= batch_size:
+            raise ValueError(f"batch_size must be >= 1 or None, got {batch_size!r}.")
+        batch_size = n_samples if batch_size is None else min(batch_size, n_samples)
         sample_rate = batch_size / n_samples
         if not epochs > 0:
             raise ValueError(f"epochs must be > 0, got {epochs!r}.")
         # epochs * n / batch, exactly for integers (a float division can overshoot)
-        if (isinstance(epochs, Integral) and isinstance(batch_size, Integral)
+        if batch_size >= n_samples:  # full batch
+            sample_rate, steps = 1.0, max(1, math.ceil(epochs))
+        elif (isinstance(epochs, Integral) and isinstance(batch_size, Integral)
                 and isinstance(n_samples, Integral)):
             steps = max(1, -(-int(epochs) * n_samples // int(batch_size)))
         else:

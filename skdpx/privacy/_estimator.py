@@ -16,6 +16,7 @@ leaves every ledger as it was.
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import SimpleNamespace
+import warnings
 
 import numpy as np
 
@@ -27,7 +28,8 @@ from ._accounting import compose_events
 from ._bounds import FitBounds
 from ._budget import EstimatorLedger, SpendReportMixin
 from ._count import FitCount
-from ._random import noise_source
+from ._exceptions import UtilityWarning
+from ._random import _outside_stacklevel, noise_source
 
 __all__ = ["DPEstimator", "SpendPlan", "given_row_count"]
 
@@ -113,10 +115,12 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
     ``epsilon_spent_`` and ``delta_spent_``.
     """
 
-    #: A DP count of fewer rows than this refuses the fit (after the count,
-    #: which is spent): a DP release about so few rows is noise (a count's
-    #: noise at epsilon = 1 is already about one row). Where the number of
-    #: rows is public, fewer rows are refused before anything is spent.
+    #: Where the number of rows is public (a replace-one ledger, epsilon =
+    #: inf), fewer rows than this are refused before anything is spent: a DP
+    #: release about so few rows is noise. Under add-or-remove the number is
+    #: private and refusing would reveal it: a fit plans for at least this
+    #: many rows whatever its DP count, and warns (UtilityWarning) when the
+    #: count is below it or below twice its noise.
     _min_samples = 10
 
     def _fit_bounds(self, relation):
@@ -170,12 +174,6 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         return EstimatorLedger(self.epsilon, self.delta, self.accountant,
                                prefix=f"{type(self).__name__}: ")
 
-    def _too_few(self, what):
-        return ValueError(
-            f"{type(self).__name__} needs at least {self._min_samples} samples to release "
-            f"anything useful; {what}"
-        )
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Validate, release the row count, plan and commit the spend, then fit.
@@ -192,7 +190,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         data = self._validate_fit(X, y)
         ledger = self._new_ledger()
         count = FitCount(epsilon=self.epsilon, relation=ledger.relation,
-                         n_rows=_GIVEN_ROW_COUNT.get())
+                         n_rows=_GIVEN_ROW_COUNT.get(), floor=self._min_samples)
         # public facts, checked before anything is spent
         bounds = self._fit_bounds(ledger.relation)
         self._check_plan(ledger.relation, bounds, count)
@@ -205,16 +203,21 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
             ledger.check(compose_events(count.event, count.proxy_event(self.epsilon, self.delta)))
             counted = ledger.commit(count.event, count.label)
             count.release(_n_samples(X, data), noise=noise, commitment=counted)
-            if count.n < self._min_samples:
-                raise self._too_few(
-                    f"the DP count of the rows is {count.n:.1f} (noise std {count.std:.3g}). "
-                    f"The count's epsilon ({count.epsilon:.4g}) was spent; nothing else was."
-                )
+            if count.imprecise:  # said from the DP count, never from the rows
+                warnings.warn(
+                    f"{type(self).__name__}: the DP count of the rows is {count.raw:.0f} "
+                    f"(noise std {count.std:.3g}), so the fit is planned for {count.n:.0f} rows; "
+                    "on so few rows its releases are mostly noise. Use more rows or a larger "
+                    "epsilon.", UtilityWarning, stacklevel=_outside_stacklevel())
         else:
-            # public: the relation fixes the number of rows, or the fit is not private
-            n_samples = count.release(_n_samples(X, data), noise=noise, commitment=None)
-            if n_samples < self._min_samples:
-                raise self._too_few(f"got n_samples = {int(n_samples)}. Nothing was spent.")
+            # public: the relation fixes the number of rows (or a caller gave the
+            # count), or the fit is not private
+            count.release(_n_samples(X, data), noise=noise, commitment=None)
+            if count.raw < self._min_samples:
+                raise ValueError(
+                    f"{type(self).__name__} needs at least {self._min_samples} samples to "
+                    f"release anything useful; got n_samples = {count.raw:.0f}. "
+                    "Nothing was spent.")
         plan = self._plan_fit(data, ledger.relation, count, bounds)
         if isinstance(plan.event, NoOpDpEvent):
             commitment = None

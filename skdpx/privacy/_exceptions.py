@@ -30,7 +30,7 @@ skdpx was imported) and after any added later, so any of those still wins.
 
 import warnings
 
-__all__ = ["BudgetError", "DIFFPRIVLIB_BASES", "PrivacyLeakWarning"]
+__all__ = ["BudgetError", "DIFFPRIVLIB_BASES", "PrivacyLeakWarning", "UtilityWarning"]
 
 
 def _diffprivlib_bases():
@@ -74,7 +74,16 @@ class PrivacyLeakWarning(*_WARNING_BASES):
     """
 
 
+class UtilityWarning(UserWarning):
+    """A DP release will be mostly noise: its expected noise exceeds its signal.
+
+    Raised from public facts and DP outputs only (the parameters, the
+    budget, a DP count), never from the private rows.
+    """
+
+
 # report the public module, as the classes are documented (skdpx.exceptions)
 BudgetError.__module__ = PrivacyLeakWarning.__module__ = "skdpx.exceptions"
+UtilityWarning.__module__ = "skdpx.exceptions"
 
 warnings.filterwarnings("always", category=PrivacyLeakWarning, append=True)
