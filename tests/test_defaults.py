@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpx import (DPCounterfactualGenerator, DPLimeExplainer, DPLocallyLinearClassifier,
                    PrivRecourse)
-from skdpx.privacy import PrivacyLedger, PrivacyLeakWarning
+from skdpx.privacy import PrivacyLedger, PrivacyLeakWarning, UtilityWarning
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::skdpx.privacy.PrivacyLeakWarning"),  # bounds=None
@@ -61,8 +61,9 @@ def test_n_clusters_auto_is_planned_from_public_facts():
     fits = [PrivRecourse(bounds=(0.0, 1.0), random_state=s).fit(Z, y)
             for s, Z in [(0, X), (1, 1.0 - X)]]  # other values, same shape
     need = fits[0].count_threshold * fits[0].count_noise_std_
-    assert fits[0].n_clusters_ == fits[1].n_clusters_ == int(1000 // need)
-    assert f"{fits[0].n_clusters_} clusters" in fits[0].ledger_.events[0][0]
+    for fit in fits:  # from the fit's DP count of the rows, never the private 1,000
+        assert fit.n_clusters_ == int(fit.n_rows_ // need)
+        assert f"{fit.n_clusters_} clusters" in fit.ledger_.events[1][0]
     # no noise (epsilon=inf): a node needs 1 row, so n clusters, at most 100
     exact = PrivRecourse(bounds=(0.0, 1.0), epsilon=np.inf)
     assert exact.fit(X, y).n_clusters_ == 100
@@ -103,12 +104,15 @@ def test_recourse_warns_before_spending_when_rows_cannot_fill_a_node():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         warnings.simplefilter("error", UserWarning)  # stops the fit where it warns
-        with pytest.raises(UserWarning, match="40 rows cannot fill a graph node"):
+        # the number of rows is private: the fit says so from its DP count, having
+        # spent that count's 5% of epsilon and nothing else
+        with pytest.raises(UtilityWarning, match="the DP count of the rows is"):
             PrivRecourse(bounds=(0.0, 1.0), accountant=ledger, random_state=0).fit(X, y)
-    assert ledger.epsilon_spent == 0.0 and not ledger.events  # warned before the spend
+    assert [label for label, _ in ledger.events] == ["PrivRecourse: row count (Laplace)"]
+    assert ledger.epsilon_spent == pytest.approx(0.05)
     with pytest.warns(UserWarning, match="cannot fill a graph node"):
         rec = PrivRecourse(bounds=(0.0, 1.0), accountant=ledger, random_state=0).fit(X, y)
-    assert rec.n_clusters_ == 1 and ledger.epsilon_spent == pytest.approx(1.0, abs=1e-4)
+    assert rec.n_clusters_ == 1 and ledger.epsilon_spent == pytest.approx(1.05, abs=1e-4)
     denied = rec.estimator_.predict(X) != rec.favorable_class_
     assert denied.any() and not rec.explain(X[denied]).success.any()
     assert np.isnan(rec.transform(X[denied])).all()

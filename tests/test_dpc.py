@@ -28,6 +28,7 @@ from skdpx.privacy import (
     calibrate_noise,
     gaussian_epsilon,
     gaussian_event,
+    given_row_count,
     noise_source,
 )
 
@@ -79,15 +80,17 @@ def test_spends_are_recorded_and_within_the_cap(problem):
     X, _, model = problem
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
     dpc = _dpc(model, accountant=ledger).fit(X)
-    # the whole fit is one committed spend: the autoencoder and the prototypes
-    (label, _), = ledger.events
+    # the DP row count, then the rest of the fit in one committed spend: the
+    # autoencoder and the prototypes
+    (count_label, _), (label, _) = ledger.events
+    assert count_label.endswith("row count (Laplace)")
     assert "functional mechanism" in label and "class prototypes" in label
     # the prototypes get what the autoencoder left: the whole budget is used
     assert dpc.epsilon_spent_ == pytest.approx(1.0, rel=1e-3) and dpc.epsilon_spent_ <= 1.0
     assert ledger.epsilon_spent == pytest.approx(dpc.epsilon_spent_, rel=1e-9)
     spent = dpc.epsilon_spent_
     dpc.explain(X[:10])  # the search is post-processing: free
-    assert dpc.epsilon_spent_ == spent and len(ledger.events) == 1
+    assert dpc.epsilon_spent_ == spent and len(ledger.events) == 2
 
 
 def test_non_private_fit_says_so():
@@ -171,7 +174,7 @@ def test_functional_autoencoder_recovers_a_subspace_without_noise():
     X = np.clip(rng.normal(scale=0.3, size=(4000, 2)) @ basis.T, -1, 1)
     ae = FunctionalAutoencoder.fit(X, 2, noise_multiplier=0.0,
                                    sensitivity=functional_sensitivity(6, "add_or_remove"),
-                                   noise=_quiet_noise(3), commitment=_free())
+                                   noise=_quiet_noise(3), commitment=_free(), n_rows=len(X))
     overlap = np.linalg.svd(ae.components.T @ basis, compute_uv=False)
     assert overlap.min() > 0.99
 
@@ -257,7 +260,7 @@ def test_dpsgd_autoencoder_is_accounted_and_useful(problem):
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
     dpc = _dpc(model, ae_method="dpsgd", hidden_layer_sizes=(8,), epsilon=2.0,
                accountant=ledger).fit(X)
-    (label, _), = ledger.events
+    _, (label, _) = ledger.events
     assert "DP-SGD autoencoder" in label and "class prototypes" in label
     assert 0 < dpc.epsilon_spent_ <= 2.0 and dpc.delta_spent_ <= 1e-5
     assert dpc.explain(X[:30]).valid.mean() >= 0.8
@@ -368,7 +371,10 @@ def test_replace_one_noise_is_larger_by_its_sensitivity(problem, monkeypatch):
                         spy("functional", _functional.laplace_release))
     for relation in ("add_or_remove", "replace_one"):
         ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, relation=relation)
-        _dpc(model, accountant=ledger).fit(X)
+        # the number of rows public under both (replace-one: by the relation; here
+        # given) so that no DP count takes its share of epsilon under add-or-remove
+        with given_row_count(len(X)):
+            _dpc(model, accountant=ledger).fit(X)
     d, K = X.shape[1], 3
     assert seen["replace_one"]["prototypes"] / seen["add_or_remove"]["prototypes"] == \
         pytest.approx(np.sqrt(2))
@@ -433,8 +439,8 @@ def test_the_fit_draws_exactly_the_committed_releases(problem, monkeypatch, ae_m
     monkeypatch.setattr(EstimatorLedger, "commit", commit)
     _dpc(model, ae_method=ae_method, hidden_layer_sizes=(8,),
          accountant=PrivacyLedger(epsilon=5.0, delta=1e-5)).fit(X)
-    (commitment,) = commitments
-    assert commitment.exhausted
+    count, rest = commitments  # the DP row count's, then the rest's
+    assert count.exhausted and rest.exhausted
 
 
 def test_bad_input_after_a_committed_fit_spends_nothing_more(problem):
@@ -445,7 +451,7 @@ def test_bad_input_after_a_committed_fit_spends_nothing_more(problem):
     bad[0, 0] = np.inf
     with pytest.raises(ValueError):
         dpc.fit(bad)
-    assert len(ledger.events) == 1
+    assert len(ledger.events) == 2
 
 
 # --------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """PrivRecourse: accounting, the clustering audit, graph constraints, paths and queries."""
 
+import math
 import pickle
 import warnings
 
@@ -63,19 +64,25 @@ def test_model_and_clustering_compose_to_exactly_epsilon(fitted):
                            sample_rate=rec.model_sample_rate_)
     event = ComposedDpEvent([
         model, gaussian_event(rec.noise_multiplier_, steps=rec.max_iter + 1)])
-    assert compute_epsilon(event, 1e-5) == pytest.approx(rec.epsilon_spent_, rel=1e-6)
+    # the DP row count's epsilon adds up (basic composition)
+    assert compute_epsilon(event, 1e-5) + rec.n_rows_epsilon_ == pytest.approx(
+        rec.epsilon_spent_, rel=1e-6)
     # the model alone is calibrated for its share of epsilon
     assert rec.model_epsilon_ == 1.0
     assert compute_epsilon(model, 1e-5) == pytest.approx(1.0, abs=2e-3)
     assert compute_epsilon(model, 1e-5) <= 1.0
-    assert rec.model_sample_rate_ == _model.batch_size(20000) / 20000
-    assert rec.model_n_steps_ == _model.EPOCHS * 20000 // _model.batch_size(20000)
-    # one spend, committed once: the model's steps and the clustering's releases
+    # planned from the DP count of the rows, never the private 20,000
+    n = rec.n_rows_
+    assert n != 20000 and abs(n - 20000) < 20 * rec.n_rows_std_
+    assert rec.model_sample_rate_ == _model.batch_size(int(n)) / n
+    assert rec.model_n_steps_ == math.ceil(_model.EPOCHS * n / _model.batch_size(int(n)))
+    # the count, then one spend, committed once: the model's steps and the
+    # clustering's releases
     labels = [label for label, _ in rec.ledger_.events]
-    assert len(labels) == 1
-    assert labels[0].startswith("black box: DP-SGD logistic regression")
-    assert f"{rec.max_iter} Lloyd tables" in labels[0]
-    assert f"{rec.max_iter + 1} Gaussian releases" in labels[0]
+    assert len(labels) == 2 and labels[0] == "row count (Laplace)"
+    assert labels[1].startswith("black box: DP-SGD logistic regression")
+    assert f"{rec.max_iter} Lloyd tables" in labels[1]
+    assert f"{rec.max_iter + 1} Gaussian releases" in labels[1]
     assert rec.count_noise_std_ == pytest.approx(
         rec.noise_multiplier_ * _clustering.table_sensitivity(3, "add_or_remove"))
 
@@ -134,10 +141,11 @@ def test_a_given_black_box_leaves_the_whole_budget_to_the_clustering(problem):
     ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
     rec = _rec(estimator=model, epsilon=1.0, max_iter=2, accountant=ledger).fit(X)
     assert rec.estimator_ is model and rec.model_epsilon_ == 0.0 and rec.model_n_steps_ == 0
-    assert rec.noise_multiplier_ == pytest.approx(calibrate_noise(1.0, 1e-5, steps=3))
+    # all but the DP row count's 5%
+    assert rec.noise_multiplier_ == pytest.approx(calibrate_noise(0.95, 1e-5, steps=3))
     assert ledger.epsilon_spent == pytest.approx(rec.epsilon_spent_)
     assert all("PrivRecourse: " in label for label, _ in ledger.events)
-    assert len(ledger.events) == 1 and "black box" not in ledger.events[0][0]
+    assert len(ledger.events) == 2 and "black box" not in ledger.events[1][0]
 
 
 def test_queries_are_free(fitted, problem):
@@ -238,7 +246,7 @@ def test_an_interrupted_fit_has_spent_its_whole_plan(problem, monkeypatch):
     X, y = problem
     full = PrivacyLedger()
     _rec(accountant=full).fit(X, y)
-    assert len(full.events) == 1
+    assert len(full.events) == 2  # the DP row count, then the rest of the fit
 
     real = _clustering.gaussian_release
     calls = []

@@ -146,6 +146,11 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         Subclasses override it; the default checks nothing.
         """
 
+    def _proxy_rest(self, count, bounds):
+        """A public stand-in for what the fit spends after its count, for the check
+        before the count is spent (:meth:`FitCount.proxy_event`; None: nothing)."""
+        return count.proxy_event(self.epsilon, self.delta)
+
     def _plan_fit(self, data, relation, count, bounds=None):
         """The whole plan of a fit on validated ``data``, its bounds' release included.
 
@@ -200,7 +205,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
             # whole fit is checked against the caps first, with a public stand-in
             # for the rest (every plan meets the same target), then the count is
             # committed and released
-            ledger.check(compose_events(count.event, count.proxy_event(self.epsilon, self.delta)))
+            ledger.check(compose_events(count.event, self._proxy_rest(count, bounds)))
             counted = ledger.commit(count.event, count.label)
             count.release(_n_samples(X, data), noise=noise, commitment=counted)
             if count.imprecise:  # said from the DP count, never from the rows
