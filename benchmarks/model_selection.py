@@ -96,7 +96,7 @@ from skdpx.datasets import encode_adult, load_adult
 from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
 from skdpx.model_selection import DPRandomSearchCV, price_search
-from skdpx.privacy import PrivacyLedger, compute_epsilon, event_to_json
+from skdpx.privacy import FitCount, PrivacyLedger, compute_epsilon, event_to_json
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -171,9 +171,19 @@ def _estimator(ds, seed, **params):
                                      classes=[0, 1], random_state=seed).set_params(**params)
 
 
-def _planned_event(est, X, y):
-    """The DpEvent a fit of ``est`` on (X, y) will commit (public facts only)."""
-    return est._plan_fit(est._validate_fit(X, y), RELATION).event
+def _planned_event(est, X, y, n_rows=None):
+    """The DpEvent a fit of ``est`` on (X, y) will commit (public facts only).
+
+    ``n_rows``: the public count it plans with (a search gives its fits a share of its
+    DP row count: they release none of their own). None: a fit on its own, which
+    releases a DP count of its rows first (``FixedLossDpEvent``, in the event) and plans
+    from it; planned here at the count's expected value, ``len(X)``.
+    """
+    count = FitCount(epsilon=est.epsilon, relation=RELATION, n_rows=n_rows)
+    if count.private:
+        count.n = float(len(X))
+    plan = est._plan_fit(est._validate_fit(X, y), RELATION, count).event
+    return plan if count.event is None else ComposedDpEvent([count.event, plan])
 
 
 def _stats(values):
@@ -291,7 +301,9 @@ def recompute(plan, fits, refits, pool):
         total = rdp_lib._compute_rdp_repeat_and_select(ORDERS, run, plan.mean_runs, plan.shape)
         if refits:
             total = total + np.max(refit_curves, axis=0)
-        out[f"epsilon_curve_{name}"] = float(rdp_lib.compute_epsilon(ORDERS, total, plan.delta)[0])
+        # the search's DP row count adds its epsilon (basic composition)
+        out[f"epsilon_curve_{name}"] = float(rdp_lib.compute_epsilon(ORDERS, total, plan.delta)[0]
+                                             + plan.count_epsilon)
     run = np.max(curves, axis=0)
     dom = [i for i, c in enumerate(curves[:len(fits)]) if np.all(c >= run - 1e-12)]
     rdom = [i for i, c in enumerate(refit_curves) if np.all(c >= np.max(refit_curves, 0) - 1e-12)]
@@ -299,7 +311,8 @@ def recompute(plan, fits, refits, pool):
         event = RepeatAndSelectDpEvent(fits[dom[0]], plan.mean_runs, plan.shape)
         if refits:
             event = ComposedDpEvent([event, refits[rdom[0]]])
-        out["epsilon_event"] = float(RdpAccountant(ORDERS).compose(event).get_epsilon(plan.delta))
+        out["epsilon_event"] = float(RdpAccountant(ORDERS).compose(event).get_epsilon(plan.delta)
+                                     + plan.count_epsilon)
         out["dominating_candidate"] = pool[dom[0]]
     out["epsilon"] = out["epsilon_curve_mixture"]
     return out
@@ -307,18 +320,19 @@ def recompute(plan, fits, refits, pool):
 
 def recompute_llc(search, ds):
     """:func:`recompute` for a search over DPLocallyLinearClassifier: every candidate's
-    fit planned again at the search's budgets, on ``n_train`` rows for a run (any rows:
-    a plan reads their number and schema only) and on all rows for the refit."""
+    fit planned again at the search's budgets, with the search's DP count: its
+    training part's share ``n_train`` for a run, the whole count for the refit (a plan
+    reads the rows' schema only)."""
     plan = search.search_plan_
     X, y = ds["X"], ds["y"]
     pool = search.cv_results_["params"]
 
-    def planned(params, eps, rows):
+    def planned(params, eps, n_rows):
         est = _estimator(ds, None, **params).set_params(epsilon=eps, delta=plan.candidate_delta)
-        return _planned_event(est, X[:rows], y[:rows])
+        return _planned_event(est, X, y, n_rows=n_rows)
 
     fits = [planned(p, plan.candidate_epsilon, plan.n_train) for p in pool]
-    refits = [planned(p, plan.refit_epsilon, len(y)) for p in pool] if search.refit else []
+    refits = [planned(p, plan.refit_epsilon, plan.n_rows) for p in pool] if search.refit else []
     return recompute(plan, fits, refits, pool)
 
 
@@ -342,7 +356,8 @@ def dp_search(ds, seeds, candidates, **options):
         plans.append({"candidate_epsilon": plan.candidate_epsilon,
                       "refit_epsilon": plan.refit_epsilon,
                       "score_noise_multiplier": plan.score_noise_multiplier,
-                      "planned_epsilon": plan.epsilon, "n_train": plan.n_train,
+                      "planned_epsilon": plan.epsilon, "count_epsilon": plan.count_epsilon,
+                      "n_rows": plan.n_rows, "n_train": plan.n_train,
                       "n_validation": plan.n_validation})
         recomputed.append(recompute_llc(search, ds))
     return {
@@ -476,14 +491,16 @@ def lime_search(lime, seeds, candidates, select, test, **options):
                       "refit_epsilon": plan.refit_epsilon, "planned_epsilon": plan.epsilon})
         pool = search.cv_results_["params"]
 
-        def planned(params, eps, n_queries):
+        def planned(params, eps, n_queries, n_rows):
             est = _explainer(lime, None, **params).set_params(epsilon=eps,
                                                               delta=plan.candidate_delta)
-            return ComposedDpEvent([_planned_event(est, X, None),
+            return ComposedDpEvent([_planned_event(est, X, None, n_rows=n_rows),
                                     est._plan_queries(n_queries)])
 
-        fits = [planned(p, plan.candidate_epsilon, len(lime["selection"])) for p in pool]
-        refits = [planned(p, plan.refit_epsilon, 2**31) for p in pool]
+        # with the search's DP count (a run: the training part's share; the refit: all)
+        fits = [planned(p, plan.candidate_epsilon, len(lime["selection"]), plan.n_train)
+                for p in pool]
+        refits = [planned(p, plan.refit_epsilon, 2**31, plan.n_rows) for p in pool]
         recomputed.append(recompute(plan, fits, refits, pool))
     return {
         "options": options, "test_fidelity": _stats(fids), "params_per_seed": picks,

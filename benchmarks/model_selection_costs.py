@@ -11,6 +11,14 @@ A 3 x 3 grid over DPLocallyLinearClassifier on Adult's training rows
 * how the split changes with ``n_iter``, ``selection``, ``eta``, ``cv`` and
   ``refit_share``.
 
+The number of rows is private under add-or-remove: a fit (and a private
+search) releases a DP count first and plans from it. Prices are made at a
+public stand-in for that count, Adult's published number of training rows
+(32,561): ``price(X, y, n_rows=n)``; a fitted search plans from its own DP
+count, within its epsilon whatever the count. scikit-learn's GridSearchCV
+is priced as ``price_search`` prices it under add-or-remove: each fit's own
+DP count, then the rest at its cap.
+
 Run: ``python benchmarks/model_selection_costs.py`` (about a minute). Writes
 ``benchmarks/results/model_selection_costs.json``.
 """
@@ -29,7 +37,7 @@ from sklearn.model_selection import GridSearchCV, ParameterGrid
 from skdpx import DPLocallyLinearClassifier
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.model_selection import DPGridSearchCV, price_search
-from skdpx.privacy import ComposedDpEvent, PrivacyLedger, compute_epsilon
+from skdpx.privacy import ComposedDpEvent, FitCount, PrivacyLedger, compute_epsilon
 from skdpx.privacy._selection import run_distribution
 
 warnings.simplefilter("ignore")  # seeded, uncapped: no release is made here
@@ -66,9 +74,21 @@ def main():
     # -- scikit-learn's GridSearchCV, every fit at epsilon 1
     t = time.perf_counter()
     price = price_search(GridSearchCV(clf, GRID, cv=5), X, y)
+    # what the ledger records if every fit's DP count comes out at its expected value
+    # (its fold's size): each fit's count, then the plan that count selects (not a price:
+    # the counts are random, and the price bounds every plan they can select by its cap)
+    expected = []
+    fits = [(params, n - n // 5) for params in ParameterGrid(GRID) for _ in range(5)]
+    for params, rows in fits + [(ParameterGrid(GRID)[0], n)]:  # the folds, then one refit
+        est = clone(clf).set_params(**params)
+        count = FitCount(epsilon=1.0, relation="add_or_remove")
+        count.n = float(rows)
+        expected += [count.event,
+                     est._plan_fit(est._validate_fit(X, y), "add_or_remove", count).event]
     out["gridsearchcv"] = {
         "n_fits": price.n_fits, "epsilon": price.epsilon, "delta": price.delta,
         "epsilon_at_1e-5": price.epsilon_at(DELTA), "epsilon_basic": price.epsilon_basic,
+        "epsilon_at_expected_counts": compute_epsilon(ComposedDpEvent(expected), price.delta),
         "seconds": time.perf_counter() - t,
     }
     ledger = PrivacyLedger(epsilon=2.0, delta=DELTA)
@@ -80,33 +100,44 @@ def main():
     g = out["gridsearchcv"]
     print(f"GridSearchCV, 3x3 grid, 5 folds, epsilon=1 per fit: {g['n_fits']} fits, "
           f"epsilon={g['epsilon']:.2f} at delta={g['delta']:.2g} "
-          f"(epsilon={g['epsilon_at_1e-5']:.2f} at delta=1e-5; sum {g['epsilon_basic']:.0f}), "
-          "plus exact scores and an exact choice (not DP)")
+          f"(epsilon={g['epsilon_at_1e-5']:.2f} at delta=1e-5; sum {g['epsilon_basic']:.0f}; "
+          f"the ledger records {g['epsilon_at_expected_counts']:.2f} if every count is its "
+          "expected value), plus exact scores and an exact choice (not DP)")
 
     # -- public validation rows: 9 DP fits at epsilon 0.5 on the private rows, scored for free
     events = []
     for params in ParameterGrid(GRID):
         est = clone(clf).set_params(epsilon=0.5, **params)
-        events.append(est._plan_fit(est._validate_fit(X, y), "add_or_remove").event)
-    loop = {"n_fits": len(events), "epsilon": compute_epsilon(ComposedDpEvent(events), DELTA),
+        # each fit's own DP row count (5% of its epsilon), then its plan from the count
+        # (at the public stand-in n)
+        count = FitCount(epsilon=0.5, relation="add_or_remove")
+        count.n = float(n)
+        events += [count.event,
+                   est._plan_fit(est._validate_fit(X, y), "add_or_remove", count).event]
+    n_fits = len(events) // 2
+    loop = {"n_fits": n_fits, "epsilon": compute_epsilon(ComposedDpEvent(events), DELTA),
             "epsilon_at_sum_of_deltas": compute_epsilon(ComposedDpEvent(events),
-                                                        len(events) * DELTA)}
+                                                        n_fits * DELTA)}
     out["public_validation_loop"] = loop
     print(f"9 DP fits at epsilon 0.5 scored on public rows: epsilon={loop['epsilon']:.2f} at "
-          f"delta=1e-5 ({loop['epsilon_at_sum_of_deltas']:.2f} at {len(events) * DELTA:g})")
+          f"delta=1e-5 ({loop['epsilon_at_sum_of_deltas']:.2f} at {n_fits * DELTA:g})")
 
     # -- DPGridSearchCV at a total epsilon of 2, and its knobs
     def plan(**kw):
         t = time.perf_counter()
-        p = DPGridSearchCV(clf, GRID, epsilon=2.0, delta=DELTA, **kw).price(X, y)
+        p = DPGridSearchCV(clf, GRID, epsilon=2.0, delta=DELTA, **kw).price(X, y, n_rows=n)
         tried, at_most_3 = p_tried(p.selection, p.mean_runs, kw.get("eta", 0.0), p.n_candidates)
         row = {"params": kw, "epsilon": p.epsilon, "p_best_tried": tried,
                "p_at_most_3_runs": at_most_3, "candidate_epsilon": p.candidate_epsilon,
                "refit_epsilon": p.refit_epsilon, "mean_runs": p.mean_runs,
                "score_noise_multiplier": p.score_noise_multiplier,
+               # the DP accuracy 1/2 + S / N at an accuracy of 1/2: the centred sum's noise
+               # over the validation rows a run's score sums over (all of them with folds);
+               # at accuracy p the count's noise adds: sqrt(1 + 4 (p - 1/2)^2) times this
                "score_std_accuracy": (None if p.score_noise_multiplier is None else
                                       p.score_noise_multiplier * p.score_sensitivity
-                                      / (p.n_validation * (p.n_folds if p.n_folds > 1 else 1))),
+                                      / p.n_validation),
+               "count_epsilon": p.count_epsilon,
                "n_train": p.n_train, "n_validation": p.n_validation,
                "seconds": time.perf_counter() - t}
         print(f"  {str(kw):42s} total {p.epsilon:.3f}; each run's fit at epsilon "

@@ -43,37 +43,44 @@ grid = {"learning_rate": [0.3, 1.0, 3.0], "n_maps": [1, 2]}
 # What plain GridSearchCV would cost
 # ----------------------------------
 # Six candidates, five folds, each fit at epsilon 1, plus the refit: 31 fits.
-# ``price_search`` composes them before anything runs. Their scores and the
-# choice are not in the price: they are exact, not DP at any epsilon.
+# ``price_search`` composes them before anything runs: each fit's own DP count
+# of its rows (the number of rows is private), then the rest of the fit at its
+# cap, since it is planned from that count. Their scores and the choice are
+# not in the price: they are exact, not DP at any epsilon.
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # price_search warns that the scores are exact
     price = price_search(GridSearchCV(clone(clf).set_params(epsilon=1.0), grid, cv=5), X, y)
-print(f"GridSearchCV: {price.n_fits} fits, epsilon={price.epsilon_at(1e-5):.2f} at "
-      "delta=1e-5 for the fits alone")
+print(f"GridSearchCV: {price.n_fits} fits, epsilon={price.epsilon:.2f} at "
+      f"delta={price.delta:.2g} for the fits alone")
 
 # %%
 # A private grid search at a total epsilon of 2
 # ---------------------------------------------
-# ``price`` splits the budget before anything is read: each run's fit, its DP
-# score, the selection by random stopping and the refit. The number of runs is
-# random (often small): a mean of twice the grid's size makes it likelier that
-# the best candidate is tried, for little more cost per run.
+# ``price`` splits the budget before anything is read: a DP count of the rows
+# (the number of rows is private: ``fit`` releases it first and plans from it;
+# ``price`` plans at a count we give, Adult's published size), each run's fit,
+# its DP score, the selection by random stopping and the refit. The number of
+# runs is random (often small): a mean of twice the grid's size makes it
+# likelier that the best candidate is tried, for little more cost per run.
 search = DPGridSearchCV(clf, grid, n_iter=12, epsilon=2.0, delta=1e-5, accountant=ledger)
-plan = search.price(X, y)
+plan = search.price(X, y, n_rows=32_561)
 print(f"planned: epsilon={plan.epsilon:.3f} in all; each run's fit at epsilon "
       f"{plan.candidate_epsilon:.3f}, about {plan.mean_runs:g} runs on average; the refit "
       f"at epsilon {plan.refit_epsilon:g}")
 search.fit(X, y)
 print(f"selected {search.best_params_}; DP validation accuracy "
       f"{search.best_score_:.3f}; test accuracy {(search.predict(X_test) == y_test).mean():.3f}")
-print(f"ledger: epsilon={ledger.epsilon_spent:.3f} spent in {len(ledger)} event")
+print(f"ledger: epsilon={ledger.epsilon_spent:.3f} spent in {len(ledger)} entries "
+      "(the search's row count, then the rest of the search)")
 
 # %%
 # The privacy-utility curve
 # -------------------------
 # The selected candidate, fitted at seven epsilons. Without public rows each
 # point is fitted on a private training part and gets a DP score on a private
-# holdout (drawn by the privacy core); the whole sweep is priced and checked
+# holdout (drawn by the privacy core); the sweep releases one DP count of the
+# rows and gives each point's fit 95% of its epsilon, as a fit at that epsilon
+# spends after its own count; the whole sweep is priced and checked
 # against the ledger before the first fit. With public validation rows (here
 # Adult's test file stands in for a public sample) the scores are exact and
 # free: only the fits are charged.

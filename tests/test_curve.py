@@ -12,7 +12,10 @@ from skdpx import DPLocallyLinearClassifier
 from skdpx.exceptions import BudgetError
 from skdpx.model_selection import PrivacyUtilityCurve, privacy_utility_curve
 from skdpx.privacy import (
+    COUNT_SHARE,
     ComposedDpEvent,
+    FitCount,
+    FixedLossDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
     compute_epsilon,
@@ -46,9 +49,12 @@ def _clf(**kw):
     return DPLocallyLinearClassifier(**kw)
 
 
-def _planned_fit(epsilon, X, y, relation="add_or_remove"):
+def _planned_fit(epsilon, n_rows, X, y, relation="add_or_remove"):
+    """The fit a point plans: at ``epsilon``, with the public count ``n_rows`` (its own
+    count is the sweep's); ``X`` and ``y`` give the schema only."""
     clf = _clf(epsilon=epsilon, delta=1e-5)
-    return clf._plan_fit(clf._validate_fit(X, y), relation).event
+    count = FitCount(epsilon=epsilon, relation=relation, n_rows=n_rows)
+    return clf._plan_fit(clf._validate_fit(X, y), relation, count).event
 
 
 @pytest.fixture
@@ -66,24 +72,32 @@ def test_ledger_records_every_point_and_its_score(data):
     curve = privacy_utility_curve(_clf(), X, y, epsilons=eps, accountant=ledger,
                                   random_state=0)
     assert isinstance(curve, PrivacyUtilityCurve) and curve.validation == "holdout"
-    assert len(ledger) == len(eps)  # one entry per point
+    assert len(ledger) == 1 + len(eps)  # the DP row count, then one entry per point
     assert [label for label, _ in ledger.events] == [
+        "privacy_utility_curve: DPLocallyLinearClassifier's row count (Laplace)"] + [
         f"privacy_utility_curve point {i + 1}/3 (epsilon={e:g}): DPLocallyLinearClassifier "
         "fit on the training part + DP score on the holdout (score's Gaussian dominated by "
         "the fit's: the fit's event)" for i, e in enumerate(eps)]
-    n_train = curve.n_train
-    for (_, event), z, e in zip(ledger.events, curve.score_noise_multipliers, eps):
+    # the count: COUNT_SHARE of the largest epsilon; each fit the rest of its own
+    assert ledger.events[0][1] == FixedLossDpEvent(COUNT_SHARE * 3.0)
+    assert curve.count_epsilon == pytest.approx(COUNT_SHARE * 3.0)
+    assert curve.fit_epsilons == pytest.approx([(1 - COUNT_SHARE) * e for e in eps])
+    for (_, event), z, e in zip(ledger.events[1:], curve.score_noise_multipliers,
+                                curve.fit_epsilons):
         # a full-batch fit is one Gaussian mechanism: the score's noise is no smaller, so
-        # the point (a row is in one part only) costs exactly the fit on the training part
-        fit = _planned_fit(e, X[:n_train], y[:n_train])
+        # the point (a row is in one part only) costs exactly the fit on the training part,
+        # planned with the training part's expected size (a share of the DP count)
+        fit = _planned_fit(e, curve.n_train, X, y)
         assert event_to_json(event) == event_to_json(fit)
         assert z >= gaussian_equivalent(fit)
-    assert curve.point_epsilons == pytest.approx(eps, rel=1e-3)
+    assert curve.point_epsilons == pytest.approx(curve.fit_epsilons, rel=1e-3)
     # the total reported is the ledger's, and every point is in it
     assert curve.total_delta == pytest.approx(3e-5)
     assert ledger.epsilon_spent == pytest.approx(curve.total_epsilon, rel=1e-6)
-    assert curve.total_epsilon >= max(curve.point_epsilons)
-    assert curve.n_train + curve.n_validation == N
+    assert curve.total_epsilon >= max(curve.point_epsilons) + curve.count_epsilon
+    assert curve.total_epsilon <= sum(eps)  # no more than the points fitted one by one
+    assert curve.n_train + curve.n_validation == pytest.approx(curve.n_rows)
+    assert curve.n_train == pytest.approx(0.8 * curve.n_rows)
     assert np.all((curve.scores >= 0) & (curve.scores <= 1))
 
 
@@ -99,11 +113,11 @@ def test_a_fit_that_is_not_one_gaussian_records_its_score(data, monkeypatch):
     eps = [0.3, 1.0]
     curve = privacy_utility_curve(_clf(), X, y, epsilons=eps, accountant=ledger,
                                   random_state=0)
-    n_train = curve.n_train
-    for (_, event), z, e in zip(ledger.events, curve.score_noise_multipliers, eps):
+    for (_, event), z, e in zip(ledger.events[1:], curve.score_noise_multipliers,
+                                curve.fit_epsilons):
         assert type(event).__name__ in ("WorstOfDpEvent", "ComposedDpEvent")
         assert [event_to_json(x) for x in event.events] == [
-            event_to_json(_planned_fit(e, X[:n_train], y[:n_train])),
+            event_to_json(_planned_fit(e, curve.n_train, X, y)),
             event_to_json(gaussian_event(z))]
         assert compute_epsilon(event, 1e-5) >= e * 0.99
     assert ledger.epsilon_spent == pytest.approx(curve.total_epsilon, rel=1e-6)
@@ -142,13 +156,17 @@ def test_public_validation_spends_only_the_fits(data):
     curve = privacy_utility_curve(_clf(), X, y, epsilons=eps, X_val=X_pub, y_val=y_pub,
                                   accountant=ledger, return_estimators=True, random_state=0)
     assert curve.validation == "public" and curve.score_noise_multipliers is None
-    assert curve.n_train == N and curve.n_validation == len(X_pub)
-    # each record is exactly the fit on all the private rows: no score is charged
+    # all the rows: the DP count; the public rows: their number
+    assert curve.n_train == curve.n_rows and curve.n_validation == len(X_pub)
+    # after the count, each record is exactly the fit on all the private rows, planned
+    # with the count: no score is charged
+    count = FixedLossDpEvent(COUNT_SHARE * 2.0)
+    fits = [_planned_fit(e, curve.n_rows, X, y) for e in curve.fit_epsilons]
     assert [event_to_json(e) for _, e in ledger.events] == [
-        event_to_json(_planned_fit(e, X, y)) for e in eps]
-    fits = ComposedDpEvent([_planned_fit(e, X, y) for e in eps])
-    assert curve.total_epsilon == pytest.approx(compute_epsilon(fits, 2e-5), rel=1e-6)
-    assert curve.point_epsilons == pytest.approx(eps, rel=1e-3)
+        event_to_json(e) for e in [count] + fits]
+    assert curve.total_epsilon == pytest.approx(
+        compute_epsilon(ComposedDpEvent([count] + fits), 2e-5), rel=1e-6)
+    assert curve.point_epsilons == pytest.approx(curve.fit_epsilons, rel=1e-3)
     # the scores are exact, on the public rows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -263,9 +281,10 @@ def test_dataframes_pipelines_and_jobs():
         public = privacy_utility_curve(pipe, frame.iloc[:500], y[:500], epsilons=[0.5, 2.0],
                                        X_val=frame.iloc[500:], y_val=y[500:],
                                        accountant=ledger, n_jobs=2, return_estimators=True)
-    assert holdout.estimator == "DPLocallyLinearClassifier" and len(ledger) == 4
-    assert holdout.point_epsilons == pytest.approx([0.5, 2.0], rel=1e-3)
-    assert public.estimators[1][-1].epsilon == 2.0  # the point's budget, set on the step
+    assert holdout.estimator == "DPLocallyLinearClassifier" and len(ledger) == 2 * 3
+    assert holdout.point_epsilons == pytest.approx([0.475, 1.9], rel=1e-3)
+    # the point's fit budget (its epsilon, but the count's share), set on the step
+    assert public.estimators[1][-1].epsilon == pytest.approx((1 - COUNT_SHARE) * 2.0)
     assert public.estimators[0].predict(frame.head(3)).shape == (3,)
 
 

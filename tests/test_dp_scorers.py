@@ -4,6 +4,9 @@
 * the stated L2 sensitivity is the largest change of the column sums over
   brute-force neighbours (a row added, removed or replaced, with adversarial
   rows in the pool), and it is attained (tight);
+* the score is a function of the noisy sums alone, never of the private
+  number of validation rows (issue 35): a mean over the private ``n``
+  moves twice what its noise is calibrated for on adversarial neighbours;
 * ``finalize`` stays in the score's range on noisy sums;
 * ``get_dp_scorer`` resolves names, instances and defaults, and refuses the rest.
 """
@@ -37,6 +40,7 @@ from skdpx.privacy import (
     NoOpDpEvent,
     compute_epsilon,
     event_to_json,
+    given_row_count,
 )
 from skdpx.privacy._accounting import leaf_counts
 from skdpx.recourse import PrivRecourse
@@ -126,6 +130,80 @@ def test_sensitivity_is_the_brute_force_maximum_and_tight(scorer):
         assert worst[relation] == pytest.approx(stated, rel=1e-9), (relation, worst[relation], stated)
 
 
+# Adversarial neighbours for the normaliser (issue 35): each scorer's extreme rows
+# (a row of the HIGH value, the same rows plus one of the LOW value), as rows of the
+# adversary's models. ``centre`` and ``half`` are the centred statistic's (the value's
+# midpoint and half-range: the add-or-remove sensitivity of its sum alone).
+def _extremes():
+    table = _TableClassifier(classes=(0, 1, 2)).fit()
+    right, wrong = np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 1.0, 0.0]])
+    cases = [
+        # correct (1) / wrong (0)
+        (DPAccuracy(), table, (right, [0]), (wrong, [0]), 0.5, 0.5),
+        # p_y = 0 (loss L, clipped) / p_y = 1 (loss 0); greater is better: -loss
+        (DPLogLoss(max_loss=3.0), table, (wrong, [0]), (right, [0]), 1.5, 1.5),
+    ]
+    for weight in (0.0, 0.5, 2.0):  # valid at distance 0 (1) / a failure (-w)
+        high, low = (np.array([[1.0, 0.0]]), [0]), (np.array([[0.0, 0.0]]), [0])
+        cases.append((DPCounterfactualScore(distance_weight=weight), _StubGenerator(), high,
+                      low, (1 - weight) / 2, (1 + weight) / 2))
+        cases.append((DPRecourseScore(cost_weight=weight), _StubRecourse(), high, low,
+                      (1 - weight) / 2, (1 + weight) / 2))
+    return cases
+
+
+def _neighbours(high, low, n):
+    X = np.vstack([high[0]] * n)
+    y = np.repeat(high[1], n)
+    return (X, y), (np.vstack([X, low[0]]), np.append(y, low[1]))
+
+
+def _old_finalize(sums, n_rows, centre, lo, hi):
+    """The normaliser of 69bf3a8: the centred sum over the PRIVATE number of rows."""
+    return float(np.clip(centre + sums[0] / max(n_rows, 1), lo, hi))
+
+
+@pytest.mark.parametrize("n", [5, 40, 600])
+def test_a_score_never_divides_by_the_private_number_of_rows(n):
+    # Add-or-remove neighbours: n rows of the HIGH value, and the same plus one LOW row.
+    # The score is a public function of the Gaussian-noised sums, so these (the centred
+    # values and the scorer's own count column) are the exact statistic the noise is
+    # calibrated for: they move by at most the stated sensitivity. A score normalised
+    # by the private number of rows is not such a function; in the units its noise is
+    # calibrated for (the sum's sensitivity over the normaliser), it moves by
+    # n / (n + 1) times the range, twice the sum's sensitivity: caught here.
+    for scorer, model, high, low, centre, half in _extremes():
+        D, D_plus = _neighbours(high, low, n)
+        sums = [_sums(scorer, model, *d) for d in (D, D_plus)]
+        # the score reads the sums alone: the same whatever n_rows it is handed
+        for s in sums:
+            assert len({scorer.finalize(s, m) for m in (1, n, n + 1, 10**6)}) == 1
+            assert scorer.finalize(s) == scorer.finalize(s, n)
+        stated = scorer.sensitivity("add_or_remove")
+        assert stated == pytest.approx(math.sqrt(2) * half)
+        assert np.linalg.norm(sums[1] - sums[0]) <= stated + 1e-12
+        assert np.linalg.norm(sums[1] - sums[0]) == pytest.approx(stated)  # tight
+        # exact sums: the exact mean (the count column counts the rows)
+        lo, hi = centre - half, centre + half
+        assert scorer.finalize(sums[0]) == pytest.approx(
+            -hi if isinstance(scorer, DPLogLoss) else hi)
+        # the old normaliser, on the same neighbours: its scores are means over the
+        # private n; times the normaliser (what its noise, z * half / n, is scaled to),
+        # they move by about 2 * half: twice the sensitivity half its noise was given
+        old = [_old_finalize(s, len(d[1]), centre, lo, hi) for s, d in zip(sums, (D, D_plus))]
+        moved = n * abs(old[1] - old[0])
+        assert moved == pytest.approx(2 * half * n / (n + 1))
+        assert moved > half  # the old stated sensitivity: broken
+        # the balanced accuracy divides by its own noisy class counts already
+    bal = DPBalancedAccuracy(classes=[0, 1, 2])
+    model = _TableClassifier(classes=(0, 1, 2)).fit()
+    D, D_plus = _neighbours((np.array([[1.0, 0.0, 0.0]]), [0]),
+                            (np.array([[0.0, 1.0, 0.0]]), [0]), n)
+    bal_sums = [_sums(bal, model, *d) for d in (D, D_plus)]
+    assert np.linalg.norm(bal_sums[1] - bal_sums[0]) <= bal.sensitivity("add_or_remove")
+    assert len({bal.finalize(bal_sums[1], m) for m in (None, n, n + 1)}) == 1
+
+
 def test_finalize_on_exact_sums_is_sklearns_score():
     model, X, y = _fitted_problem()
     pred = model.predict(X)
@@ -162,23 +240,32 @@ def test_finalize_is_robust_to_noise():
         sums = rng.normal(scale=5.0, size=6)
         v = bal.finalize(sums, 3)
         assert 0.0 <= v <= 1.0
+        # a noisy count near 0 or negative: the mean divides by at least 1, and is clipped
+        for scorer, lo, hi in ((DPAccuracy(), 0.0, 1.0), (DPLogLoss(max_loss=2.0), -2.0, 0.0),
+                               (DPRecourseScore(cost_weight=0.5), -0.5, 1.0)):
+            assert lo <= scorer.finalize(rng.normal(scale=5.0, size=2)) <= hi
     assert bal.finalize(np.array([0.0, 0.0, -1.0, -2.0]), 0) == 0.5  # no class seen: chance
     # a noisy count in [1/2, 1) divides as 1 (no amplified noise): (0.3/1 + 1/2 + 0/4 + 1/2) / 2
     assert bal.finalize(np.array([0.3, 0.0, 0.6, 4.0]), 5) == pytest.approx(0.65)
-    assert 0.0 <= DPAccuracy().finalize([1e6], 10) <= 1.0
-    assert DPAccuracy().finalize([-1e6], 10) == 0.0
-    assert DPAccuracy().finalize([3.0], 0) == 1.0  # no rows: pure noise, clipped
+    assert 0.0 <= DPAccuracy().finalize([1e6, 5.0]) <= 1.0
+    assert DPAccuracy().finalize([-1e6, 5.0]) == 0.0
+    assert DPAccuracy().finalize([3.0, -2.0]) == 1.0  # no rows: pure noise, clipped
+    # accuracy: 1/2 + S / max(N, 1), N twice the count column
+    assert DPAccuracy().finalize([2.0, 5.0]) == pytest.approx(0.5 + 2.0 / 10.0)
+    assert DPAccuracy().finalize([0.2, 0.3]) == pytest.approx(0.5 + 0.2 / 1.0)  # N = 0.6 -> 1
     ll = DPLogLoss(max_loss=2.0)
-    assert ll.finalize([1e6], 10) == -2.0 and ll.finalize([-1e6], 10) == 0.0
+    assert ll.finalize([1e6, 10.0]) == -2.0 and ll.finalize([-1e6, 10.0]) == 0.0
     with pytest.raises(ValueError, match="2 \\* n_classes"):
         bal.finalize(np.zeros(3), 3)
+    with pytest.raises(ValueError, match="needs the 2 sums"):
+        DPAccuracy().finalize([1.0])
 
 
 def test_labels_outside_the_classes_and_declared_classes():
     model = _TableClassifier(classes=(0, 1, 2)).fit()
     X = np.array([[1.0, 0, 0], [0, 1.0, 0]])
     y = np.array([0, 7])
-    assert DPAccuracy().contributions(model, X, y).ravel().tolist() == [0.5, -0.5]
+    assert DPAccuracy().contributions(model, X, y).tolist() == [[0.5, 0.5], [-0.5, 0.5]]
     c = DPBalancedAccuracy().contributions(model, X, y)
     assert np.array_equal(c[1], np.zeros(6))  # no slot: contributes nothing
     L = 2.0
@@ -390,7 +477,8 @@ def test_lime_planned_event_bounds_the_real_spend(black_box, strategy, n_queries
     explainer = _lime(model, strategy=strategy)
     scorer = DPLimeFidelity(queries)
     plan = scorer.planned_event(explainer, n_rows=300, relation="add_or_remove")
-    explainer.fit(X[:300])
+    with given_row_count(300):  # as a search fits it: the search's count, none of its own
+        explainer.fit(X[:300])
     explainer.explain(queries)
     spent = ComposedDpEvent([event for _, event in explainer.ledger_.events])
     for delta in (1e-6, 1e-3):
@@ -452,10 +540,13 @@ def test_lime_fidelity_is_the_local_loss_on_public_points(black_box):
 def test_lime_fidelity_refuses_what_it_cannot_score(black_box):
     X, y, model = black_box
     scorer = DPLimeFidelity(X[:2])
+    with given_row_count(50):  # 50 rows: a DP count at epsilon 1 (std 28) could refuse
+        no_box = DPLimeExplainer(epsilon=1.0, bounds=(0, 1)).fit(X[:50], y[:50] * 1.0)
+        fitted = _lime(model).fit(X[:50])
     with pytest.raises(ValueError, match="needs one"):
-        scorer.public_score(DPLimeExplainer(epsilon=1.0, bounds=(0, 1)).fit(X[:50], y[:50] * 1.0))
+        scorer.public_score(no_box)
     with pytest.raises(ValueError, match="kernel_width"):
-        DPLimeFidelity(X[:2], kernel_width=0).public_score(_lime(model).fit(X[:50]))
+        DPLimeFidelity(X[:2], kernel_width=0).public_score(fitted)
     with pytest.raises(NotImplementedError, match="public=False"):
         DPCounterfactualScore().public_score(_StubGenerator())
 
@@ -484,7 +575,9 @@ def test_lime_plan_covers_the_warm_start_step(black_box):
     queries = np.random.RandomState(4).uniform(0, 1, size=(35, 3))
     explainer = _lime(model, strategy="adaptive", max_iter=2, epsilon=50.0)
     plan = explainer._plan_queries(len(queries))
-    explainer.fit(X[:300]).explain(queries)
+    with given_row_count(300):  # as a search fits it: the search's count, none of its own
+        explainer.fit(X[:300])
+    explainer.explain(queries)
     spent = ComposedDpEvent([event for _, event in explainer.ledger_.events])
     steps = sum(count for _, count in leaf_counts(event_to_json(spent)))
     assert steps == 30 * 2 + 5 * 3
@@ -519,8 +612,8 @@ def test_lime_fidelity_of_a_regressor_is_on_centred_outputs(black_box):
 def test_an_empty_validation_part_contributes_nothing(black_box):
     X, y, model = black_box
     empty = X[:0]
-    for scorer, n_stats in ((DPAccuracy(), 1), (DPBalancedAccuracy(), 4), (DPLogLoss(), 1),
-                            (DPCounterfactualScore(), 1), (DPRecourseScore(), 1)):
+    for scorer, n_stats in ((DPAccuracy(), 2), (DPBalancedAccuracy(), 4), (DPLogLoss(), 2),
+                            (DPCounterfactualScore(), 2), (DPRecourseScore(), 2)):
         c = scorer.contributions(model, empty, y[:0])
         assert c.shape == (0, n_stats)
         assert np.isfinite(scorer.finalize(c.sum(axis=0), 0))
@@ -559,7 +652,7 @@ def test_explainer_scores_on_a_dataframe_with_a_categorical_column():
                                     max_iter=20, **public).fit(train)
     scorer = DPCounterfactualScore()
     c = scorer.contributions(dpc, rows, y[300:])
-    assert c.shape == (200, 1) and 0.5 < scorer.finalize(c.sum(axis=0), 200) <= 1.0
+    assert c.shape == (200, 2) and 0.5 < scorer.finalize(c.sum(axis=0), 200) <= 1.0
     rec = PrivRecourse(black_box, n_clusters=10, epsilon=2.0, **public).fit(train, y[:300])
     assert 0.5 < DPRecourseScore(X_query=rows[:50]).public_score(rec) <= 1.0
     lime = DPLimeExplainer(black_box, epsilon=2.0, epsilon_per_query=0.5, max_iter=20,

@@ -84,4 +84,4 @@ def test_readme_private_search_example_runs():
     val, test, planned, spent = map(float, match.groups())
     assert 0.75 < val < 0.9 and 0.75 < test < 0.9
     assert spent <= 2.0 and abs(planned - spent) < 0.05
-    assert len(ns["ledger"]) == 1
+    assert len(ns["ledger"]) == 2  # the DP row count, then the rest of the search

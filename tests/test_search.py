@@ -42,11 +42,12 @@ def test_search_is_one_event_within_budget(data):
     X, y = data
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
     search = DPGridSearchCV(_clf(), GRID, epsilon=2.0, accountant=ledger, random_state=0)
-    plan = search.price(X, y)
+    plan = search.price(X, y, n_rows=len(X))  # at a given count (the number is private)
     assert isinstance(plan, SearchPlan) and len(ledger) == 0  # pricing spends nothing
     assert 0.97 * 2.0 <= plan.epsilon <= 2.0
     search.fit(X, y)
-    assert len(ledger) == 1  # the whole search, one event, recorded
+    # the DP row count first, then the whole rest of the search as one event
+    assert len(ledger) == 2 and "row count" in ledger.events[0][0]
     assert ledger.epsilon_spent <= 5.0
     spent = compute_epsilon(search.search_plan_.event, 1e-5)
     assert spent == pytest.approx(search.search_plan_.epsilon) and spent <= 2.0
@@ -67,15 +68,17 @@ def test_total_recomputed_with_dp_accounting(data):
     X, y = data
     search = DPRandomSearchCV(_clf(), {"learning_rate": [1.0]}, n_iter=5, epsilon=1.5,
                               refit=False)
-    plan = search.price(X, y)
+    plan = search.price(X, y, n_rows=len(X))
     fit = plan.candidate_events[0]
     score = score_event(plan.score_noise_multiplier)
     acc = RdpAccountant(list(RDP_ORDERS))
     acc.compose(RepeatAndSelectDpEvent(ComposedDpEvent([fit, score]), 5.0, 0.0))
-    upper = acc.get_epsilon(1e-5)
+    # the DP row count adds its epsilon (basic composition)
+    upper = acc.get_epsilon(1e-5) + plan.count_epsilon
     acc = RdpAccountant(list(RDP_ORDERS))
     acc.compose(RepeatAndSelectDpEvent(fit, 5.0, 0.0))
-    lower = acc.get_epsilon(1e-5)
+    lower = acc.get_epsilon(1e-5) + plan.count_epsilon
+    assert plan.count_epsilon == pytest.approx(0.05 * 1.5)
     assert lower <= plan.epsilon <= upper
     assert plan.epsilon <= 1.5
 
@@ -94,8 +97,8 @@ def test_selects_the_better_candidate(data):
 
 def test_folds_cost_more_than_a_holdout(data):
     X, y = data
-    holdout = DPGridSearchCV(_clf(), GRID, epsilon=2.0).price(X, y)
-    folds = DPGridSearchCV(_clf(), GRID, epsilon=2.0, cv=3).price(X, y)
+    holdout = DPGridSearchCV(_clf(), GRID, epsilon=2.0).price(X, y, n_rows=len(X))
+    folds = DPGridSearchCV(_clf(), GRID, epsilon=2.0, cv=3).price(X, y, n_rows=len(X))
     assert folds.n_folds == 3 and holdout.n_folds == 1
     assert folds.candidate_epsilon < holdout.candidate_epsilon
     assert folds.epsilon <= 2.0
@@ -170,7 +173,7 @@ def test_dataframes_pipelines_distributions_and_jobs():
 
     with parallel_backend("threading"):  # the joblib path, without starting processes
         search.fit(frame, y)
-    assert len(search.cv_results_["params"]) == 3 and len(ledger) == 1
+    assert len(search.cv_results_["params"]) == 3 and len(ledger) == 2
     assert search.predict(frame.head(5)).shape == (5,)
     # the estimator's own budget parameters are the search's
     fitted = search.best_estimator_[-1]
@@ -192,7 +195,7 @@ def test_explainers_are_searched(data):
                             {"n_clusters": [4, 12]}, n_iter=10, epsilon=2.0, accountant=ledger)
     search.fit(X, y)
     assert search.best_estimator_.estimator is black_box  # the black box is kept, not cloned
-    assert search.search_plan_.score_noise_multiplier > 0 and len(ledger) == 1
+    assert search.search_plan_.score_noise_multiplier > 0 and len(ledger) == 2
     assert search.transform(X[:3]).shape == (3, X.shape[1])
     # DPLimeExplainer: fidelity on public queries (no score noise); the refit's whole cap
     # is prepaid in the search's event, the selected run's model keeps only DP answers
@@ -226,7 +229,7 @@ def test_no_run_drawn_refits_a_random_candidate(data, monkeypatch):
     with pytest.warns(UserWarning, match="runs drawn was 0"):
         search.fit(X, y)
     assert math.isnan(search.best_score_) and search.best_params_ in search.cv_results_["params"]
-    assert not search.cv_results_["rank_test_score"].any() and len(ledger) == 1
+    assert not search.cv_results_["rank_test_score"].any() and len(ledger) == 2
     assert search.predict(X).shape == (len(X),)
     with pytest.raises(ValueError, match="refit=False"):
         DPGridSearchCV(_clf(), GRID, epsilon=2.0, refit=False).fit(X, y)

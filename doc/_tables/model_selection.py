@@ -33,8 +33,12 @@ def costs(results):
     header = ["how", "fits", f"epsilon at delta = {delta:g}",
               "epsilon at the summed deltas", "sum of the epsilons", "what else is released"]
     return header, [
-        ["GridSearchCV, 5 folds, each fit at epsilon 1", g["n_fits"],
-         f"{g['epsilon_at_1e-5']:.2f}", f"{g['epsilon']:.2f} (delta {g['delta']:.2g})",
+        ["GridSearchCV, 5 folds, each fit at epsilon 1 (its own DP row count, the rest "
+         "at its cap)", g["n_fits"],
+         f"{g['epsilon_at_1e-5']:.2f}",
+         f"{g['epsilon']:.2f} (delta {g['delta']:.2g})" + (
+             f"; the ledger: {g['epsilon_at_expected_counts']:.2f} if each count is its "
+             "expected value" if "epsilon_at_expected_counts" in g else ""),
          f"{g['epsilon_basic']:.0f}",
          "exact validation scores and the choice: not DP at any epsilon"],
         ["9 DP fits at epsilon 0.5, scored on public rows", loop["n_fits"],
@@ -49,13 +53,14 @@ def costs(results):
 def dp_search_split(results):
     """How DPGridSearchCV(epsilon=2) splits its budget on the grid (defaults)."""
     d = results["dpgridsearchcv"][0]
-    header = ["total epsilon", "each run's fit (epsilon)", "mean number of runs",
-              "score's noise multiplier", "score's std (accuracy)", "training rows",
-              "validation rows", "refit (epsilon)"]
-    return header, [[f"{d['epsilon']:.3f}", f"{d['candidate_epsilon']:.3f}",
+    header = ["total epsilon", "row count (epsilon)", "each run's fit (epsilon)",
+              "mean number of runs", "score's noise multiplier", "score's std (accuracy)",
+              "training rows (expected)", "validation rows (expected)", "refit (epsilon)"]
+    return header, [[f"{d['epsilon']:.3f}", _g(d.get("count_epsilon", 0.0)),
+                     f"{d['candidate_epsilon']:.3f}",
                      f"{d['mean_runs']:g}", f"{d['score_noise_multiplier']:.2f}",
-                     f"{d['score_std_accuracy']:.4f}", f"{d['n_train']:,}",
-                     f"{d['n_validation']:,}", _g(d["refit_epsilon"])]]
+                     f"{d['score_std_accuracy']:.4f}", f"{d['n_train']:,.0f}",
+                     f"{d['n_validation']:,.0f}", _g(d["refit_epsilon"])]]
 
 
 def knobs(results):

@@ -20,15 +20,18 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import indexable
 
 from .._sklearn_compat import safe_indexing
-from ..privacy import given_row_count
 from ..privacy import (
+    COUNT_SHARE,
+    Commitment,
     ComposedDpEvent,
+    FitCount,
     PrivacyLedger,
     PrivacyLeakWarning,
     compose_events,
     compute_epsilon,
     event_to_json,
     gaussian_event,
+    given_row_count,
     noise_source,
     resolve_ledger,
 )
@@ -57,7 +60,16 @@ class PrivacyUtilityCurve:
     Attributes
     ----------
     epsilons : ndarray of shape (n_points,)
-        The epsilon each point's fit was given (increasing).
+        The epsilon of each point (increasing): the point is the fit that a
+        fit at that epsilon makes. Under add-or-remove such a fit spends
+        ``COUNT_SHARE`` of its epsilon on a DP count of its rows and the rest
+        on the fit; in the sweep, one count (at ``count_epsilon``) serves
+        every point, and each point's fit is given the rest,
+        ``fit_epsilons``.
+    fit_epsilons : ndarray of shape (n_points,)
+        The epsilon each point's fit was given: ``(1 - COUNT_SHARE) *
+        epsilons`` under add-or-remove, ``epsilons`` where the number of
+        rows is public (replace-one).
     scores : ndarray of shape (n_points,)
         Each point's score: exact on the public validation rows, or a DP
         score on the private holdout part.
@@ -66,27 +78,43 @@ class PrivacyUtilityCurve:
     delta : float
         The delta each point's fit (and DP score) is calibrated for.
     point_epsilons : ndarray of shape (n_points,)
-        What each point costs on its own, at ``delta``: its fit, and, with a
+        What each point's ledger entry costs on its own, at ``delta`` (the
+        sweep's count apart): its fit, and, with a
         private holdout, the worse of its fit and its DP score (a row is in
         one part only) or both composed, whichever is smaller. When the fit
         is one Gaussian mechanism (full-batch DP-SGD) the score's noise is
         chosen no smaller than the fit's, and the point costs exactly the
         fit's epsilon.
     total_epsilon, total_delta : float
-        The whole sweep, every point composed (privacy loss distributions, or
-        Renyi DP for a holdout's worst-of events), at ``total_delta``, the
-        sum of the points' deltas.
+        The whole sweep, the count and every point composed (privacy loss
+        distributions, or Renyi DP for a holdout's worst-of events; the
+        count's epsilon adds up, basic composition), at ``total_delta``, the
+        sum of the points' deltas. At most ``sum(epsilons)`` up to the
+        composition's own savings: the count is paid once.
     validation : {"public", "holdout", "public_scorer"}
         Where the scores come from: public validation rows, a private
         holdout part (DP scores), or a scorer that reads public data only.
-    n_train, n_validation : int
-        The rows each point is fitted on, and scored on.
+    n_rows : float
+        The count the sweep plans with: a DP count of the rows under
+        add-or-remove (their number is private), the number of rows where it
+        is public (replace-one).
+    n_train, n_validation : float
+        The expected number of rows each point is fitted on and scored on
+        (shares of ``n_rows``; the number of public validation rows with
+        ``X_val``): what the fits and the scores are planned with, never the
+        private sizes of the parts drawn.
+    count_epsilon, count_std : float
+        The DP count's epsilon (``COUNT_SHARE`` times the largest epsilon)
+        and its noise's standard deviation; 0 when the number of rows is
+        public.
     score_noise_multipliers : ndarray or None
         Each DP score's Gaussian noise over its sensitivity (None without).
     estimator : str
         The estimator's class name.
     events : list of DpEvent
         What each point was recorded as in the ledger.
+    count_event : DpEvent or None
+        The count's ``FixedLossDpEvent``, recorded first (None when public).
     estimators : list or None
         The fitted models (``return_estimators=True``), else None.
     """
@@ -99,17 +127,23 @@ class PrivacyUtilityCurve:
     total_epsilon: float
     total_delta: float
     validation: str
-    n_train: int
-    n_validation: int
+    n_rows: float
+    n_train: float
+    n_validation: float
+    count_epsilon: float
+    count_std: float
+    fit_epsilons: np.ndarray
     score_noise_multipliers: object
     estimator: str
     events: list = field(repr=False, default_factory=list)
+    count_event: object = field(repr=False, default=None)
     estimators: object = field(repr=False, default=None)
 
     @property
     def event(self):
-        """The whole sweep as one DpEvent (the points composed)."""
-        return self.events[0] if len(self.events) == 1 else ComposedDpEvent(self.events)
+        """The whole sweep as one DpEvent (the count and the points composed)."""
+        events = [e for e in (self.count_event, *self.events) if e is not None]
+        return events[0] if len(events) == 1 else ComposedDpEvent(events)
 
     def epsilon_at(self, delta):
         """The whole sweep's epsilon at another ``delta``."""
@@ -129,11 +163,15 @@ class PrivacyUtilityCurve:
 
     def to_json(self):
         """The curve as a JSON string (the events as dp_accounting JSON)."""
-        out = {k: v for k, v in self.__dict__.items() if k not in ("events", "estimators")}
-        for key in ("epsilons", "scores", "point_epsilons", "score_noise_multipliers"):
+        out = {k: v for k, v in self.__dict__.items()
+               if k not in ("events", "count_event", "estimators")}
+        for key in ("epsilons", "fit_epsilons", "scores", "point_epsilons",
+                    "score_noise_multipliers"):
             if out[key] is not None:
                 out[key] = [float(v) for v in out[key]]
         out["events"] = [json.loads(event_to_json(e)) for e in self.events]
+        out["count_event"] = None if self.count_event is None else \
+            json.loads(event_to_json(self.count_event))
         return json.dumps(out)
 
     def _title(self):
@@ -204,14 +242,16 @@ def _json_or_none(event):
     return None if event is None else event_to_json(event)
 
 
-def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
+def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit, n_plan,
                X_train, y_train, X_val, y_val, scorer, public_rows):
     """One point: the fit at ``epsilon`` and its score (exact sums for a DP score).
 
     The sweep recorded this point in the user's ledger before anything was
-    read, so the fit spends in a ledger of its own; its spend is checked
-    against the planned one. For a DP score, the exact column sums go back
-    to the caller (never stored), whose privacy core adds the noise.
+    read (but its row count), so the fit spends in a ledger of its own; its
+    spend is checked against the planned one. It plans with ``n_plan``, the
+    public expected size of its training part (from the sweep's DP count),
+    and releases no count of its own. For a DP score, the exact column sums
+    go back to the caller (never stored), whose privacy core adds the noise.
     """
     est = _fresh(estimator, {})
     est.set_params(**{prefix + "epsilon": float(epsilon), prefix + "delta": float(delta),
@@ -222,7 +262,7 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
         warnings.simplefilter("ignore", UncappedBudgetWarning)
         if seed is not None:
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-        with given_row_count(_n_rows(X_train)):  # as planned (_planner)
+        with given_row_count(n_plan):  # as planned (_planner): no count of its own
             est.fit(X_train, y_train)
         dp = est if not prefix else est.steps[-1][1]
         spent = compose_events(*[e for _, e in dp.ledger_.events])
@@ -236,7 +276,7 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
             if isinstance(scorer, DPScorer):
                 sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
                 sums = (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
-                return est, float(scorer.finalize(sums, _n_rows(X_val)))
+                return est, float(scorer.finalize(sums, _n_rows(X_val)))  # public rows
             return est, float(scorer(est, X_val, y_val))
         if scorer.public:
             return est, float(scorer.public_score(est))
@@ -249,11 +289,26 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
                           return_estimators=False, n_jobs=None, random_state=None):
     """Fit one skdpx estimator at each of ``epsilons`` and score it: a privacy-utility curve.
 
-    Every point is paid for. The whole sweep is priced before it starts
-    (each fit planned by the estimator from public facts, as ``fit`` plans
-    it), checked against the ledger (a ledger that cannot pay for all the
-    points refuses before any private row is read) and recorded, one entry
-    per point, before the first fit.
+    Every point is paid for. Under add-or-remove neighbours (the default
+    relation) the number of rows is private: the sweep first checks the
+    ledger with a public stand-in for every point, then releases one DP
+    count of all the rows (``COUNT_SHARE``, 5%, of the largest epsilon: the
+    count that point would release on its own; Laplace noise; its own ledger
+    entry, recorded before it is read), and plans everything from it. Each
+    point's fit is then given ``(1 - COUNT_SHARE) * epsilon``, what a fit at
+    that epsilon spends after its own count, and runs with the sweep's count
+    (:func:`~skdpx.privacy.given_row_count`: the expected size of its part,
+    no count of its own), so that each point shows what a fit at its epsilon
+    does, and the sweep costs no more than the points fitted one by one.
+    The whole sweep is priced from the count (each fit planned by the
+    estimator from public facts, as ``fit`` plans it), checked against the
+    ledger (a ledger that cannot pay for all the points refuses before any
+    other private value is read) and recorded, one entry per point, before
+    the first fit. Every plan the count can select is paid within the
+    points' budgets, and the count is pure DP, so basic composition covers
+    the plans' dependence on it (``FixedLossDpEvent``; see
+    :mod:`skdpx.model_selection._search`). Under replace-one the number of
+    rows is public: no count, and each fit is given its whole epsilon.
 
     * With public validation data (``X_val``, ``y_val``): each point is a
       fit on all the private rows at that epsilon, scored exactly on the
@@ -322,8 +377,10 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     ------
     ValueError
         For bad ``epsilons`` (not finite, not > 0, not increasing), a bad
-        ``delta``, ``cv`` or scoring, or parts too small to fit: before
-        anything is spent.
+        ``delta``, ``cv`` or scoring: before anything is spent. For parts
+        too small to fit, judged from the DP count (under add-or-remove):
+        after the count, whose epsilon is spent (the message says so), and
+        nothing else.
     TypeError
         When ``estimator`` is not a skdpx estimator (nor a Pipeline ending
         in one): before anything is spent.
@@ -348,10 +405,12 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     >>> clf = DPLocallyLinearClassifier(bounds=(-4, 4), classes=[0, 1], batch_size=1000)
     >>> curve = privacy_utility_curve(clf, X, y, epsilons=[0.3, 1.0, 3.0], X_val=X_pub,
     ...                               y_val=y_pub, accountant=ledger)
-    >>> len(ledger)  # one entry per point: its fit (scoring on public rows is free)
-    3
-    >>> curve.point_epsilons.round(2).tolist()
-    [0.3, 1.0, 3.0]
+    >>> len(ledger)  # the row count, then one entry per point: its fit (public scoring is free)
+    4
+    >>> round(curve.count_epsilon, 2), curve.fit_epsilons.round(3).tolist()
+    (0.15, [0.285, 0.95, 2.85])
+    >>> curve.point_epsilons.round(3).tolist()
+    [0.285, 0.95, 2.85]
     >>> abs(curve.total_epsilon - ledger.epsilon_spent) < 1e-6
     True
     >>> curve.to_frame().columns.tolist()
@@ -373,7 +432,6 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
                             or not 0 < cv < 1):
         raise ValueError(f"cv must be a fraction in (0, 1) (a holdout split), got {cv!r}.")
     X, y = indexable(X, y)
-    n = _n_rows(X)
     if public_rows:
         if y_val is not None and _n_rows(y_val) != _n_rows(X_val):
             raise ValueError(f"X_val has {_n_rows(X_val)} rows but y_val {_n_rows(y_val)}.")
@@ -399,57 +457,74 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
                             else getattr(step, "accountant", None))
     relation = ledger.relation
     noise = noise_source(random_state)
-
-    # ------------------------------------------------ the parts (public facts only)
     if public_rows:
-        validation, train, val = "public", np.arange(n), None
+        validation, train_share, val_share = "public", 1.0, 0.0
     elif scorer.public:
-        validation, train, val = "public_scorer", np.arange(n), None
+        validation, train_share, val_share = "public_scorer", 1.0, 0.0
     else:
-        validation = "holdout"
-        parts = draw_split(n, float(cv), noise=noise)  # independent of the data
-        train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
-        if val.size < 1:
-            raise ValueError(f"the validation part is empty (n_samples={n}, cv={cv!r}). "
-                             "Nothing was spent.")
+        validation, train_share, val_share = "holdout", 1.0 - float(cv), float(cv)
+
+    # ------------------------------------------------ the row count, first
+    # The number of rows is private under add-or-remove: one DP count of all the rows,
+    # at COUNT_SHARE of the largest epsilon (the count that point would release on its
+    # own), released before anything is planned; every point plans with it, and spends
+    # (1 - COUNT_SHARE) of its epsilon on its fit, as a fit at that epsilon does after
+    # its own count. Under replace-one (or with epsilon = inf) the number is public.
+    count = FitCount(epsilon=float(eps[-1]), relation=relation)
+    fit_eps = eps * (1.0 - COUNT_SHARE) if count.private else eps
+    total_delta = eps.size * float(delta)
+    count_label = f"privacy_utility_curve: {type(step).__name__}'s {count.label}"
+    if count.private:
+        # the whole sweep checked against the ledger first, each point by a public
+        # stand-in that meets its target (its plan is made from the count)
+        stand_ins = [FitCount(epsilon=float(e), relation=relation).proxy_event(
+            float(e), float(delta)) for e in eps]
+        ledger.check(ComposedDpEvent([count.event, *stand_ins]), delta=total_delta)
+        ledger.spend(count.event, count_label, delta=0.0)  # final: never refunded
+        count.release(_n_rows(X), noise=noise, commitment=Commitment(count.event, count_label))
+        spent = (f"The row count's epsilon ({count.epsilon:.4g}) was spent; nothing else "
+                 "was.")
+        what = f"the DP count of the rows is {count.n:.1f} (noise std {count.std:.3g})"
+    else:
+        count.release(_n_rows(X), noise=noise, commitment=None)
+        spent = "Nothing was spent."
+        what = f"n_samples = {int(count.n)} (public under {relation})"
+    n_train, n_val = train_share * count.n, val_share * count.n
     min_rows = getattr(step, "_min_samples", 1)
-    if train.size < min_rows:
-        raise ValueError(f"the training part has {train.size} rows: {type(step).__name__} "
-                         f"needs at least {min_rows}. Nothing was spent.")
-    X_train = safe_indexing(X, train)
-    y_train = None if y is None else safe_indexing(y, train)
-    if validation == "holdout":
-        X_v, y_v = safe_indexing(X, val), None if y is None else safe_indexing(y, val)
-        n_val = int(val.size)
-    elif public_rows:
-        X_v, y_v, n_val = X_val, y_val, _n_rows(X_val)
-    else:
-        X_v, y_v, n_val = None, None, 0
+    if validation == "holdout" and n_val < 1:
+        raise ValueError(f"{what}: the validation part would expect {n_val:.2g} rows "
+                         f"(cv={cv!r}). {spent}")
+    if n_train < min_rows:
+        raise ValueError(f"{what}: the training part would expect {n_train:.1f} rows and "
+                         f"{type(step).__name__} needs at least {min_rows}. {spent}")
+    if public_rows:
+        n_val = float(_n_rows(X_val))  # public rows: their number is public
 
     # ------------------------------------------------ the price of every point
-    plan = _planner(_fresh(estimator, {}), prefix, X_train, y_train, relation, scorer)
-    fits, extras = zip(*[plan(e, delta) for e in eps])
+    # planned from the count (X and y give the schema only), as each fit will run
+    plan = _planner(_fresh(estimator, {}), prefix, X, y, relation, scorer, n_train)
+    fits, extras = zip(*[plan(e, delta) for e in fit_eps])
     fit_events = [compose_events(f, x) for f, x in zip(fits, extras)]
     if any(e is None for e in fit_events):
         raise ValueError(f"{type(step).__name__} spends nothing when it is fitted: a "
-                         "privacy-utility curve of its fit has nothing to sweep.")
-    total_delta = eps.size * float(delta)
+                         f"privacy-utility curve of its fit has nothing to sweep. {spent}")
     zs = None
     if validation == "holdout":
         # the least score noise that costs nothing on top of the fit (a row is in one part),
         # else the noise calibrated to the point's (epsilon, delta)
         zs = np.array([free_score_noise(f, float(e), float(delta))
-                       for f, e in zip(fit_events, eps)])
+                       for f, e in zip(fit_events, fit_eps)])
         scores_ev = [gaussian_event(float(z)) for z in zs]
         worst = [holdout_event(f, float(z)) for f, z in zip(fit_events, zs)]
         both = [ComposedDpEvent([f, s]) for f, s in zip(fit_events, scores_ev)]
         # both are valid accounts of a point: record the cheaper one (public facts only)
-        options = [(compute_epsilon(ComposedDpEvent(o), total_delta), o) for o in (worst, both)]
+        options = [(compute_epsilon(ComposedDpEvent([e for e in (count.event, *o) if e]),
+                                    total_delta), o) for o in (worst, both)]
         total_epsilon, events = min(options, key=lambda t: t[0])
     else:
         events = fit_events
         total_epsilon = compute_epsilon(
-            events[0] if len(events) == 1 else ComposedDpEvent(events), total_delta)
+            ComposedDpEvent([e for e in (count.event, *events) if e is not None]), total_delta)
     point_eps = np.array([compute_epsilon(e, float(delta)) for e in events])
 
     what = {"public": "fit (scored on public rows)", "public_scorer": "fit (public score)",
@@ -463,7 +538,15 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     commitments = commit_sweep(ledger, events, labels, delta=float(delta),
                                score_noise_multipliers=None if zs is None else list(zs))
 
-    # ------------------------------------------------ the fits and their scores
+    # ------------------------------------------------ the parts and the fits
+    if validation == "holdout":
+        parts = draw_split(_n_rows(X), float(cv), noise=noise)  # independent of the data
+        train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
+        X_train, y_train = safe_indexing(X, train), None if y is None else safe_indexing(y, train)
+        X_v, y_v = safe_indexing(X, val), None if y is None else safe_indexing(y, val)
+    else:
+        X_train, y_train = X, y
+        X_v, y_v = (X_val, y_val) if public_rows else (None, None)
     if random_state is None:
         seeds = [None] * eps.size  # each fit draws from its own secure source
     else:
@@ -471,13 +554,15 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     sens = float(scorer.sensitivity(relation)) if validation == "holdout" else None
     outputs = Parallel(n_jobs=n_jobs)(
         delayed(_fit_point)(estimator, prefix, float(e), float(delta), seed, relation,
-                            _json_or_none(f), X_train, y_train, X_v, y_v, scorer, public_rows)
-        for e, seed, f in zip(eps, seeds, fits))
+                            _json_or_none(f), n_train, X_train, y_train, X_v, y_v, scorer,
+                            public_rows)
+        for e, seed, f in zip(fit_eps, seeds, fits))
     scores = np.empty(eps.size)
     for i, (_, out) in enumerate(outputs):
         if validation == "holdout":
             noisy = release_score(np.atleast_2d(out), noise_multiplier=float(zs[i]),
                                   sensitivity=sens, noise=noise, commitment=commitments[i])
+            # the scorer's own noisy count of the validation rows (n_val: public, expected)
             scores[i] = float(scorer.finalize(noisy, n_val))
         else:
             scores[i] = out
@@ -490,7 +575,9 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     return PrivacyUtilityCurve(
         epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
         point_epsilons=point_eps, total_epsilon=float(total_epsilon),
-        total_delta=float(total_delta), validation=validation, n_train=int(train.size),
-        n_validation=int(n_val), score_noise_multipliers=zs,
-        estimator=type(step).__name__, events=list(events), estimators=models,
+        total_delta=float(total_delta), validation=validation, n_rows=float(count.n),
+        n_train=float(n_train), n_validation=float(n_val), count_epsilon=float(count.epsilon),
+        count_std=float(count.std), fit_epsilons=np.asarray(fit_eps, dtype=float),
+        score_noise_multipliers=zs, estimator=type(step).__name__, events=list(events),
+        count_event=count.event, estimators=models,
     )

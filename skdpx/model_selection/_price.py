@@ -8,6 +8,15 @@ fits up before the search starts, and :meth:`SearchPrice.check` tells
 whether a ledger can pay for all of them, so that a capped ledger is never
 emptied by the folds with the refit refused.
 
+Under add-or-remove neighbours (the default relation) each fit of a skdpx
+estimator releases a DP count of its rows first (``COUNT_SHARE`` of its
+epsilon, accounted as a ``FixedLossDpEvent``) and plans the rest from it:
+the rest is then a function of a random count, known to meet (``epsilon -
+count epsilon``, ``delta``) whatever the count, and is priced at that cap.
+Nothing in a price depends on the number of rows: only under replace-one
+neighbours, where the relation makes it public, are the fits priced
+exactly from their training folds' sizes.
+
 What a search also releases, and no price includes: its scores on the
 validation folds (``cv_results_``) and the choice made from them
 (``best_params_``), exact values computed from private rows. Private
@@ -37,9 +46,9 @@ from sklearn.utils import get_tags
 
 from .._sklearn_compat import safe_indexing as _safe_indexing
 
-from ..privacy import FitCount
 from ..privacy import (
     BudgetError,
+    FitCount,
     ComposedDpEvent,
     DPEstimator,
     NoOpDpEvent,
@@ -47,6 +56,7 @@ from ..privacy import (
     PrivacyLeakWarning,
     approx_event,
     compute_epsilon,
+    fixed_loss_event,
     event_to_json,
     is_pure,
     warn_exact_scores,
@@ -65,7 +75,8 @@ _BUDGET_PARAMETERS = ("epsilon", "delta")
 
 def _exact_classes():
     """The estimators whose ``fit`` commits their only spend (the plan of
-    ``_plan_spend``): their fits can be priced exactly from the fold sizes.
+    ``_plan_spend``): their fits can be priced exactly from the fold sizes
+    where these are public (replace-one neighbours, or a non-private fit).
     Any other skdpx estimator (DPLimeExplainer, which spends on queries, or
     a subclass) is priced at its cap."""
     from ..counterfactual import DPCounterfactualGenerator
@@ -98,10 +109,16 @@ class FitPrice:
         estimator it fits (``exact``), or their caps.
     exact : bool
         Whether ``event`` is the spend the fit will commit (planned from the
-        fold's size, as the fit plans it), or an upper bound (the caps).
+        fold's size, as the fit plans it: where that size is public), or an
+        upper bound (the caps; under add-or-remove, the fit's DP row count
+        exactly and the rest at its cap).
     steps : tuple of str
         The skdpx estimators the fit fits (Pipeline step names; ``""`` for
         the search's estimator itself).
+    count_epsilon : float
+        What the fit's DP row counts spend (their ``FixedLossDpEvent`` events,
+        in ``event``): ``COUNT_SHARE`` of each skdpx estimator's epsilon
+        under add-or-remove, 0 where the number of rows is public.
     """
 
     candidate: object
@@ -112,6 +129,7 @@ class FitPrice:
     event: object = field(repr=False)
     exact: bool
     steps: tuple
+    count_epsilon: float = 0.0
 
 
 class SearchPrice:
@@ -393,20 +411,36 @@ def _n_rows(X):
 
 
 def _price_fit(estimator, params, rows, X, y):
-    """``(event, epsilon, delta, exact, steps)`` of one fit of ``estimator`` with
-    ``params`` on ``rows`` (indices into X; None: all rows). Without X, at the caps."""
+    """``(event, epsilon, delta, exact, steps, count_epsilon)`` of one fit of ``estimator``
+    with ``params`` on ``rows`` (indices into X; None: all rows). Without X, at the caps.
+
+    Under add-or-remove, a skdpx step's fit releases its DP row count first and
+    plans the rest from it: the count is priced exactly (``FixedLossDpEvent``),
+    the rest at its cap (``epsilon - count epsilon``, ``delta``), which every
+    plan the count can select meets (the fit's own ledger refuses more). The
+    ledger adds the count's epsilon to the rest's (basic composition), and so
+    does the price. Only where the number of rows is public (replace-one, or a
+    non-private fit) is a fit priced exactly from its fold's size.
+    """
     est = clone(estimator).set_params(**params)
     steps, _ = _dp_steps(est, "", True)
-    events, epsilon, delta, exact = [], 0.0, 0.0, True
+    events, epsilon, delta, exact, counted = [], 0.0, 0.0, True, 0.0
     for _, step, direct in steps:
-        if X is not None and direct and type(step) in _exact_classes():
+        count = FitCount(epsilon=float(step.epsilon), relation=_relation(step))
+        if count.private:
+            exact = False
+            step_delta = float(step.delta)
+            events += [count.event, approx_event(float(step.epsilon) - count.epsilon, step_delta)]
+            epsilon += float(step.epsilon)
+            counted += count.epsilon
+        elif X is not None and direct and type(step) in _exact_classes():
             Xr = X if rows is None else _safe_indexing(X, rows)
             yr = y if (rows is None or y is None) else _safe_indexing(y, rows)
             planner = clone(step)
             with warnings.catch_warnings():
                 # the fit itself warns about its inputs (bounds read from data, seeds)
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
-                # TODO(issue 35): priced with the exact rows, as the fit was run
+                # the number of rows is public here (replace-one, or epsilon = inf)
                 plan = planner._plan_fit(planner._validate_fit(Xr, yr), _relation(step),
                                          FitCount(epsilon=planner.epsilon,
                                                   relation=_relation(step), n_rows=_n_rows(Xr)))
@@ -426,24 +460,38 @@ def _price_fit(estimator, params, rows, X, y):
         event = NoOpDpEvent()
     else:
         event = events[0] if len(events) == 1 else ComposedDpEvent(events)
-    return event, epsilon, delta, exact, tuple(name for name, _, _ in steps)
+    return event, epsilon, delta, exact, tuple(name for name, _, _ in steps), counted
 
 
 def _fit_price(estimator, params, rows, X, y, *, candidate, split, cache):
     key = (id(params), None if rows is None else np.asarray(rows).tobytes(), X is None)
     if key not in cache:
         cache[key] = _price_fit(estimator, params, rows, X, y)
-    event, epsilon, delta, exact, steps = cache[key]
-    return FitPrice(candidate, split, params, float(epsilon), float(delta), event, exact, steps)
+    event, epsilon, delta, exact, steps, counted = cache[key]
+    return FitPrice(candidate, split, params, float(epsilon), float(delta), event, exact, steps,
+                    float(counted))
 
 
 def _worst(prices, *, candidate, split):
-    """One fit bounded by the largest cap of several possible fits."""
-    eps = max(p.epsilon for p in prices)
+    """One fit bounded by the largest cap of several possible fits.
+
+    Their row counts (``FixedLossDpEvent``, added by the ledger as they are)
+    by the largest; the rest by the worst (epsilon, delta)-DP mechanism at
+    the largest epsilon and delta left.
+    """
+    counted = max(p.count_epsilon for p in prices)
     delta = max(p.delta for p in prices)
-    event = approx_event(eps, delta) if eps > 0 else NoOpDpEvent()
+    rest = max(p.epsilon - p.count_epsilon for p in prices)
+    # a fit's count is a fixed share of its epsilon: the largest count and the largest
+    # rest are the same fit's, and add up to the largest epsilon
+    eps = max(p.epsilon for p in prices)
+    events = [fixed_loss_event(counted)] if counted > 0 else []
+    if rest > 0:
+        events.append(approx_event(rest, delta))
+    event = NoOpDpEvent() if not events else events[0] if len(events) == 1 else \
+        ComposedDpEvent(events)
     steps = tuple(sorted({s for p in prices for s in p.steps}))
-    return FitPrice(candidate, split, None, eps, delta, event, False, steps)
+    return FitPrice(candidate, split, None, eps, delta, event, False, steps, counted)
 
 
 # --------------------------------------------------------------------------
@@ -456,11 +504,21 @@ def price_search(search, X=None, y=None, *, groups=None, param_grid=None, cv=Non
     once more for the refit. Each fit of a skdpx estimator spends at most
     that estimator's ``(epsilon, delta)`` (its own ledger refuses more),
     with the values each candidate sets (``clf__epsilon`` in the grid, say).
-    Given ``X`` (and ``y``), the fits of DPLocallyLinearClassifier,
-    DPCounterfactualGenerator and PrivRecourse fitted on the search's rows
-    are priced at the very spend they will plan, from each training fold's
-    size; the others (DPLimeExplainer, which spends on queries up to its
-    cap, or a skdpx step behind a transformer) at their cap.
+
+    Under add-or-remove neighbours (the default relation) the number of rows
+    is private, and nothing in the price depends on it: each fit releases
+    its own DP row count first (``COUNT_SHARE`` of its epsilon, a
+    ``FixedLossDpEvent``, priced exactly) and plans the rest from that
+    count, so the rest is priced at its cap (``epsilon - count epsilon``,
+    ``delta``), which whatever plan the count selects meets; the number of
+    splits is taken from the splitter without the rows (a splitter that
+    counts them, ``LeaveOneOut``, is refused). Under replace-one neighbours
+    the number of rows is public: given ``X`` (and ``y``), the fits of
+    DPLocallyLinearClassifier, DPCounterfactualGenerator and PrivRecourse
+    fitted on the search's rows are priced at the very spend they will
+    plan, from each training fold's size; the others (DPLimeExplainer, which
+    spends on queries up to its cap, or a skdpx step behind a transformer)
+    at their cap.
 
     The fits are composed with privacy loss distributions, as a
     :class:`~skdpx.privacy.PrivacyLedger` composes them (caps as the worst
@@ -485,10 +543,11 @@ def price_search(search, X=None, y=None, *, groups=None, param_grid=None, cv=Non
         The search (fitted or not: it is not changed). An estimator is
         searched with ``GridSearchCV(search, param_grid, cv=cv, refit=refit)``.
     X : array-like of shape (n_samples, n_features), default=None
-        The search's rows: needed by splitters that count them
+        The search's rows, read under replace-one neighbours only (where
+        their number is public): by splitters that count them
         (``LeaveOneOut``...), and for the planned spends. Only their number,
         their shape and what each estimator's validation reads are used;
-        nothing is fitted.
+        nothing is fitted. Under add-or-remove they are not read.
     y : array-like of shape (n_samples,), default=None
     groups : array-like of shape (n_samples,), default=None
         For group splitters.
@@ -558,10 +617,45 @@ def price_search(search, X=None, y=None, *, groups=None, param_grid=None, cv=Non
     if isinstance(search.cv, Iterator):
         raise ValueError("cv is an iterator, which pricing would use up: give the splits as a "
                          "list, or a splitter.")
+    # the ledgers the estimators spend in, the steps outside any ledger
+    ledgers, unaccounted, in_memory = [], set(), False
+    relations = set()
+    for params in candidates:
+        est = clone(estimator).set_params(**params)
+        steps, other = _dp_steps(est, "", True)
+        unaccounted.update(other)
+        for _, step, _ in steps:
+            relations.add(_relation(step))
+            if isinstance(step.accountant, PrivacyLedger):
+                if not any(step.accountant is led for led in ledgers):
+                    ledgers.append(step.accountant)
+                in_memory = in_memory or step.accountant.path is None
+            elif None not in ledgers:
+                ledgers.append(None)
+    if len(relations) > 1:
+        raise ValueError("the search's skdpx estimators are calibrated under different "
+                         f"neighbouring relations {sorted(relations)}: their spends do not "
+                         "compose.")
+    relation = relations.pop() if relations else "add_or_remove"
+
     splitter = check_cv(search.cv, y, classifier=is_classifier(estimator))
-    n_splits = splitter.get_n_splits(X, y, groups)
-    splits = [train for train, _ in splitter.split(X, y, groups)] if X is not None else \
-        [None] * n_splits
+    if relation == "add_or_remove":
+        # the number of rows is private: so is a number of splits counted from the rows,
+        # and each fit is priced without its fold's size (its own DP count plans it)
+        try:
+            n_splits = splitter.get_n_splits(None, None, None)
+        except (ValueError, TypeError) as err:
+            raise ValueError(
+                f"cv={splitter!r} counts its splits from the rows (or the groups): under "
+                "add-or-remove neighbours their number is private, and so is a number of fits "
+                "made from it. Use a splitter with a fixed number of splits (KFold, "
+                "StratifiedKFold, GroupKFold, ShuffleSplit...), or a list of splits."
+            ) from err
+        splits = [None] * n_splits
+    else:  # replace-one: the number of rows is public, and so are the folds' sizes
+        n_splits = splitter.get_n_splits(X, y, groups)
+        splits = [train for train, _ in splitter.split(X, y, groups)] if X is not None else \
+            [None] * n_splits
 
     cache = {}
     fold_fits, possible = [], []
@@ -592,25 +686,6 @@ def price_search(search, X=None, y=None, *, groups=None, param_grid=None, cv=Non
             seen.setdefault((event_to_json(alt.event), alt.delta), alt)
         refit_options = list(seen.values())
 
-    # the ledgers the estimators spend in, the steps outside any ledger
-    ledgers, unaccounted, in_memory = [], set(), False
-    relations = set()
-    for params in candidates:
-        est = clone(estimator).set_params(**params)
-        steps, other = _dp_steps(est, "", True)
-        unaccounted.update(other)
-        for _, step, _ in steps:
-            relations.add(_relation(step))
-            if isinstance(step.accountant, PrivacyLedger):
-                if not any(step.accountant is led for led in ledgers):
-                    ledgers.append(step.accountant)
-                in_memory = in_memory or step.accountant.path is None
-            elif None not in ledgers:
-                ledgers.append(None)
-    if len(relations) > 1:
-        raise ValueError("the search's skdpx estimators are calibrated under different "
-                         f"neighbouring relations {sorted(relations)}: their spends do not "
-                         "compose.")
     if unaccounted:
         warnings.warn(
             f"the search's steps {sorted(unaccounted)} are not skdpx estimators but learn "
@@ -628,6 +703,6 @@ def price_search(search, X=None, y=None, *, groups=None, param_grid=None, cv=Non
         )
     return SearchPrice(
         fold_fits, refit_options, n_candidates=n_drawn if not known else len(candidates),
-        n_splits=n_splits, relation=relations.pop() if relations else "add_or_remove",
+        n_splits=n_splits, relation=relation,
         ledgers=ledgers, unaccounted_steps=sorted(unaccounted),
     )

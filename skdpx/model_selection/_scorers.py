@@ -8,27 +8,49 @@ into a score in two steps, the way the privacy core wants it:
    sensitivity). This never leaves the search: the privacy core adds
    Gaussian noise to the column sums, calibrated to
    :meth:`DPScorer.sensitivity`.
-2. :meth:`DPScorer.finalize` maps the NOISY sums (and the public number of
-   validation rows) to the score. It only post-processes a DP release, so
-   it costs nothing; it must be robust to the noise (clip to the score's
-   range, never divide by a noisy value near zero).
+2. :meth:`DPScorer.finalize` maps the NOISY sums to the score. It only
+   post-processes a DP release (and public facts), so it costs nothing; it
+   must be robust to the noise (clip to the score's range, never divide by
+   a noisy value near zero).
 
 No noise is drawn here: the scorers compute exact statistics, the core
 (``skdpx.privacy``) releases them.
 
+**The number of validation rows is private.** Under add-or-remove
+neighbours (the default relation) the number of rows ``n`` of the
+validation part differs between neighbouring datasets, so a score may not
+divide by it: ``(sum + noise) / n`` moves by about twice what the noise on
+the sum is calibrated for when one extreme row is added (the mean of ``n``
+correct predictions is 1, with one wrong row added ``n / (n + 1)``: times
+``n``, a movement of ``n / (n + 1)`` against the sensitivity 1/2), and its
+normaliser is itself an exact release of ``n``. Every scorer here that
+computes a mean releases its own count instead: each validation row
+contributes one more column, a constant ``h`` (the half-range of its
+centred statistic), in the same Gaussian release, and :meth:`finalize`
+divides by that noisy count (``column / h``, at least 1). The count's column
+adds ``h`` to the row's vector, so the add-or-remove sensitivity is
+``sqrt(h^2 + h^2) = sqrt(2) h``; under replace-one the count column does not
+move and the sensitivity is unchanged (``2 h``). ``finalize``'s ``n_rows``
+(the public expected number of validation rows, which the searches compute
+from their DP row count) is not used by these scorers; it is there for
+scorers whose sums carry no count of their own.
+
 The L2 sensitivities of the column sums (privacy unit: one validation row;
 ``w`` the scorer's weight of distance or cost, ``L`` the log-loss clip):
 
-==================================  ==========  =================  =================
-scorer                              statistics  add-or-remove      replace-one
-==================================  ==========  =================  =================
-:class:`DPAccuracy`                 1           1/2                1
-:class:`DPBalancedAccuracy`         2 K         sqrt(5)/2 ~ 1.118  sqrt(5/2) ~ 1.581
-:class:`DPLogLoss`                  1           L/2                L
-:class:`DPCounterfactualScore`      1           (1 + w)/2          1 + w
-:class:`DPRecourseScore`            1           (1 + w)/2          1 + w
-:class:`DPLimeFidelity`             0           none (public)      none (public)
-==================================  ==========  =================  =================
+==================================  ==========  ========================  =================
+scorer                              statistics  add-or-remove             replace-one
+==================================  ==========  ========================  =================
+:class:`DPAccuracy`                 2           sqrt(2)/2 ~ 0.707         1
+:class:`DPBalancedAccuracy`         2 K         sqrt(5)/2 ~ 1.118         sqrt(5/2) ~ 1.581
+:class:`DPLogLoss`                  2           L sqrt(2)/2               L
+:class:`DPCounterfactualScore`      2           (1 + w) sqrt(2)/2         1 + w
+:class:`DPRecourseScore`            2           (1 + w) sqrt(2)/2         1 + w
+:class:`DPLimeFidelity`             0           none (public)             none (public)
+==================================  ==========  ========================  =================
+
+(:class:`DPBalancedAccuracy` already released one count per class, and
+divides each recall by its class's noisy count.)
 
 :class:`DPLimeFidelity` scores explanations of public queries; what they
 spend goes through the explainer's own ledger and is planned by
@@ -36,7 +58,8 @@ spend goes through the explainer's own ledger and is planned by
 
 Each bound is attained (a row with the extreme contribution added, or
 replaced by the opposite extreme); ``tests/test_dp_scorers.py`` checks it by
-brute force over neighbouring datasets.
+brute force over neighbouring datasets, and shows that a score normalised
+by the private number of rows moves beyond it.
 
 References
 ----------
@@ -126,10 +149,14 @@ class DPScorer:
       constant that depends on public facts only (declared classes,
       parameters of the scorer). The array is never released: the core adds
       Gaussian noise of that L2 sensitivity to its column sums.
-    * :meth:`finalize` maps the noisy sums and the public number of rows to
-      the score. It is post-processing of a DP release (free), and is made
+    * :meth:`finalize` maps the noisy sums to the score. It is
+      post-processing of a DP release and public facts (free), and is made
       robust to the noise: clipped to the score's range, no division by a
-      noisy quantity near zero.
+      noisy quantity near zero. It never divides by the private number of
+      validation rows: a mean is taken over a count released in the same
+      Gaussian release (one more column of :meth:`contributions`), or over
+      the public ``n_rows`` the search gives (its expected number of
+      validation rows, from its DP row count).
     * A scorer with ``public = True`` scores from public data only (a
       public query set): the search calls :meth:`public_score`, no private
       row is read and no noise is added.
@@ -187,15 +214,18 @@ class DPScorer:
         """
         raise NotImplementedError(f"{type(self).__name__} does not score private rows.")
 
-    def finalize(self, sums, n_rows):
+    def finalize(self, sums, n_rows=None):
         """The score from the noisy column sums (post-processing).
 
         Parameters
         ----------
         sums : array-like of shape (n_stats,)
             The column sums of :meth:`contributions`, with the core's noise.
-        n_rows : int
-            The (public) number of validation rows.
+        n_rows : float or None
+            A public stand-in for the number of validation rows: the
+            expected number the search computes from its DP row count (never
+            the private number). The scorers of this module do not use it:
+            their sums carry a noisy count of their own.
 
         Returns
         -------
@@ -225,8 +255,9 @@ class DPScorer:
         ----------
         estimator : estimator
             The candidate (its parameters are public).
-        n_rows : int
-            The public number of rows it is fitted on.
+        n_rows : float
+            The public planning count of the rows it is fitted on (a share
+            of the search's DP row count under add-or-remove).
         relation : {"add_or_remove", "replace_one"}
 
         Returns
@@ -265,20 +296,79 @@ def _same(a, b):
     return True
 
 
-class DPAccuracy(DPScorer):
-    """Accuracy from a Gaussian-noised count of correct predictions.
+class _CountedMean(DPScorer):
+    """A mean of a bounded per-row value ``u`` in ``[lo, hi]``, over a noisy count.
 
-    Each validation row contributes ``correct - 1/2`` (``correct`` is 1 if
-    ``estimator.predict`` returns its label, else 0). The score is
-    ``(sum + n/2) / n`` clipped to ``[0, 1]``, ``n`` the public number of
-    rows; on exact sums it is scikit-learn's ``accuracy_score``.
+    Each row contributes ``(u - c, h)`` with ``c = (lo + hi) / 2`` and
+    ``h = (hi - lo) / 2``: the centred value, and the row's share of the
+    count (``h`` per row, so that the count's column moves as much as the
+    value's). One Gaussian release of the two sums gives ``S = sum(u) - n c``
+    and ``h n``, both noisy; :meth:`finalize` returns the mean
+    ``c + S / max(N, 1)``, ``N`` the noisy count (the second sum over
+    ``h``), clipped to ``[lo, hi]``. On exact sums it is the mean of ``u``.
 
-    Sensitivity of the sum (L2 = absolute value, one statistic):
+    L2 sensitivity of the two sums: ``sqrt(2) h`` under add-or-remove (a
+    row adds or removes ``(u - c, h)``, ``|u - c| <= h``), ``2 h`` under
+    replace-one (the count column does not move). ``n`` is never used: under
+    add-or-remove it is private.
 
-    * ``"add_or_remove"``: 1/2 (one row's ``|correct - 1/2|``);
-    * ``"replace_one"``: 1 (from ``-1/2`` to ``+1/2``).
+    Subclasses give ``_values(estimator, X, y)`` (``u``, one per row),
+    ``_range()`` (``(lo, hi)``) and ``_score(mean)``.
+    """
 
-    Centring at 1/2 halves the add-or-remove sensitivity of a plain count.
+    def _values(self, estimator, X, y):
+        raise NotImplementedError
+
+    def _range(self):
+        raise NotImplementedError
+
+    def _score(self, mean):
+        return mean
+
+    def contributions(self, estimator, X, y):
+        lo, hi = self._range()
+        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        if _n_rows(X) == 0:  # an empty validation part: nothing to score
+            return np.zeros((0, 2))
+        u = np.clip(np.asarray(self._values(estimator, X, y), dtype=float).reshape(-1), lo, hi)
+        return np.column_stack([u - centre, np.full(len(u), half)])
+
+    def sensitivity(self, relation):
+        lo, hi = self._range()
+        half = (hi - lo) / 2.0
+        return math.sqrt(2.0) * half if _check_relation(relation) == "add_or_remove" \
+            else 2.0 * half
+
+    def finalize(self, sums, n_rows=None):
+        lo, hi = self._range()
+        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        sums = np.asarray(sums, dtype=float).reshape(-1)
+        if sums.size != 2:
+            raise ValueError(
+                f"{type(self).__name__}.finalize needs the 2 sums of its contributions (the "
+                f"centred values and the count), got {sums.size}.")
+        count = sums[1] / half if half > 0 else 0.0
+        return self._score(float(np.clip(centre + sums[0] / max(count, 1.0), lo, hi)))
+
+
+class DPAccuracy(_CountedMean):
+    """Accuracy from a Gaussian-noised count of correct predictions, over a noisy count.
+
+    Each validation row contributes ``(correct - 1/2, 1/2)`` (``correct`` is
+    1 if ``estimator.predict`` returns its label, else 0): the centred
+    count of correct predictions and half the count of rows, released
+    together. The score is ``1/2 + S / max(N, 1)`` clipped to ``[0, 1]``,
+    ``S`` the first noisy sum and ``N`` twice the second (a DP count of the
+    validation rows: their number is private under add-or-remove); on
+    exact sums it is scikit-learn's ``accuracy_score``.
+
+    L2 sensitivity of the two sums:
+
+    * ``"add_or_remove"``: ``sqrt(2)/2 ~ 0.707`` (one row's ``(+-1/2, 1/2)``);
+    * ``"replace_one"``: 1 (from ``-1/2`` to ``+1/2``; the count does not move).
+
+    Centring at 1/2 halves the add-or-remove sensitivity of a plain count
+    (``(correct, 1)`` would have ``sqrt(2)``).
 
     Examples
     --------
@@ -289,28 +379,20 @@ class DPAccuracy(DPScorer):
     >>> model = LogisticRegression().fit(X, y)
     >>> scorer = DPAccuracy()
     >>> sums = scorer.contributions(model, X, y).sum(axis=0)  # the core adds noise here
-    >>> float(scorer.finalize(sums, len(y)))
+    >>> float(scorer.finalize(sums))
     1.0
-    >>> scorer.sensitivity("add_or_remove"), scorer.sensitivity("replace_one")
-    (0.5, 1.0)
+    >>> round(scorer.sensitivity("add_or_remove"), 4), scorer.sensitivity("replace_one")
+    (0.7071, 1.0)
     """
 
     name = "accuracy"
 
-    def contributions(self, estimator, X, y):
+    def _range(self):
+        return 0.0, 1.0
+
+    def _values(self, estimator, X, y):
         y = _labels(y)
-        if len(y) == 0:  # an empty validation part: nothing to predict
-            return np.zeros((0, 1))
-        correct = np.asarray(estimator.predict(X)).reshape(len(y)) == y
-        return (correct.astype(float) - 0.5)[:, None]
-
-    def sensitivity(self, relation):
-        return 0.5 if _check_relation(relation) == "add_or_remove" else 1.0
-
-    def finalize(self, sums, n_rows):
-        s = float(np.asarray(sums, dtype=float).reshape(-1)[0])
-        n = max(int(n_rows), 1)
-        return float(np.clip((s + n_rows / 2.0) / n, 0.0, 1.0))
+        return (np.asarray(estimator.predict(X)).reshape(len(y)) == y).astype(float)
 
 
 class DPBalancedAccuracy(DPScorer):
@@ -321,7 +403,9 @@ class DPBalancedAccuracy(DPScorer):
     count statistic; every other slot is 0. The ``2 * n_classes`` sums are
     ``[correct_0 - count_0/2, ..., count_0, ...]``. The score is the mean,
     over the classes whose noisy count is at least 1/2, of
-    ``clip(s_k / max(count_k, 1) + 1/2, 0, 1)``; on exact sums it is
+    ``clip(s_k / max(count_k, 1) + 1/2, 0, 1)``: each recall divides by its
+    class's noisy count, released with the correct counts (the number of
+    rows, private under add-or-remove, is never used); on exact sums it is
     scikit-learn's ``balanced_accuracy_score`` (which also leaves out the
     classes absent from ``y``). With no such class the score is the chance
     level ``1 / n_classes``.
@@ -388,7 +472,7 @@ class DPBalancedAccuracy(DPScorer):
             return math.sqrt(5.0) / 2.0
         return math.sqrt(2.5)
 
-    def finalize(self, sums, n_rows):
+    def finalize(self, sums, n_rows=None):
         sums = np.asarray(sums, dtype=float).reshape(-1)
         if sums.size % 2 or sums.size < 4:
             raise ValueError(
@@ -402,21 +486,24 @@ class DPBalancedAccuracy(DPScorer):
         return float(recall[present].mean())
 
 
-class DPLogLoss(DPScorer):
-    """Negative log-loss from a noisy sum of clipped per-row losses.
+class DPLogLoss(_CountedMean):
+    """Negative log-loss from a noisy sum of clipped per-row losses, over a noisy count.
 
-    A row of label ``y`` contributes ``min(-log p_y, L) - L/2``, with
+    A row of label ``y`` contributes ``(min(-log p_y, L) - L/2, L/2)``, with
     ``p_y`` the estimator's ``predict_proba`` for its label and ``L =
     max_loss``: probabilities are clipped below at ``exp(-L)`` (a label
-    outside ``estimator.classes_`` has probability 0, loss ``L``). The score
-    is ``-clip((sum + n L/2) / n, 0, L)``, scikit-learn's ``neg_log_loss``
-    convention (greater is better); on exact sums it is ``-log_loss`` with
-    the probabilities clipped at ``exp(-L)``.
+    outside ``estimator.classes_`` has probability 0, loss ``L``); the
+    second column is the row's share of a DP count of the validation rows
+    (their number is private under add-or-remove). The score is ``-clip(L/2
+    + S / max(N, 1), 0, L)``, ``S`` the first noisy sum and ``N`` the second
+    over ``L/2``, scikit-learn's ``neg_log_loss`` convention (greater is
+    better); on exact sums it is ``-log_loss`` with the probabilities
+    clipped at ``exp(-L)``.
 
-    Sensitivity of the sum (one statistic):
+    L2 sensitivity of the two sums:
 
-    * ``"add_or_remove"``: ``L/2``;
-    * ``"replace_one"``: ``L``.
+    * ``"add_or_remove"``: ``L sqrt(2)/2``;
+    * ``"replace_one"``: ``L`` (the count does not move).
 
     Parameters
     ----------
@@ -426,7 +513,8 @@ class DPLogLoss(DPScorer):
         below 1e-3 counted as 1e-3) is 10 times the binary chance loss
         ``log 2``: a candidate that is confidently wrong still scores far
         below one that hedges, while the noise on the mean loss stays
-        ``L/2 / n`` per unit of noise multiplier (0.003 for 1000 rows).
+        about ``L / sqrt(2) / n`` per unit of noise multiplier (0.005 for
+        1000 rows), plus the count's share.
 
     Examples
     --------
@@ -437,7 +525,7 @@ class DPLogLoss(DPScorer):
     >>> model = LogisticRegression().fit(X, y)
     >>> scorer = DPLogLoss()
     >>> sums = scorer.contributions(model, X, y).sum(axis=0)
-    >>> round(float(scorer.finalize(sums, len(y))), 3)
+    >>> round(float(scorer.finalize(sums)), 3)
     -0.348
     >>> scorer.sensitivity("replace_one") == scorer.max_loss
     True
@@ -457,12 +545,16 @@ class DPLogLoss(DPScorer):
             raise ValueError(f"DPLogLoss: max_loss must be a finite number > 0, got {L!r}.")
         return float(L)
 
-    def contributions(self, estimator, X, y):
+    def _range(self):
+        return 0.0, self._loss_cap()
+
+    def _score(self, mean):
+        return -mean
+
+    def _values(self, estimator, X, y):
         L = self._loss_cap()
         y = _labels(y)
         classes = _fitted_classes(estimator, None, who=type(self).__name__)
-        if len(y) == 0:
-            return np.zeros((0, 1))
         proba = np.asarray(estimator.predict_proba(X), dtype=float)
         if proba.shape != (len(y), len(classes)):
             raise ValueError(
@@ -471,17 +563,7 @@ class DPLogLoss(DPScorer):
         codes = _class_codes(classes, y)
         p = np.where(codes >= 0, proba[np.arange(len(y)), np.maximum(codes, 0)], 0.0)
         loss = -np.log(np.clip(p, math.exp(-L), 1.0))
-        return (np.minimum(loss, L) - L / 2.0)[:, None]
-
-    def sensitivity(self, relation):
-        L = self._loss_cap()
-        return L / 2.0 if _check_relation(relation) == "add_or_remove" else L
-
-    def finalize(self, sums, n_rows):
-        L = self._loss_cap()
-        s = float(np.asarray(sums, dtype=float).reshape(-1)[0])
-        n = max(int(n_rows), 1)
-        return -float(np.clip((s + n_rows * L / 2.0) / n, 0.0, L))
+        return np.minimum(loss, L)
 
 
 def _check_weight(value, name, who):
@@ -505,13 +587,15 @@ def _unit_cube(points, bounds):
     return np.where(width > 0, (np.clip(points, lower, upper) - lower) / safe, 0.0)
 
 
-class _BoundedUtility(DPScorer):
+class _BoundedUtility(_CountedMean):
     """A per-row utility ``u = success - w * cost`` in ``[-w, 1]``, ``cost`` in [0, 1].
 
-    A failure counts ``cost = 1`` (``u = -w``). Contributions ``u - (1 - w)/2``
-    (one statistic, ``|c| <= (1 + w)/2``): sensitivity ``(1 + w)/2``
-    add-or-remove, ``1 + w`` replace-one. The score is the mean utility,
-    ``(sum + n (1 - w)/2) / n`` clipped to ``[-w, 1]``. With a public
+    A failure counts ``cost = 1`` (``u = -w``). Contributions ``(u - (1 -
+    w)/2, (1 + w)/2)`` (the centred utility, ``|.| <= (1 + w)/2``, and the
+    row's share of a DP count of the validation rows): sensitivity ``(1 +
+    w) sqrt(2)/2`` add-or-remove, ``1 + w`` replace-one. The score is the
+    mean utility over the noisy count, ``(1 - w)/2 + S / max(N, 1)``
+    clipped to ``[-w, 1]`` (:class:`_CountedMean`). With a public
     ``X_query`` the scorer is public: the mean utility on it, no noise.
     """
 
@@ -534,21 +618,14 @@ class _BoundedUtility(DPScorer):
         cost = np.where(success, np.clip(np.nan_to_num(cost, nan=1.0), 0.0, 1.0), 1.0)
         return success.astype(float) - w * cost
 
+    def _range(self):
+        return -self._w(), 1.0
+
+    def _values(self, estimator, X, y=None):
+        return self._utility(estimator, X)
+
     def contributions(self, estimator, X, y=None):
-        w = self._w()
-        if _n_rows(X) == 0:
-            return np.zeros((0, 1))
-        return (self._utility(estimator, X) - (1.0 - w) / 2.0)[:, None]
-
-    def sensitivity(self, relation):
-        w = self._w()
-        return (1.0 + w) / 2.0 if _check_relation(relation) == "add_or_remove" else 1.0 + w
-
-    def finalize(self, sums, n_rows):
-        w = self._w()
-        s = float(np.asarray(sums, dtype=float).reshape(-1)[0])
-        n = max(int(n_rows), 1)
-        return float(np.clip((s + n_rows * (1.0 - w) / 2.0) / n, -w, 1.0))
+        return super().contributions(estimator, X, y)
 
     def public_score(self, estimator):
         if self.X_query is None:
@@ -573,20 +650,23 @@ class DPCounterfactualScore(_BoundedUtility):
     Two ways to score:
 
     * ``X_query=None`` (private): the queries are the private validation
-      rows. Each row contributes ``u - (1 - w)/2`` (``w`` the
-      ``distance_weight``), one statistic with ``|c| <= (1 + w)/2``, and the
-      privacy core adds Gaussian noise to the sum. The generator's
-      :meth:`explain` is post-processing of its DP fit, and each row's
-      utility depends on that row only (the fitted generator, the public
-      black box and bounds). L2 sensitivity of the sum:
+      rows. Each row contributes ``(u - (1 - w)/2, (1 + w)/2)`` (``w`` the
+      ``distance_weight``): the centred utility, ``|.| <= (1 + w)/2``, and
+      the row's share of a DP count of the validation rows (their number
+      is private under add-or-remove); the privacy core adds Gaussian noise
+      to the two sums. The generator's :meth:`explain` is post-processing
+      of its DP fit, and each row's utility depends on that row only (the
+      fitted generator, the public black box and bounds). L2 sensitivity of
+      the sums:
 
-      - ``"add_or_remove"``: ``(1 + w) / 2``;
+      - ``"add_or_remove"``: ``(1 + w) sqrt(2)/2``;
       - ``"replace_one"``: ``1 + w`` (from a failure ``-w`` to a valid
-        counterfactual at distance 0, ``1``).
+        counterfactual at distance 0, ``1``; the count does not move).
 
-      ``finalize`` returns ``(sum + n (1 - w)/2) / n`` clipped to ``[-w, 1]``.
-      One combined statistic needs less noise than the pair (valid, distance):
-      ``(1 + w)/2 <= sqrt((1 + w^2)/2)``.
+      ``finalize`` returns ``(1 - w)/2 + S / max(N, 1)`` clipped to
+      ``[-w, 1]``, ``N`` the noisy count (the second sum over ``(1 +
+      w)/2``). One combined utility needs less noise than the pair (valid,
+      distance): ``(1 + w)/2 <= sqrt((1 + w^2)/2)``.
     * ``X_query`` given (public, ``public=True``): the mean utility over
       these public queries, from the DP generator and the public black box
       only: post-processing, no noise, no private row read.
@@ -606,9 +686,9 @@ class DPCounterfactualScore(_BoundedUtility):
     --------
     >>> from skdpx.model_selection import DPCounterfactualScore
     >>> scorer = DPCounterfactualScore(distance_weight=0.5)
-    >>> scorer.public, scorer.sensitivity("add_or_remove"), scorer.sensitivity("replace_one")
-    (False, 0.75, 1.5)
-    >>> scorer.finalize([0.0], 10)  # noise-free sums of 10 rows at the centre
+    >>> scorer.public, round(scorer.sensitivity("add_or_remove"), 4), scorer.sensitivity("replace_one")
+    (False, 1.0607, 1.5)
+    >>> scorer.finalize([0.0, 7.5])  # noise-free sums of 10 rows at the centre (count 10 x 0.75)
     0.25
     """
 
@@ -652,15 +732,17 @@ class DPRecourseScore(_BoundedUtility):
     Two ways to score:
 
     * ``X_query=None`` (private): the queries are the private validation
-      rows. Each row contributes ``u - (1 - w)/2`` (``w`` the
-      ``cost_weight``), and the privacy core adds Gaussian noise to the sum.
-      The recourse of a query is post-processing of the DP fit, and depends
-      on that query only. L2 sensitivity of the sum:
+      rows. Each row contributes ``(u - (1 - w)/2, (1 + w)/2)`` (``w`` the
+      ``cost_weight``; the second column is the row's share of a DP count
+      of the validation rows), and the privacy core adds Gaussian noise to
+      the two sums. The recourse of a query is post-processing of the DP
+      fit, and depends on that query only. L2 sensitivity of the sums:
 
-      - ``"add_or_remove"``: ``(1 + w) / 2``;
-      - ``"replace_one"``: ``1 + w``.
+      - ``"add_or_remove"``: ``(1 + w) sqrt(2)/2``;
+      - ``"replace_one"``: ``1 + w`` (the count does not move).
 
-      ``finalize`` returns ``(sum + n (1 - w)/2) / n`` clipped to ``[-w, 1]``.
+      ``finalize`` returns ``(1 - w)/2 + S / max(N, 1)`` clipped to
+      ``[-w, 1]``, ``N`` the noisy count (the second sum over ``(1 + w)/2``).
     * ``X_query`` given (public, ``public=True``): the mean utility over
       these public queries, no noise.
 
@@ -676,8 +758,8 @@ class DPRecourseScore(_BoundedUtility):
     --------
     >>> from skdpx.model_selection import DPRecourseScore
     >>> scorer = DPRecourseScore(cost_weight=1.0)
-    >>> scorer.sensitivity("add_or_remove"), scorer.sensitivity("replace_one")
-    (1.0, 2.0)
+    >>> round(scorer.sensitivity("add_or_remove"), 4), scorer.sensitivity("replace_one")
+    (1.4142, 2.0)
     """
 
     name = "recourse"
@@ -782,7 +864,9 @@ class DPLimeFidelity(DPScorer):
     >>> round(compute_epsilon(plan, 1e-6), 2)  # 3 answers at 0.5, under the cap of 1
     0.9
     >>> fidelity = scorer.public_score(explainer.fit(X[500:]))
-    >>> bool(0 < fidelity <= 1), ledger.epsilon_spent <= compute_epsilon(plan, 1e-5)
+    >>> # the ledger: the fit's own DP row count (5% of its epsilon), then the answers
+    >>> spent = ledger.epsilon_spent - explainer.n_rows_epsilon_
+    >>> bool(0 < fidelity <= 1), spent <= compute_epsilon(plan, 1e-5)
     (True, True)
     """
 

@@ -7,6 +7,14 @@ before the refit. :class:`DPRandomSearchCV` and :class:`DPGridSearchCV`
 close all three (the privacy core's :mod:`skdpx.privacy._selection` holds the
 draws and the accounting):
 
+0. the number of rows is private under add-or-remove neighbours: the
+   search releases one DP count of all its rows first
+   (:class:`~skdpx.privacy.FitCount`, ``COUNT_SHARE`` of its epsilon,
+   Laplace noise, committed to the ledger before it is read) and plans
+   everything else from it: the parts' expected sizes, each candidate's
+   fit (run with :func:`~skdpx.privacy.given_row_count`, so that its plan
+   is a fixed function of the count and it releases no count of its own),
+   the refit, the scores' public normaliser;
 1. the rows are split (a holdout part, or k folds) independently of each
    other and of the data, with the secure generator;
 2. a random number of runs ``K`` is drawn (Papernot & Steinke 2022: a
@@ -18,16 +26,36 @@ draws and the accounting):
 4. the best run is kept: its candidate, its noisy score, its model;
 5. optionally the selected candidate is refitted on all the rows.
 
-The whole search is priced before it starts (:meth:`price`), calibrated so
-that it fits in ``(epsilon, delta)``, and committed to the ledger as one
-event, ``RepeatAndSelect(run) + WorstOf(refits)``, before any private row is
-read. Only the best run's output is released: ``cv_results_`` shows the
+The whole search is priced before it starts (:meth:`price`, at a count the
+caller gives), calibrated so that it fits in ``(epsilon, delta)``, and
+committed to the ledger in two entries: the count (``FixedLossDpEvent``),
+then, once the count is known and before any other private value is read,
+one event ``RepeatAndSelect(run) + WorstOf(refits)`` for the rest.
+
+Why the accounting holds although the rest is planned from the count: the
+count ``c`` is an ``epsilon_0``-DP release (L1 sensitivity 1, Laplace of
+scale ``1 / epsilon_0``). Everything after it (the candidates' events, the
+runs' budget, the score noise, the refit) is a fixed function of ``c`` and
+of public facts, and for every value ``c`` the search can see, the rest is
+calibrated so that its event (accounted with Renyi DP, Papernot & Steinke's
+bound, then converted) meets ``(epsilon - epsilon_0, delta)``: for that
+fixed ``c`` the candidates' events are fixed, so the RDP accounting of the
+rest is the accounting of a non-adaptive search, made after ``c`` is
+released. Basic composition with a pure-DP first release then holds
+whatever the rest is chosen from it: ``P[M(D) in S] = sum_c P[c | D]
+P[R_c(D) in S_c] <= sum_c e^epsilon_0 P[c | D'] (e^(epsilon - epsilon_0)
+P[R_c(D') in S_c] + delta)``, i.e. ``(epsilon, delta)``. The ledger
+accounts the count as a ``FixedLossDpEvent`` (its privacy loss a point mass
+at ``epsilon_0``; its Renyi curve ``epsilon_0`` at every order), whose
+``epsilon_0`` adds to the rest's epsilon exactly: the same basic
+composition. Under replace-one neighbours the number of rows is public (the
+relation fixes it) and no count is released. Only the best run's output is released: ``cv_results_`` shows the
 public pool and the selected candidate's DP score. The other runs' scores,
 the number of runs and the candidates the runs drew stay hidden, which is
 what makes random stopping private: given the number of runs ``K``, the
 best of ``K`` runs is the selection with a fixed number of runs, whose
 privacy loss grows with ``K`` (``tests/test_audit_search.py`` measures
-epsilon >= 3.1 for a search that claims 2.62 at delta 1e-3 when ``K`` is
+epsilon >= 2.86 (seeds 0-4) for a search that claims 2.63 at delta 1e-3 when ``K`` is
 published with the best score).
 """
 
@@ -51,6 +79,7 @@ from sklearn.utils.validation import check_is_fitted, indexable
 from .._sklearn_compat import Interval, RealNotInt, StrOptions, fit_context, safe_indexing
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
+    COUNT_SHARE,
     DPEstimator,
     EstimatorLedger,
     FitCount,
@@ -103,7 +132,8 @@ class SearchPlan:
         The whole search's cost (training, scoring, selection, refit),
         computed from ``event`` with Renyi DP, at most the search's budget.
     candidate_epsilon, candidate_delta : float
-        The budget each run's fit is given (its ``epsilon`` and ``delta``).
+        The budget each run's fit is given (its ``epsilon`` and ``delta``);
+        the fit runs with the search's count (it releases none of its own).
     refit_epsilon, refit_delta : float or None
         The refit's budget (None without refit).
     score_noise_multiplier : float or None
@@ -114,12 +144,30 @@ class SearchPlan:
     selection, mean_runs, shape, gamma : str, float, float, float or None
         The number of runs: its distribution, its mean, dp_accounting's
         shape and the stopping probability.
-    n_candidates, n_folds, n_train, n_validation : int
-        The public pool's size; 1 for a holdout split; the parts' sizes
-        (expected ones before ``fit``, drawn ones after).
+    n_candidates, n_folds : int
+        The public pool's size; 1 for a holdout split.
+    n_rows : float
+        The count the search plans with: its DP count of the rows under
+        add-or-remove (after ``fit``), the public number of rows under
+        replace-one, or the count given to :meth:`~DPRandomSearchCV.price`.
+        Never the private number of rows.
+    n_train, n_validation : float
+        The parts' expected sizes, ``n_rows`` times their shares (a run's
+        training part, and the validation rows a run's score sums over):
+        what every fit and score is planned with. Not the drawn sizes.
+    count_epsilon : float
+        The DP count's epsilon (``COUNT_SHARE * epsilon``; 0 when the
+        number of rows is public).
+    count_std : float
+        The standard deviation of the count's noise (``sqrt(2) /
+        count_epsilon``; 0 when public).
     relation : str
     event : DpEvent
-        What the ledger records.
+        The whole search: the count's ``FixedLossDpEvent`` (when it is
+        released) composed with ``selection_event``.
+    selection_event : DpEvent
+        What the ledger records after the count: the runs, their selection
+        and the refit.
     candidate_events : list of DpEvent
         Each candidate's fit on the training part at ``candidate_epsilon``.
     """
@@ -138,10 +186,14 @@ class SearchPlan:
     gamma: object
     n_candidates: int
     n_folds: int
-    n_train: int
-    n_validation: int
+    n_rows: float
+    n_train: float
+    n_validation: float
+    count_epsilon: float
+    count_std: float
     relation: str
     event: object = field(repr=False)
+    selection_event: object = field(repr=False, default=None)
     candidate_events: list = field(repr=False, default_factory=list)
 
     def epsilon_at(self, delta):
@@ -150,8 +202,10 @@ class SearchPlan:
 
     def to_dict(self):
         """The plan as a JSON-ready dict (the event as dp_accounting JSON)."""
-        out = {k: v for k, v in self.__dict__.items() if k not in ("event", "candidate_events")}
+        out = {k: v for k, v in self.__dict__.items()
+               if k not in ("event", "selection_event", "candidate_events")}
         out["event"] = event_to_json(self.event)
+        out["selection_event"] = event_to_json(self.selection_event)
         return out
 
 
@@ -222,12 +276,16 @@ def _n_rows(X):
 
 
 
-def _planner(est, prefix, X, y, relation, scorer, *, refit=False):
-    """A function ``(epsilon, delta) -> (fit event, extra event or None)`` on these rows.
+def _planner(est, prefix, X, y, relation, scorer, n_rows, *, refit=False):
+    """A function ``(epsilon, delta) -> (fit event, extra event or None)`` for a fit
+    planned with ``n_rows``.
 
-    ``est`` is a fresh copy (:func:`_fresh`). Reads the rows' shape and
-    schema only (validation), never their values' statistics: each
-    estimator's ``_plan_fit`` is made from public facts. The extra event is
+    ``est`` is a fresh copy (:func:`_fresh`). ``n_rows`` is the public
+    planning count the fit will run with (:func:`given_row_count`): a share
+    of the search's DP count, never the number of rows of ``X``, which is
+    read for its schema only (validation), never for its size or its
+    values' statistics: each estimator's ``_plan_fit`` is made from public
+    facts. The extra event is
     what scoring spends through the estimator (DPLimeExplainer explains the
     scorer's queries); for a refit, everything the refitted estimator may
     still spend when it is used (DPLimeExplainer: its whole cap, prepaid).
@@ -244,13 +302,13 @@ def _planner(est, prefix, X, y, relation, scorer, *, refit=False):
         dp.set_params(epsilon=float(epsilon), delta=float(delta))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            # TODO(issue 35): the search's own DP count; until then the exact rows
+            # the fit plans with the public count it is given, and releases none
             event = dp._plan_fit(data, relation, FitCount(
-                epsilon=dp.epsilon, relation=relation, n_rows=_n_rows(Xs))).event
+                epsilon=dp.epsilon, relation=relation, n_rows=n_rows)).event
         if refit:
             extra = dp._plan_queries(_UNBOUNDED_QUERIES) if hasattr(dp, "_plan_queries") else None
         else:
-            extra = scorer.planned_event(dp, _n_rows(Xs), relation) \
+            extra = scorer.planned_event(dp, n_rows, relation) \
                 if isinstance(scorer, DPScorer) else None
         return event, extra
     return plan
@@ -260,18 +318,20 @@ def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, 
     """One run: a candidate fitted with DP on the training part, and its score's exact sums.
 
     ``budget`` holds the search's settings of the candidate (its epsilon,
-    delta and random_state). The fit spends in a ledger of its own: the
+    delta and random_state) and ``_n_rows``, the public count the fit plans
+    with (a share of the search's DP count). The fit spends in a ledger of its own: the
     search recorded the whole search before this run. The exact sums go
     back to the search (never stored), whose privacy core adds the noise.
     """
     prefix = budget.pop("_prefix")
+    n_plan = budget.pop("_n_rows")
     est = _fresh(estimator, params)
     est.set_params(**{prefix + k: v for k, v in budget.items()},
                    **{prefix + "accountant": PrivacyLedger(relation=relation)})
     with warnings.catch_warnings():
         # the search's own warnings cover these (seeded runs, the run's private ledger)
         warnings.simplefilter("ignore", UncappedBudgetWarning)
-        with given_row_count(_n_rows(X_train)):  # as planned (_planner)
+        with given_row_count(n_plan):  # as planned (_planner): no count of its own
             est.fit(X_train, y_train)
         if scorer.public:
             return est, float(scorer.public_score(est))
@@ -335,6 +395,14 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                 f"cv={self.cv} folds a run fits {self.cv} models. Use refit=True or a holdout "
                 "fraction (cv=0.2)."
             )
+        if self.refit and self._relation() == "add_or_remove" and \
+                self.refit_share + COUNT_SHARE >= 1:
+            raise ValueError(
+                f"the search cannot fit in epsilon={self.epsilon:g}: refit_share="
+                f"{self.refit_share:g} and the DP row count ({COUNT_SHARE:g} of epsilon, "
+                "released first under add-or-remove) leave nothing for the runs. Lower "
+                "refit_share. Nothing was spent."
+            )
         prefix, step = _dp_step(self.estimator)
         pool = self._candidates()
         if not pool:
@@ -349,64 +417,93 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             acc = getattr(_dp_step(self.estimator)[1], "accountant", None)
         return acc.relation if isinstance(acc, PrivacyLedger) else "add_or_remove"
 
-    def _plan(self, X, y, parts, setup):
+    def _count(self, relation):
+        """The search's :class:`~skdpx.privacy.FitCount` (not released yet)."""
+        return FitCount(epsilon=self.epsilon, relation=relation)
+
+    def _shares(self, scorer):
+        """``(n_folds, train share, validation share)``: the expected share of the rows in a
+        run's training part and in the validation rows a run's score sums over."""
+        if scorer.public:  # the scorer reads no private row: every run fits on all of them
+            return 1, 1.0, 0.0
+        if isinstance(self.cv, Real) and not isinstance(self.cv, Integral):
+            return 1, 1.0 - float(self.cv), float(self.cv)
+        k = int(self.cv)
+        return k, (k - 1) / k, 1.0  # a run scores every fold: all the rows
+
+    def _check_count(self, n_rows, setup, count, *, priced):
+        """Refuse a planning count whose training part is too small for the estimator.
+
+        Public facts only: ``n_rows`` is the DP count (then its epsilon was
+        spent, and the message says so), the public number of rows under
+        replace-one, or the count given to ``price``.
+        """
+        prefix, step, pool, scorer, mean = setup
+        min_rows = getattr(step, "_min_samples", 1)
+        _, train_share, val_share = self._shares(scorer)
+        if n_rows * train_share >= min_rows:
+            if not scorer.public and n_rows * val_share < 1:
+                warnings.warn(
+                    f"the validation rows expected from the {'given' if priced else 'DP'} "
+                    f"row count are {n_rows * val_share:.2g} (cv={self.cv!r}): every run's "
+                    "score is mostly noise and the selection is close to random. Use more "
+                    "rows or a larger cv.", UserWarning, stacklevel=3)
+            return
+        if priced:
+            what, spent = f"the given row count n_rows={n_rows:g}", "Nothing was spent."
+        elif count.private:
+            what = f"the DP count of the rows is {n_rows:.1f} (noise std {count.std:.3g}):"
+            spent = (f"The row count's epsilon ({count.epsilon:.4g}) was spent; nothing else "
+                     "was.")
+        else:
+            what = f"n_samples = {int(n_rows)} (public under {count.relation}):"
+            spent = "Nothing was spent."
+        raise ValueError(
+            f"{type(self).__name__}: {what} a run's training part would expect "
+            f"{n_rows * train_share:.1f} rows and {type(step).__name__} needs at least "
+            f"{min_rows}. {spent}"
+        )
+
+    def _plan(self, X, y, n_rows, setup, count, *, spent="Nothing was spent."):
         """Calibrate the runs' budget so that the whole search fits in (epsilon, delta).
 
-        ``parts``: None for the expected part sizes (``price``), else the
-        drawn split. Reads the rows' shape and schema only (validation),
-        never their values' statistics.
+        ``n_rows`` is the public planning count (the DP count, the public
+        number of rows under replace-one, or the count given to ``price``):
+        the parts' expected sizes, every candidate's fit and the refit are
+        planned from it. ``count`` is the search's
+        :class:`~skdpx.privacy.FitCount`: its ``FixedLossDpEvent`` (when the
+        count is released) is composed with the rest, so that the rest is
+        calibrated to ``(epsilon - count.epsilon, delta)`` for this value of
+        the count (basic composition, valid whatever rest the count selects).
+        ``X`` and ``y`` are read for their schema only (validation), never
+        for their number of rows or their values' statistics.
         """
         prefix, step, pool, scorer, mean = setup
         relation = self._relation()
-        n = _n_rows(X)
-        n_folds = 1 if isinstance(self.cv, Real) and not isinstance(self.cv, Integral) else \
-            int(self.cv)
-        if parts is None:
-            if n_folds == 1:
-                n_val = int(round(self.cv * n))
-                train_rows = np.arange(n - n_val)
-            else:
-                n_val = int(round(n / n_folds))
-                train_rows = np.arange(n - n_val)
-        else:
-            if n_folds == 1:
-                train_rows, n_val = np.flatnonzero(parts == 0), int((parts == 1).sum())
-            else:  # the smallest training part: the largest sample rate
-                sizes = np.bincount(parts, minlength=n_folds)
-                train_rows = np.flatnonzero(parts != int(np.argmax(sizes)))
-                n_val = int(sizes.max())
-        if scorer.public:
-            # the scorer reads no private row: every run fits on all of them
-            n_folds, train_rows, n_val = 1, np.arange(n), 0
-        elif n_val < 1 and parts is not None:
-            # still DP (the scores are noise alone), but the choice is then random
-            warnings.warn(f"the validation part drawn is empty (n_samples={n}, cv={self.cv!r}): "
-                          "every run's score is noise and the selection is random. Use more "
-                          "rows or a larger cv.", UserWarning, stacklevel=3)
-        X_train = safe_indexing(X, train_rows)
-        y_train = None if y is None else safe_indexing(y, train_rows)
-        min_rows = getattr(step, "_min_samples", 1)
-        if len(train_rows) < min_rows:
-            raise ValueError(
-                f"the training part has {len(train_rows)} rows: {type(step).__name__} needs at "
-                f"least {min_rows}. Nothing was spent."
-            )
+        n_rows = float(n_rows)
+        n_folds, train_share, val_share = self._shares(scorer)
+        n_train, n_val = train_share * n_rows, val_share * n_rows
 
-        def planner(est, Xp, yp, *, refit=False):
-            plan = _planner(est, prefix, Xp, yp, relation, scorer, refit=refit)
+        def planner(est, n_plan, *, refit=False):
+            plan = _planner(est, prefix, X, y, relation, scorer, n_plan, refit=refit)
 
             def joined(eps, delta):
                 event, extra = plan(eps, delta)
                 return event if extra is None else compose_events(event, extra)
             return joined
 
-        fit_planners = [planner(_fresh(self.estimator, p), X_train, y_train) for p in pool]
-        refit_planners = [planner(_fresh(self.estimator, p), X, y, refit=True)
+        fit_planners = [planner(_fresh(self.estimator, p), n_train) for p in pool]
+        refit_planners = [planner(_fresh(self.estimator, p), n_rows, refit=True)
                           for p in pool] if self.refit else []
         shape, gamma = run_distribution(self.selection, mean, self.eta)
         sens = None if scorer.public else float(scorer.sensitivity(relation))
         delta = float(self.delta)
         eps_refit = self.refit_share * self.epsilon if self.refit else None
+        count_event = count.event  # None when the number of rows is public
+
+        def total(event):
+            # the count's fixed loss adds its epsilon exactly (FixedLossDpEvent)
+            return compute_epsilon(compose_events(count_event, event), delta)
 
         refit_events = []
         if self.refit:
@@ -421,7 +518,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                 event = search_event(fits, None if z is None else score_event(z),
                                      n_folds=n_folds, mean=mean, shape=shape,
                                      refit_events=refit_events)
-                cache[eps_c] = (compute_epsilon(event, delta), event, fits, z)
+                cache[eps_c] = (total(event), event, fits, z)
             return cache[eps_c]
 
         # start from a proxy that costs milliseconds: each run's fit as one Gaussian
@@ -432,35 +529,38 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             event = search_event([fit], None if z is None else score_event(z),
                                  n_folds=n_folds, mean=mean, shape=shape,
                                  refit_events=refit_events)
-            return compute_epsilon(event, delta)
+            return total(event)
 
-        x0 = _largest_below(proxy, self.epsilon, self.epsilon / (4 if self.refit else 2),
-                            rtol=0.01, max_evals=12) or self.epsilon / 4
-        # a run never gets more than the whole budget (an estimator whose spend
+        budget = self.epsilon - count.epsilon  # what is left after the count
+        x0 = _largest_below(proxy, self.epsilon, budget / (4 if self.refit else 2),
+                            rtol=0.01, max_evals=12) or budget / 4
+        # a run never gets more than what the count leaves (an estimator whose spend
         # does not grow with its epsilon, DPLime's per-query budget, stops there)
-        eps_c = _largest_below(lambda e: evaluate(min(e, self.epsilon))[0], self.epsilon, x0)
-        eps_c = None if eps_c is None else min(eps_c, self.epsilon)
+        eps_c = _largest_below(lambda e: evaluate(min(e, budget))[0], self.epsilon, x0)
+        eps_c = None if eps_c is None else min(eps_c, budget)
         if eps_c is None:
             raise ValueError(
                 f"the search cannot fit in epsilon={self.epsilon:g}: the refit alone "
                 f"(refit_share={self.refit_share:g}) with selection over {len(pool)} candidates "
-                "takes it all. Lower refit_share, set refit=False, or raise epsilon. Nothing "
-                "was spent."
+                "takes it all. Lower refit_share, set refit=False, or raise epsilon. " + spent
             )
-        total, event, fits, z = evaluate(eps_c)
+        whole, event, fits, z = evaluate(eps_c)
         return SearchPlan(
-            epsilon=float(total), delta=delta, candidate_epsilon=float(eps_c),
+            epsilon=float(whole), delta=delta, candidate_epsilon=float(eps_c),
             candidate_delta=delta, refit_epsilon=eps_refit,
             refit_delta=delta if self.refit else None, score_noise_multiplier=z,
             score_sensitivity=sens, selection=self.selection, mean_runs=float(mean),
             shape=float(shape), gamma=gamma, n_candidates=len(pool), n_folds=n_folds,
-            n_train=int(len(train_rows)), n_validation=int(n_val), relation=relation,
-            event=event, candidate_events=fits,
+            n_rows=n_rows, n_train=float(n_train), n_validation=float(n_val),
+            count_epsilon=float(count.epsilon), count_std=float(count.std), relation=relation,
+            event=compose_events(count_event, event), selection_event=event,
+            candidate_events=fits,
         )
 
     def _validate_rows(self, X, y, setup):
-        """The estimator's own validation of all the rows (NaN, shapes, sparse, labels...)
-        and the rows a split needs, before anything is drawn or spent."""
+        """The estimator's own validation of all the rows (NaN, shapes, sparse, labels...),
+        before anything is drawn or spent. Their number is not checked here: it is
+        private under add-or-remove (:meth:`_check_count` checks the planning count)."""
         prefix, step, pool, scorer, mean = setup
         X, y = indexable(X, y)
         Xs = X
@@ -470,39 +570,59 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             check._validate_fit(Xs, y)
-        n = _n_rows(X)
-        min_rows = getattr(step, "_min_samples", 1)
-        train_share = 1.0 if scorer.public else (
-            1 - self.cv if isinstance(self.cv, float) else (self.cv - 1) / self.cv)
-        needed = int(math.ceil(min_rows / train_share))
-        if n < needed:
-            raise ValueError(
-                f"{type(self).__name__} needs at least {needed} samples to split them and fit "
-                f"{type(step).__name__} (>= {min_rows} rows) on the training part; got "
-                f"n_samples = {n}. Nothing was spent."
-            )
         return X, y
 
-    def price(self, X, y=None):
-        """The planned cost of the whole search on these rows, before anything is spent.
+    def price(self, X, y=None, *, n_rows=None):
+        """The planned cost of the whole search at a given row count, before anything is spent.
 
-        The budget is split as ``fit`` splits it (with the expected part
-        sizes; ``fit`` recalibrates on the drawn split, again within
-        ``(epsilon, delta)``). Nothing is recorded and no private value is read.
+        The budget is split as ``fit`` splits it once its count is known:
+        ``fit`` releases a DP count of the rows first (under add-or-remove,
+        where the number of rows is private) and plans from it, within
+        ``(epsilon, delta)`` whatever the count; ``price`` makes the same
+        plan from ``n_rows``. Nothing is recorded and no private value is
+        read: ``X`` and ``y`` give the schema (validation), never their
+        number of rows under add-or-remove.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+        n_rows : float or None, default=None
+            The row count to plan with: a public estimate, or a DP count
+            released before. Required under add-or-remove neighbours (the
+            default relation); under replace-one the number of rows of
+            ``X`` is public and is the default.
 
         Returns
         -------
         SearchPlan
+            Its ``count_epsilon`` is the count ``fit`` will release;
+            ``epsilon`` includes it.
         """
         self._validate_params()
         setup = self._setup()
         X, y = self._validate_rows(X, y, setup)
-        return self._plan(X, y, None, setup)
+        count = self._count(self._relation())
+        if n_rows is None:
+            if count.private:
+                raise ValueError(
+                    f"{type(self).__name__}.price needs n_rows: under add-or-remove "
+                    "neighbours the number of rows is private, and fit plans from a DP count "
+                    "it releases first. Give the count to plan with, price(X, y, n_rows=...) "
+                    "(a public estimate, or a DP count released before); fit's own plan stays "
+                    "within (epsilon, delta) whatever its count. Nothing was read or spent."
+                )
+            n_rows = _n_rows(X)  # public: the relation fixes it
+        if isinstance(n_rows, bool) or not isinstance(n_rows, Real) or \
+                not math.isfinite(n_rows) or not n_rows > 0:
+            raise ValueError(f"n_rows must be a finite number > 0, got {n_rows!r}.")
+        self._check_count(float(n_rows), setup, count, priced=True)
+        return self._plan(X, y, float(n_rows), setup, count)
 
     # ------------------------------------------------------------ fitting
     @fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
-        """Run the private search: plan, commit, then K DP runs and the refit.
+        """Run the private search: a DP count, then plan, commit, K DP runs and the refit.
 
         Parameters
         ----------
@@ -516,29 +636,45 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         setup = self._setup()
         X, y = self._validate_rows(X, y, setup)
         prefix, step, pool, scorer, mean = setup
-        noise = noise_source(self.random_state)
-        parts = draw_split(_n_rows(X), self.cv if not isinstance(self.cv, Real) or
-                           isinstance(self.cv, Integral) else float(self.cv), noise=noise)
-        plan = self._plan(X, y, parts, setup)
-        n_runs = draw_runs(self.selection, plan.mean_runs, noise=noise, eta=self.eta)
-        drawn = draw_candidates(len(pool), n_runs, noise=noise)
-
         ledger = EstimatorLedger(self.epsilon, self.delta, self.accountant if self.accountant is not None else
                                  getattr(step, "accountant", None),
                                  prefix=f"{type(self).__name__}: ")
+        count = self._count(ledger.relation)
+        noise = noise_source(self.random_state)
+        if count.private:
+            # the number of rows is private: nothing is planned from the rows before the
+            # count is released. The whole search is checked against the caps first, with
+            # a public stand-in for the rest (every plan the count can select meets the same
+            # target), then the count is committed and released
+            ledger.check(compose_events(count.event, count.proxy_event(self.epsilon, self.delta)))
+            counted = ledger.commit(count.event, count.label)
+            count.release(_n_rows(X), noise=noise, commitment=counted)
+            spent = f"The row count's epsilon ({count.epsilon:.4g}) was spent; nothing else was."
+        else:  # public: the relation fixes the number of rows
+            count.release(_n_rows(X), noise=noise, commitment=None)
+            spent = "Nothing was spent."
+        self._check_count(count.n, setup, count, priced=False)
+        plan = self._plan(X, y, count.n, setup, count, spent=spent)
+        n_runs = draw_runs(self.selection, plan.mean_runs, noise=noise, eta=self.eta)
+        drawn = draw_candidates(len(pool), n_runs, noise=noise)
+
         label = (f"private selection over {len(pool)} candidates of "
                  f"{type(step).__name__} ({self.selection}, mean {plan.mean_runs:g} runs)"
                  + (" + refit" if self.refit else ""))
-        # committed before any private row is read: final, never refunded
+        # committed before any other private value is read: final, never refunded
         score_commitment = commit_search(
-            ledger, plan.event, label, delta=plan.delta, n_runs=n_runs,
+            ledger, plan.selection_event, label, delta=plan.delta, n_runs=n_runs,
             score_noise_multiplier=None if scorer.public else plan.score_noise_multiplier)
         self.ledger_ = ledger
         self.search_plan_ = plan
         # n_runs and drawn stay local: published with the best score, the number of
         # runs undoes random stopping (the best of K runs, given K, is not private)
         seeds = self._run_seeds(noise, n_runs)
-        budget = {"_prefix": prefix, "epsilon": plan.candidate_epsilon,
+        # each row's part, drawn last (independent of the data; what is drawn before it
+        # does not depend on the number of rows)
+        parts = draw_split(_n_rows(X), self.cv if not isinstance(self.cv, Real) or
+                           isinstance(self.cv, Integral) else float(self.cv), noise=noise)
+        budget = {"_prefix": prefix, "_n_rows": plan.n_train, "epsilon": plan.candidate_epsilon,
                   "delta": plan.candidate_delta}
 
         # every fit of every run (k of them with k folds), in joblib's workers with n_jobs
@@ -558,7 +694,6 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                     safe_indexing(X, val), None if y is None else safe_indexing(y, val),
                     scorer, plan.relation))
         outputs = Parallel(n_jobs=self.n_jobs)(tasks)
-        n_val = int(_n_rows(X) if n_folds > 1 else (parts == 1).sum())
 
         best = (None, -math.inf, None, None)  # (index, signed score, model, score)
         for run, c in enumerate(drawn):
@@ -567,11 +702,13 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                 score = done[0][1]
             else:
                 # one Gaussian release per run: the sums over all its validation rows
+                # (with the scorer's own count of them); the public normaliser is the
+                # expected number of validation rows, never the private one
                 noisy = release_score(np.atleast_2d(sum(out for _, out in done)),
                                       noise_multiplier=plan.score_noise_multiplier,
                                       sensitivity=plan.score_sensitivity, noise=noise,
                                       commitment=score_commitment)
-                score = float(scorer.finalize(noisy, n_val))
+                score = float(scorer.finalize(noisy, plan.n_validation))
             signed = score if scorer.greater_is_better else -score
             if best[0] is None or signed > best[1]:
                 best = (int(c), signed, done[0][0] if n_folds == 1 else None, score)
@@ -600,8 +737,8 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         if self.refit:
             self.best_estimator_, _ = _fit_run(
                 self.estimator, self.best_params_,
-                {"_prefix": prefix, "epsilon": plan.refit_epsilon, "delta": plan.refit_delta,
-                 "random_state": self._run_seeds(noise, 1)[0]},
+                {"_prefix": prefix, "_n_rows": plan.n_rows, "epsilon": plan.refit_epsilon,
+                 "delta": plan.refit_delta, "random_state": self._run_seeds(noise, 1)[0]},
                 X, y, None, None, _NoScore(), plan.relation)
         else:
             # the selected run's model: part of the best run's output, no extra cost;
@@ -754,13 +891,26 @@ def _largest_below(f, target, x0, *, rtol=0.03, max_evals=8):
     return max(feasible)[0] if feasible else None
 
 _COMMON_DOC = """
+    Under add-or-remove neighbours (the default relation) the number of
+    rows is private: the search first releases a DP count of all its rows
+    (``COUNT_SHARE``, 5%, of ``epsilon``; Laplace noise; committed to the
+    ledger before it is read) and plans everything from it: the parts'
+    expected sizes, every run's fit (which plans with its part's share of
+    the count and releases no count of its own), the refit (with the
+    count), the scores. Nothing the search returns, records, warns or
+    raises is a deterministic function of the number of rows.
+
     Every run fits a candidate with DP on the training part (with the
     budget the search calibrates, ``search_plan_.candidate_epsilon``) and
     scores it with a DP score on the validation part; the best run is
     selected; with ``refit`` its candidate is refitted on all the rows. The
-    whole search, selection and refit included, fits in ``(epsilon,
-    delta)`` and is committed to the ledger as one event before any private
-    row is read.
+    whole search, count, selection and refit included, fits in ``(epsilon,
+    delta)``: the count is one ledger entry, the rest another, committed
+    once the count is known and before any other private value is read.
+    The rest is calibrated, for the count released, to ``(epsilon -
+    count_epsilon, delta)``; since the count is pure DP and the rest a fixed
+    function of it, basic composition gives ``(epsilon, delta)`` whatever
+    plan the count selects (see :mod:`skdpx.model_selection._search`).
 
     Privacy unit: one row of ``X``, under the ledger's neighbouring relation.
     The parts are drawn row by row, independently of the data, so one row
@@ -850,7 +1000,8 @@ _ATTRS_DOC = """
         hidden (it is independent of the data, yet given it, the best of the
         runs is a selection over a fixed number of runs, which is not).
     search_plan_ : SearchPlan
-        The budget split and the event recorded.
+        The budget split and the events recorded, planned from the DP count
+        (``search_plan_.n_rows``): a DP release, like the count itself.
     ledger_ : EstimatorLedger
     epsilon_spent_, delta_spent_ : float
 """
@@ -888,7 +1039,7 @@ class DPRandomSearchCV(_BaseDPSearch):
     >>> clf = DPLocallyLinearClassifier(bounds=(-4, 4), classes=[0, 1], batch_size=600)
     >>> search = DPRandomSearchCV(clf, {"learning_rate": [0.1, 0.3], "n_maps": [1, 2]},
     ...                           n_iter=4, epsilon=2.0, accountant=ledger)
-    >>> plan = search.price(X, y)  # before anything is spent
+    >>> plan = search.price(X, y, n_rows=600)  # before anything is spent, at a given count
     >>> plan.epsilon <= 2.0
     True
     >>> search = search.fit(X, y)

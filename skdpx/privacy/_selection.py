@@ -28,8 +28,8 @@ others' scores, nor the number of runs or the candidates the runs drew.
 These do not depend on the data, yet they must stay hidden: given the
 number of runs ``K``, the best of ``K`` runs is the selection over a fixed
 number of runs, whose privacy loss grows with ``K`` (an empirical audit,
-``tests/test_audit_search.py``, finds epsilon >= 3.1 at delta 1e-3 where the
-event accounts 2.62, when ``K`` is released with the best score).
+``tests/test_audit_search.py``, finds epsilon >= 2.86 at delta 1e-3 where the
+event accounts 2.63, when ``K`` is released with the best score).
 """
 
 import math
