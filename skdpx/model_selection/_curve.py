@@ -9,6 +9,7 @@ model) or with a DP score on a private holdout part drawn by the privacy
 core.
 """
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 import json
 from numbers import Integral, Real
@@ -355,6 +356,18 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     >>> curve.to_frame().columns.tolist()
     ['epsilon', 'score', 'point_epsilon']
     """
+    # the sweep's noise source (made after the checks) is closed, its key wiped, when
+    # the sweep ends, however it ends
+    with ExitStack() as owned:
+        return _sweep(owned, estimator, X, y, epsilons=epsilons, delta=delta, scoring=scoring,
+                      X_val=X_val, y_val=y_val, cv=cv, accountant=accountant,
+                      return_estimators=return_estimators, n_jobs=n_jobs,
+                      random_state=random_state)
+
+
+def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv, accountant,
+           return_estimators, n_jobs, random_state):
+    """The body of :func:`privacy_utility_curve`; ``owned`` closes its noise source."""
     # ------------------------------------------------ checks: nothing read or spent
     eps = _check_epsilons(epsilons)
     if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
@@ -396,7 +409,7 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     ledger = resolve_ledger(accountant if accountant is not None
                             else getattr(step, "accountant", None))
     relation = ledger.relation
-    noise = noise_source(random_state)
+    noise = owned.enter_context(noise_source(random_state))
 
     # ------------------------------------------------ the parts (public facts only)
     if public_rows:

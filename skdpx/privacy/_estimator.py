@@ -7,7 +7,8 @@ from public facts (the number of rows, the parameters, the declared bounds),
 never from the data's values; the commitment records it in the estimator's
 ledger and in the shared one before any mechanism reads the private rows,
 and nothing refunds it. An error raised by ``_validate_fit`` or
-``_plan_spend`` leaves every ledger as it was.
+``_plan_spend`` leaves every ledger as it was. The noise source is closed
+(its key wiped) when the fit ends, normally or by an exception.
 """
 
 from types import SimpleNamespace
@@ -136,12 +137,13 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
             )
         ledger = self._new_ledger()
         plan = self._plan_fit(data, ledger.relation)
-        noise = noise_source(self.random_state)
-        if isinstance(plan.event, NoOpDpEvent):
-            commitment = None
-        else:
-            # committed before any mechanism reads the private rows: final
-            commitment = ledger.commit(plan.event, plan.label)
-        self._private_fit(data, plan, commitment, noise)
+        # closed (its key wiped) when the fit ends, however it ends
+        with noise_source(self.random_state) as noise:
+            if isinstance(plan.event, NoOpDpEvent):
+                commitment = None
+            else:
+                # committed before any mechanism reads the private rows: final
+                commitment = ledger.commit(plan.event, plan.label)
+            self._private_fit(data, plan, commitment, noise)
         self.ledger_ = ledger
         return self

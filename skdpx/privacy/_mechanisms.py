@@ -291,9 +291,9 @@ def gaussian_mechanism(
     # Gaussian mechanism: the smallest one that is (epsilon, delta)-DP
     z = analytic_gaussian_sigma(epsilon, delta)
     commitment = _commit(ledger, gaussian_event(z), label, delta)
-    noise = noise_source(random_state)
-    return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
-                                      noise=noise, commitment=commitment))
+    with noise_source(random_state) as noise:  # closed (its key wiped) when the release ends
+        return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
+                                          noise=noise, commitment=commitment))
 
 
 def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=None, label="laplace"):
@@ -315,9 +315,9 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
         return _out(arr, arr.copy())
     b = 1.0 / epsilon  # the noise multiplier: scale sensitivity / epsilon (0 at epsilon = inf)
     commitment = _commit(ledger, laplace_event(b), label)
-    noise = noise_source(random_state)
-    return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
-                                     noise=noise, commitment=commitment))
+    with noise_source(random_state) as noise:
+        return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
+                                         noise=noise, commitment=commitment))
 
 
 def exponential_mechanism(
@@ -367,6 +367,6 @@ def exponential_mechanism(
     if n_releases > 1:
         event = SelfComposedDpEvent(event, n_releases)
     commitment = _commit(ledger, event, label)
-    noise = noise_source(random_state)
-    return exponential_release(u, epsilon=epsilon, sensitivity=sensitivity, noise=noise,
-                               commitment=commitment, monotonic=monotonic)
+    with noise_source(random_state) as noise:
+        return exponential_release(u, epsilon=epsilon, sensitivity=sensitivity, noise=noise,
+                                   commitment=commitment, monotonic=monotonic)
