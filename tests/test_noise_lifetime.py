@@ -19,6 +19,7 @@ generator's state wiped. The keys are recorded when each source is made
 (for AES-128 the first round key in the generator's state is the key
 itself: with it, ``AESCounter(key=...)`` replays the stream).
 
+Also: the release functions warn when no ledger records them (item 5).
 """
 
 import gc
@@ -43,6 +44,7 @@ from skdpx.privacy import (
     NoiseSource,
     PrivacyLeakWarning,
     PrivacyLedger,
+    UncappedBudgetWarning,
     exponential_mechanism,
     gaussian_mechanism,
     laplace_mechanism,
@@ -426,3 +428,46 @@ def test_a_secure_source_keeps_nothing_its_key_came_from():
     assert sorted(set(found)) == ["a live NoiseSource(secure=True)",
                                   "an AESCounter keyed with the noise key"]
     source.close()
+
+
+# --------------------------------------------------------------------------
+# Item 5: a release with no ledger warns, as a fit with no accountant does
+# --------------------------------------------------------------------------
+_RELEASES = {
+    "gaussian": lambda **kw: gaussian_mechanism(np.zeros(2), epsilon=1.0, delta=DELTA,
+                                                sensitivity=1.0, **kw),
+    "laplace": lambda **kw: laplace_mechanism(np.zeros(2), epsilon=1.0, sensitivity=1.0, **kw),
+    "exponential": lambda **kw: exponential_mechanism([0.0, 1.0], epsilon=1.0,
+                                                      sensitivity=1.0, **kw),
+}
+
+
+@pytest.mark.parametrize("name", list(_RELEASES))
+def test_a_release_without_a_ledger_warns_that_nothing_caps_it(name):
+    with pytest.warns(UncappedBudgetWarning, match="ledger=None.*nothing caps the total") as seen:
+        _RELEASES[name]()
+    # at the caller's line, as an estimator's warning is
+    assert [w.filename for w in seen if w.category is UncappedBudgetWarning] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncappedBudgetWarning)
+        _RELEASES[name](ledger=PrivacyLedger())  # recorded: no warning
+
+
+def test_a_public_release_spends_nothing_and_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncappedBudgetWarning)
+        assert gaussian_mechanism(3.0, epsilon=1.0, delta=DELTA, sensitivity=0.0) == 3.0
+        assert laplace_mechanism(3.0, epsilon=1.0, sensitivity=0.0) == 3.0
+
+
+def test_the_release_and_the_fit_share_one_message():
+    from skdpx.privacy import _budget
+
+    with pytest.warns(UncappedBudgetWarning) as fit_seen:
+        _budget.resolve_ledger(None)
+    with pytest.warns(UncappedBudgetWarning) as release_seen:
+        laplace_mechanism(0.0, epsilon=1.0, sensitivity=1.0)
+    fit_text, release_text = str(fit_seen[0].message), str(release_seen[0].message)
+    assert fit_text.startswith("accountant=None") and release_text.startswith("ledger=None")
+    tail = "nothing caps the total spent on these data"
+    assert tail in fit_text and tail in release_text

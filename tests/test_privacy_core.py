@@ -187,6 +187,7 @@ def test_int_seeds_are_not_cut_to_32_bits():
     assert not np.array_equal(_noise(g1), _noise(g2))
 
 
+@pytest.mark.filterwarnings("ignore::skdpx.privacy.UncappedBudgetWarning")
 def test_secure_noise_ignores_every_global_seed():
     np.random.seed(0)
     a = gaussian_mechanism(np.zeros(8), epsilon=1.0, delta=DELTA, sensitivity=1.0)
