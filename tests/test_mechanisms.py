@@ -25,6 +25,10 @@ from skdpx.privacy import (
     scale_to_bounds,
 )
 
+# most of these calls test a mechanism alone, with no ledger on purpose (the warning that
+# nothing records them is tested in test_noise_lifetime.py)
+pytestmark = pytest.mark.filterwarnings("ignore::skdpx.privacy.UncappedBudgetWarning")
+
 
 def _same_state(a, b):
     sa, sb = a.get_state(), b.get_state()

@@ -19,7 +19,6 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
-    compose_events,
     gaussian_event,
     gaussian_release,
     laplace_event,

@@ -99,9 +99,10 @@ def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_mu
     (:func:`~skdpx.privacy.noisy_gradient`, through :func:`dpgd_explain`).
     """
     H, g = _piece_forms(Z, columns, offsets, X, labels, weight, m)
-    return dpgd_explain(H, g, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
-                        radius=radius, n_iter=n_iter, smoothness=_C / radius,
-                        noise=key.open(), commitment=share.open())
+    with key.open() as noise:  # closed (its key wiped) when the piece ends
+        return dpgd_explain(H, g, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
+                            radius=radius, n_iter=n_iter, smoothness=_C / radius,
+                            noise=noise, commitment=share.open())
 
 
 def _distances(Z, columns, past, past_columns):
@@ -897,15 +898,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # validated before anything is recorded or spent
         columns, offsets, targets = self._query_targets(X, target_class)
         # one source per call, never kept: a seeded one is told apart by the
-        # number of answers given before
-        noise = noise_source(self.random_state, stream=(len(self.history_["queries"]),))
-        start = len(self.history_["phase"])
-        try:
-            phi, phase, cost = self._answer(Z, columns, offsets, noise)
-        finally:
-            del noise
-            if private:
-                self._withhold(start)
+        # number of answers given before; closed (its key wiped) when the call ends
+        with noise_source(self.random_state, stream=(len(self.history_["queries"]),)) as noise:
+            start = len(self.history_["phase"])
+            try:
+                phi, phase, cost = self._answer(Z, columns, offsets, noise)
+            finally:
+                if private:
+                    self._withhold(start)
         # from label units to the explained output's, then per input unit
         values = scaler.coef_to_input(phi * unit_scale(self.output_, self.output_bounds_))
         names = (list(self.schema_.feature_names_out)

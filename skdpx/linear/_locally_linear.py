@@ -20,7 +20,6 @@ from ..privacy import (
     SpendPlan,
     calibrate_noise,
     check_classes,
-    compose_events,
     dense_clipped_grad,
     dense_grad_sq_norms,
     gaussian_event,

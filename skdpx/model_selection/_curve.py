@@ -9,6 +9,7 @@ model) or with a DP score on a private holdout part drawn by the privacy
 core.
 """
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 import json
 from numbers import Integral, Real
@@ -22,7 +23,6 @@ from sklearn.utils.validation import indexable
 from .._sklearn_compat import safe_indexing
 from ..privacy import (
     COUNT_SHARE,
-    Commitment,
     ComposedDpEvent,
     FitCount,
     PrivacyLedger,
@@ -416,6 +416,18 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     >>> curve.to_frame().columns.tolist()
     ['epsilon', 'score', 'point_epsilon']
     """
+    # the sweep's noise source (made after the checks) is closed, its key wiped, when
+    # the sweep ends, however it ends
+    with ExitStack() as owned:
+        return _sweep(owned, estimator, X, y, epsilons=epsilons, delta=delta, scoring=scoring,
+                      X_val=X_val, y_val=y_val, cv=cv, accountant=accountant,
+                      return_estimators=return_estimators, n_jobs=n_jobs,
+                      random_state=random_state)
+
+
+def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv, accountant,
+           return_estimators, n_jobs, random_state):
+    """The body of :func:`privacy_utility_curve`; ``owned`` closes its noise source."""
     # ------------------------------------------------ checks: nothing read or spent
     eps = _check_epsilons(epsilons)
     if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
@@ -456,7 +468,9 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     ledger = resolve_ledger(accountant if accountant is not None
                             else getattr(step, "accountant", None))
     relation = ledger.relation
-    noise = noise_source(random_state)
+    noise = owned.enter_context(noise_source(random_state))
+
+    # ------------------------------------------------ the parts (public facts only)
     if public_rows:
         validation, train_share, val_share = "public", 1.0, 0.0
     elif scorer.public:
@@ -480,8 +494,8 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
         stand_ins = [FitCount(epsilon=float(e), relation=relation).proxy_event(
             float(e), float(delta)) for e in eps]
         ledger.check(ComposedDpEvent([count.event, *stand_ins]), delta=total_delta)
-        ledger.spend(count.event, count_label, delta=0.0)  # final: never refunded
-        count.release(_n_rows(X), noise=noise, commitment=Commitment(count.event, count_label))
+        # final: never refunded
+        count.spend_and_release(ledger, _n_rows(X), noise=noise, label=count_label)
         spent = (f"The row count's epsilon ({count.epsilon:.4g}) was spent; nothing else "
                  "was.")
         what = f"the DP count of the rows is {count.n:.1f} (noise std {count.std:.3g})"

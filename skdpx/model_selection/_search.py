@@ -635,12 +635,18 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         """
         setup = self._setup()
         X, y = self._validate_rows(X, y, setup)
+        # the search's noise source (the split, the number of runs, the candidates, the
+        # scores' noise) is closed, its key wiped, when the search ends, however it ends
+        with noise_source(self.random_state) as noise:
+            return self._search(X, y, setup, noise)
+
+    def _search(self, X, y, setup, noise):
+        """The body of :meth:`fit` on validated rows, drawing from ``noise``."""
         prefix, step, pool, scorer, mean = setup
         ledger = EstimatorLedger(self.epsilon, self.delta, self.accountant if self.accountant is not None else
                                  getattr(step, "accountant", None),
                                  prefix=f"{type(self).__name__}: ")
         count = self._count(ledger.relation)
-        noise = noise_source(self.random_state)
         if count.private:
             # the number of rows is private: nothing is planned from the rows before the
             # count is released. The whole search is checked against the caps first, with
@@ -728,7 +734,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                 "the number of runs drawn was 0 (a Poisson number of runs is 0 with probability "
                 f"exp(-{plan.mean_runs:g})): no candidate was scored, and the one refitted was "
                 "drawn from the pool at random (best_score_ is NaN). Raise n_iter to make this "
-                "rarer.", UserWarning, stacklevel=2)
+                "rarer.", UserWarning, stacklevel=3)  # past fit
             best = (int(draw_candidates(len(pool), 1, noise=noise)[0]), None, None, math.nan)
         self.best_index_ = best[0]
         self.best_params_ = dict(pool[best[0]])

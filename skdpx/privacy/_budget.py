@@ -35,15 +35,38 @@ BUDGET_PARAMETER_CONSTRAINTS = {
 
 
 class UncappedBudgetWarning(PrivacyLeakWarning):
-    """A fit was given no ledger: nothing caps the total spent on its data."""
+    """A fit or a release was given no ledger: nothing caps the total spent on its data."""
 
 
+#: The one message of an UncappedBudgetWarning, for a fit (``accountant=None``)
+#: or a stand-alone release function (``ledger=None``): see :func:`warn_uncapped`.
 _UNCAPPED = (
-    "accountant=None: this fit's spends are recorded in a fresh, uncapped ledger of its own, "
-    "so nothing caps the total spent on these data (each refit, and each estimator on the same "
-    "rows, spends its epsilon again). Give every estimator on the same private data one "
-    "skdpx.privacy.PrivacyLedger(epsilon=..., delta=...) as accountant (path=... to persist it)."
+    "{parameter}=None: {recorded}, so nothing caps the total spent on these data (each new "
+    "{what}, and each estimator on the same rows, spends its epsilon again). Give every "
+    "estimator on the same private data one skdpx.privacy.PrivacyLedger(epsilon=..., "
+    "delta=...) as accountant (path=... to persist it), and the same ledger to every release "
+    "function as ledger."
 )
+_UNCAPPED_CASES = {
+    "fit": ("accountant", "this fit's spends are recorded in a fresh, uncapped ledger of its own"),
+    "release": ("ledger", "this release is recorded in no ledger"),
+}
+
+
+def warn_uncapped(what="fit"):
+    """Warn (:class:`UncappedBudgetWarning`, at the user's line) that nothing caps a spend.
+
+    Parameters
+    ----------
+    what : {"fit", "release"}
+        A fit given ``accountant=None`` (its spends go to a fresh, uncapped
+        ledger of its own), or a stand-alone release function
+        (:func:`~skdpx.privacy.gaussian_mechanism` and alike) given
+        ``ledger=None`` (its spend is recorded nowhere).
+    """
+    parameter, recorded = _UNCAPPED_CASES[what]
+    warnings.warn(_UNCAPPED.format(parameter=parameter, recorded=recorded, what=what),
+                  UncappedBudgetWarning, stacklevel=_outside_stacklevel())
 
 
 def resolve_ledger(accountant):
@@ -63,7 +86,7 @@ def resolve_ledger(accountant):
     if isinstance(accountant, PrivacyLedger):
         return accountant
     if accountant is None:
-        warnings.warn(_UNCAPPED, UncappedBudgetWarning, stacklevel=_outside_stacklevel())
+        warn_uncapped("fit")
         return PrivacyLedger()
     if is_budget_accountant(accountant):
         return PrivacyLedger(accountant=accountant)

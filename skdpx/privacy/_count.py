@@ -30,7 +30,7 @@ import math
 
 from ._accounting import analytic_gaussian_sigma, compose_events, fixed_loss_event, gaussian_event
 from ._accounting import pure_event
-from ._mechanisms import count_release
+from ._mechanisms import _commit, count_release
 
 __all__ = ["COUNT_SHARE", "FitCount"]
 
@@ -139,6 +139,15 @@ class FitCount:
     def imprecise(self):
         """Whether the released count is below the floor or less than twice its noise's std."""
         return self.raw is not None and self.raw < max(self.floor, 2.0 * self.std)
+
+    def spend_and_release(self, ledger, n_rows, *, noise, label=None):
+        """Commit the count's spend to ``ledger`` (a PrivacyLedger or an
+        EstimatorLedger), for good, then :meth:`release` it; returns :attr:`n`."""
+        if not self.private:
+            return self.release(n_rows, noise=noise, commitment=None)
+        commitment = _commit(ledger, self.event, self.label if label is None else label,
+                             delta=0.0)
+        return self.release(n_rows, noise=noise, commitment=commitment)
 
     def prior(self, *events):
         """The count's event composed with ``events`` (the other releases planned before)."""

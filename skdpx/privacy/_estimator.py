@@ -10,7 +10,8 @@ from that count and other public facts (the parameters, the declared
 bounds), never from the data. The plan's commitment records it in the
 estimator's ledger and in the shared one before any mechanism reads the
 private rows, and nothing refunds it. An error raised by ``_validate_fit``
-leaves every ledger as it was.
+leaves every ledger as it was. The noise source is closed (its key wiped)
+when the fit ends, normally or by an exception.
 """
 
 from contextlib import contextmanager
@@ -199,37 +200,39 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         # public facts, checked before anything is spent
         bounds = self._fit_bounds(ledger.relation)
         self._check_plan(ledger.relation, bounds, count)
-        noise = noise_source(self.random_state)
-        if count.private:
-            # nothing is planned from the rows before the count is released: the
-            # whole fit is checked against the caps first, with a public stand-in
-            # for the rest (every plan meets the same target), then the count is
-            # committed and released
-            ledger.check(compose_events(count.event, self._proxy_rest(count, bounds)))
-            counted = ledger.commit(count.event, count.label)
-            count.release(_n_samples(X, data), noise=noise, commitment=counted)
-            if count.imprecise:  # said from the DP count, never from the rows
-                warnings.warn(
-                    f"{type(self).__name__}: the DP count of the rows is {count.raw:.0f} "
-                    f"(noise std {count.std:.3g}), so the fit is planned for {count.n:.0f} rows; "
-                    "on so few rows its releases are mostly noise. Use more rows or a larger "
-                    "epsilon.", UtilityWarning, stacklevel=_outside_stacklevel())
-        else:
-            # public: the relation fixes the number of rows (or a caller gave the
-            # count), or the fit is not private
-            count.release(_n_samples(X, data), noise=noise, commitment=None)
-            if count.raw < self._min_samples:
-                raise ValueError(
-                    f"{type(self).__name__} needs at least {self._min_samples} samples to "
-                    f"release anything useful; got n_samples = {count.raw:.0f}. "
-                    "Nothing was spent.")
-        plan = self._plan_fit(data, ledger.relation, count, bounds)
-        if isinstance(plan.event, NoOpDpEvent):
-            commitment = None
-        else:
-            # committed before any mechanism reads the private rows: final
-            commitment = ledger.commit(plan.event, plan.label)
-        self._private_fit(data, plan, commitment, noise)
+        # closed (its key wiped) when the fit ends, however it ends
+        with noise_source(self.random_state) as noise:
+            if count.private:
+                # nothing is planned from the rows before the count is released: the
+                # whole fit is checked against the caps first, with a public stand-in
+                # for the rest (every plan meets the same target), then the count is
+                # committed and released
+                ledger.check(compose_events(count.event, self._proxy_rest(count, bounds)))
+                counted = ledger.commit(count.event, count.label)
+                count.release(_n_samples(X, data), noise=noise, commitment=counted)
+                if count.imprecise:  # said from the DP count, never from the rows
+                    warnings.warn(
+                        f"{type(self).__name__}: the DP count of the rows is {count.raw:.0f} "
+                        f"(noise std {count.std:.3g}), so the fit is planned for "
+                        f"{count.n:.0f} rows; on so few rows its releases are mostly noise. "
+                        "Use more rows or a larger epsilon.", UtilityWarning,
+                        stacklevel=_outside_stacklevel())
+            else:
+                # public: the relation fixes the number of rows (or a caller gave the
+                # count), or the fit is not private
+                count.release(_n_samples(X, data), noise=noise, commitment=None)
+                if count.raw < self._min_samples:
+                    raise ValueError(
+                        f"{type(self).__name__} needs at least {self._min_samples} samples to "
+                        f"release anything useful; got n_samples = {count.raw:.0f}. "
+                        "Nothing was spent.")
+            plan = self._plan_fit(data, ledger.relation, count, bounds)
+            if isinstance(plan.event, NoOpDpEvent):
+                commitment = None
+            else:
+                # committed before any mechanism reads the private rows: final
+                commitment = ledger.commit(plan.event, plan.label)
+            self._private_fit(data, plan, commitment, noise)
         self.ledger_ = ledger
         self.n_rows_ = count.n
         self.n_rows_std_ = count.std

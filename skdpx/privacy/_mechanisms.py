@@ -33,7 +33,7 @@ from ._accounting import (
     laplace_event,
     pure_event,
 )
-from ._budget import Commitment, EstimatorLedger
+from ._budget import Commitment, EstimatorLedger, warn_uncapped
 from ._ledger import PrivacyLedger
 from ._random import NoiseSource, noise_source
 
@@ -260,8 +260,14 @@ def _dominates(event, epsilon):
 # Stand-alone mechanisms: calibrate, commit, release
 # --------------------------------------------------------------------------
 def _commit(ledger, event, label, delta=None):
-    """Commit ``event`` to ``ledger`` (if any) and return the Commitment."""
+    """Commit ``event`` to ``ledger`` (if any) and return the Commitment.
+
+    Without a ledger the release is recorded nowhere: an
+    :class:`~skdpx.privacy.UncappedBudgetWarning` says so, as a fit with
+    ``accountant=None`` does.
+    """
     if ledger is None:
+        warn_uncapped("release")
         return Commitment(event, label)
     if isinstance(ledger, EstimatorLedger):
         return ledger.commit(event, label, delta=delta)
@@ -297,7 +303,8 @@ def gaussian_mechanism(
         noise reproducible, with a PrivacyLeakWarning.
     ledger : PrivacyLedger or EstimatorLedger, optional
         Where the spend is committed, before the noise is drawn; a failure
-        afterwards never refunds it.
+        afterwards never refunds it. None: the release is recorded nowhere,
+        with an :class:`~skdpx.privacy.UncappedBudgetWarning`.
     label : str
 
     Returns
@@ -323,21 +330,24 @@ def gaussian_mechanism(
     # Gaussian mechanism: the smallest one that is (epsilon, delta)-DP
     z = analytic_gaussian_sigma(epsilon, delta)
     commitment = _commit(ledger, gaussian_event(z), label, delta)
-    noise = noise_source(random_state)
-    return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
-                                      noise=noise, commitment=commitment))
+    with noise_source(random_state) as noise:  # closed (its key wiped) when the release ends
+        return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
+                                          noise=noise, commitment=commitment))
 
 
 def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=None, label="laplace"):
     """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon``.
 
     ``sensitivity`` is the L1 sensitivity of the whole array; the release is
-    ``epsilon``-DP (pure).
+    ``epsilon``-DP (pure). ``random_state``, ``ledger`` and ``label`` are as
+    for :func:`gaussian_mechanism` (``ledger=None``: recorded nowhere, with
+    an :class:`~skdpx.privacy.UncappedBudgetWarning`).
 
     Examples
     --------
-    >>> from skdpx.privacy import laplace_mechanism
-    >>> noisy = laplace_mechanism(100.0, epsilon=1.0, sensitivity=1.0)
+    >>> from skdpx.privacy import PrivacyLedger, laplace_mechanism
+    >>> ledger = PrivacyLedger(epsilon=1.0)
+    >>> noisy = laplace_mechanism(100.0, epsilon=1.0, sensitivity=1.0, ledger=ledger)
     >>> 50 < noisy < 150  # the noise's scale is 1; this fails with probability e^-50
     True
     """
@@ -347,9 +357,9 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
         return _out(arr, arr.copy())
     b = 1.0 / epsilon  # the noise multiplier: scale sensitivity / epsilon (0 at epsilon = inf)
     commitment = _commit(ledger, laplace_event(b), label)
-    noise = noise_source(random_state)
-    return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
-                                     noise=noise, commitment=commitment))
+    with noise_source(random_state) as noise:
+        return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
+                                         noise=noise, commitment=commitment))
 
 
 def exponential_mechanism(
@@ -370,6 +380,9 @@ def exponential_mechanism(
     monotonic : bool, default=False
         Utilities move in one direction between neighbours (then
         exp(epsilon u / sensitivity) suffices).
+    random_state, ledger, label
+        As for :func:`gaussian_mechanism` (``ledger=None``: recorded
+        nowhere, with an :class:`~skdpx.privacy.UncappedBudgetWarning`).
 
     Returns
     -------
@@ -384,8 +397,9 @@ def exponential_mechanism(
 
     Examples
     --------
-    >>> from skdpx.privacy import exponential_mechanism
-    >>> int(exponential_mechanism([0.0, 0.0, 50.0], epsilon=1.0, sensitivity=1.0))
+    >>> from skdpx.privacy import PrivacyLedger, exponential_mechanism
+    >>> ledger = PrivacyLedger(epsilon=1.0)
+    >>> int(exponential_mechanism([0.0, 0.0, 50.0], epsilon=1.0, sensitivity=1.0, ledger=ledger))
     2
     """
     _check_budget(epsilon, sensitivity)
@@ -399,6 +413,6 @@ def exponential_mechanism(
     if n_releases > 1:
         event = SelfComposedDpEvent(event, n_releases)
     commitment = _commit(ledger, event, label)
-    noise = noise_source(random_state)
-    return exponential_release(u, epsilon=epsilon, sensitivity=sensitivity, noise=noise,
-                               commitment=commitment, monotonic=monotonic)
+    with noise_source(random_state) as noise:
+        return exponential_release(u, epsilon=epsilon, sensitivity=sensitivity, noise=noise,
+                                   commitment=commitment, monotonic=monotonic)

@@ -4,9 +4,13 @@ Every draw that a differentially private release depends on (Gaussian and
 Laplace noise, Poisson subsampling, exponential-mechanism choices) is made by
 a :class:`NoiseSource`, and only the privacy core's release functions draw
 from it. An estimator makes one with :func:`noise_source` at the start of a
-private computation, hands it to the release functions, and drops it: it is
-never an attribute of a fitted estimator, and it refuses to be pickled, so
-nothing that could replay the noise outlives the computation.
+private computation, hands it to the release functions, and closes it when
+the computation ends, normally or by an exception (``with noise_source(...)
+as noise:``): closing wipes its AES key, counter and buffered output, so the
+source can neither draw again nor replay a past draw, whatever still holds
+it (a traceback's frames, a debugger). It is never an attribute of a fitted
+estimator, and it refuses to be pickled, so nothing that could replay the
+noise outlives the computation.
 
 ``random_state=None`` (the default everywhere) draws from randomgen's
 ``AESCounter``, AES-128 in counter mode, keyed from 128 bits of the operating
@@ -41,65 +45,184 @@ _SEED_WARNING = (
 )
 
 
+_CLOSED = (
+    "this NoiseSource is closed: the computation that owned it has ended and its key was "
+    "wiped, so it can neither draw again nor replay a past draw. Make a new one with "
+    "skdpx.privacy.noise_source()."
+)
+
+
+def _wipe(bit_generator):
+    """Overwrite an ``AESCounter``'s key schedule, counter and buffered output with zeros.
+
+    randomgen's ``state`` setter copies the given values into the generator's
+    own C structure (the same memory that held the round keys), so the key
+    is gone from it; the copies the getter returns are zeroed here too.
+    Afterwards the generator, if anything still holds it, gives the stream
+    of the all-zero key: public, and unrelated to the noise it drew.
+    """
+    state = bit_generator.state
+    s = state["s"]
+    for field in ("seed", "state", "counter"):
+        s[field][...] = 0
+    s["offset"] = s["state"].size  # an empty buffer
+    state["has_uint32"] = state["uinteger"] = 0
+    bit_generator.state = state
+
+
 class NoiseSource:
     """The randomness of one private computation (never stored, never pickled).
 
-    Use :func:`noise_source` to make one.
+    Use :func:`noise_source` to make one, as a context manager: the source
+    is closed when the block ends, normally or by an exception::
+
+        with noise_source(self.random_state) as noise:
+            ...  # every release of the computation draws from ``noise``
+
+    Closing (:meth:`close`) wipes the AES key, the counter and the buffered
+    output of the generator, drops the seed sequence of a seeded source and
+    closes the sources :meth:`spawn` made: afterwards every draw raises
+    ``RuntimeError``, and nothing the source held can replay a past draw.
+    A source that is garbage collected unclosed has its key wiped first.
+
+    A secure source keeps nothing its key came from: the key is derived from
+    a fresh ``SeedSequence`` of 128 bits of OS entropy, handed to the
+    generator, and the sequence and the caller's copy of the key are
+    dropped (the copy zeroed). A seeded source keeps its seed sequence
+    (public, as the seed is) to derive :meth:`spawn`, :meth:`stream_keys`
+    and :meth:`auxiliary` reproducibly, until it is closed.
+
+    Parameters
+    ----------
+    seed_seq : numpy.random.SeedSequence or None
+        What the key is derived from (``generate_state(2, uint64)``, as
+        randomgen's ``AESCounter(seed_seq)`` does: the same stream). None:
+        a fresh one from the operating system (``secure`` must be True).
+    secure : bool
+        True when keyed by the operating system (``random_state=None``).
 
     Attributes
     ----------
     secure : bool
         True when seeded by the operating system (``random_state=None``).
+    closed : bool
+        True once :meth:`close` was called (or the owning block ended).
     """
 
-    __slots__ = ("_gen", "_seed_seq", "secure")
+    __slots__ = ("_gen", "_seed_seq", "_children", "secure")
 
-    def __init__(self, seed_seq, *, secure):
-        self._seed_seq = seed_seq
-        self._gen = np.random.Generator(AESCounter(seed_seq))
-        self.secure = bool(secure)
+    def __init__(self, seed_seq=None, *, secure):
+        secure = bool(secure)
+        if seed_seq is None:
+            if not secure:
+                raise ValueError("a seeded NoiseSource needs its SeedSequence.")
+            seed_seq = np.random.SeedSequence()  # 128 bits from the operating system
+        self._gen = None  # closed until the generator exists (a failure below leaves it so)
+        self._seed_seq = None
+        self._children = []
+        self.secure = secure
+        key = seed_seq.generate_state(2, np.uint64)
+        try:
+            self._gen = np.random.Generator(AESCounter(key=key))
+        finally:
+            key[...] = 0  # randomgen copied it into its own state
+        # a secure source's spawn, stream_keys and auxiliary use fresh OS entropy:
+        # what its key came from is not kept
+        self._seed_seq = None if secure else seed_seq
+
+    # ------------------------------------------------------------ lifetime
+    @property
+    def closed(self):
+        """Whether the source was closed (it can no longer draw)."""
+        return self._gen is None
+
+    def close(self):
+        """Wipe the key, counter and buffers; later draws raise ``RuntimeError``.
+
+        Idempotent. Closes the sources made by :meth:`spawn` too. The
+        generators of :meth:`auxiliary` are not privacy noise (and, for a
+        secure source, not derived from its key): they are left alone.
+        """
+        gen, self._gen = self._gen, None
+        self._seed_seq = None
+        children, self._children = self._children, []
+        for child in children:
+            child.close()
+        if gen is not None:
+            _wipe(gen.bit_generator)
+
+    def __enter__(self):
+        self._live()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+
+    def __del__(self):
+        # collected unclosed: wipe the key before its memory is freed (the
+        # children spawned live on: whoever holds them closes them)
+        try:
+            gen, self._gen = self._gen, None
+            if gen is not None:
+                _wipe(gen.bit_generator)
+        except Exception:  # at interpreter shutdown, numpy may be gone already
+            pass
+
+    def _live(self):
+        gen = self._gen
+        if gen is None:
+            raise RuntimeError(_CLOSED)
+        return gen
 
     # ------------------------------------------------------------ draws
     def standard_normal(self, shape):
         """float64 standard normal draws (high-dimensional noise, e.g. DP-SGD)."""
-        return self._gen.standard_normal(shape)
+        return self._live().standard_normal(shape)
 
     def uniform(self, shape):
         """float64 draws in [0, 1) (Poisson subsampling)."""
-        return self._gen.random(shape)
+        return self._live().random(shape)
 
     def gumbel(self, shape):
         """Standard Gumbel draws (exponential mechanism, Gumbel-max)."""
-        return self._gen.gumbel(size=shape)
+        return self._live().gumbel(size=shape)
 
     def gaussian(self, value, sigma, *, sensitivity):
         """``value`` plus Gaussian noise of std ``sigma``: floating-point safe when secure."""
+        gen = self._live()
         value = np.asarray(value, dtype=float)
         if self.secure:
             from ._sampling import exact_gaussian
 
             return exact_gaussian(value, sigma, sensitivity=sensitivity)
-        return value + sigma * self._gen.standard_normal(value.shape)
+        return value + sigma * gen.standard_normal(value.shape)
 
     def laplace(self, value, scale, *, sensitivity):
         """``value`` plus Laplace noise of scale ``scale``: floating-point safe when secure."""
+        gen = self._live()
         value = np.asarray(value, dtype=float)
         if self.secure:
             from ._sampling import exact_laplace
 
             return exact_laplace(value, scale, sensitivity=sensitivity)
-        return value + self._gen.laplace(0.0, scale, size=value.shape)
+        return value + gen.laplace(0.0, scale, size=value.shape)
 
     # --------------------------------------------------- derived sources
     def spawn(self, n):
         """``n`` independent sources (one per worker: no two share a state).
 
         A secure source's children are keyed with fresh OS entropy each; a
-        seeded source's are derived from its seed (reproducible).
+        seeded source's are derived from its seed (reproducible). Closing
+        this source closes them.
         """
+        self._live()
         if self.secure:
-            return [NoiseSource(np.random.SeedSequence(), secure=True) for _ in range(int(n))]
-        return [NoiseSource(s, secure=False) for s in self._seed_seq.spawn(int(n))]
+            children = [NoiseSource(None, secure=True) for _ in range(int(n))]
+        else:
+            children = [NoiseSource(s, secure=False) for s in self._seed_seq.spawn(int(n))]
+        self._children.extend(children)
+        return children
 
     def stream_keys(self, n):
         """``n`` keys to open independent sources in other processes (joblib workers).
@@ -109,8 +232,10 @@ class NoiseSource:
         into a source keyed with that worker's own fresh OS entropy, so no
         secret is sent or kept anywhere. A seeded source's keys carry its
         spawned children (``SeedSequence.spawn``): reproducible, and only as
-        secret as the seed itself (which already warned).
+        secret as the seed itself (which already warned). The worker closes
+        the source it opens (``with key.open() as noise:``).
         """
+        self._live()
         if self.secure:
             return [NoiseStreamKey(None) for _ in range(int(n))]
         return [NoiseStreamKey(s) for s in self._seed_seq.spawn(int(n))]
@@ -125,8 +250,10 @@ class NoiseSource:
         noise key: numpy's SeedSequence mixing can be run backwards, and
         PCG64's state can be recovered from its outputs, so a generator
         derived from the noise key would give the key away. Reproducible
-        (derived from the seed) when the source is seeded.
+        (derived from the seed) when the source is seeded. Closing the
+        source leaves it alone (it draws nothing private).
         """
+        self._live()
         seed_seq = np.random.SeedSequence() if self.secure else self._seed_seq.spawn(1)[0]
         return np.random.Generator(np.random.PCG64(seed_seq))
 
@@ -138,7 +265,7 @@ class NoiseSource:
         )
 
     def __repr__(self):
-        return f"NoiseSource(secure={self.secure})"
+        return f"NoiseSource(secure={self.secure}{', closed' if self.closed else ''})"
 
 
 class NoiseStreamKey:
@@ -164,9 +291,9 @@ class NoiseStreamKey:
         return self._seed_seq is None
 
     def open(self):
-        """The piece's NoiseSource (never stored, never pickled)."""
+        """The piece's NoiseSource (never stored, never pickled; close it when done)."""
         if self._seed_seq is None:
-            return NoiseSource(np.random.SeedSequence(), secure=True)
+            return NoiseSource(None, secure=True)
         return NoiseSource(self._seed_seq, secure=False)
 
     def __repr__(self):
@@ -237,32 +364,36 @@ def noise_source(random_state=None, *, stream=None):
     Returns
     -------
     NoiseSource
+        A context manager: use it in a ``with`` block, which closes it (its
+        key wiped) when the computation ends, however it ends.
 
     Examples
     --------
     >>> import warnings
     >>> from skdpx.privacy import noise_source
-    >>> noise_source().secure
+    >>> with noise_source() as noise:
+    ...     noise.secure, noise.standard_normal(3).shape
+    (True, (3,))
+    >>> noise.closed
     True
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
-    ...     a = noise_source(7).standard_normal(2); b = noise_source(7).standard_normal(2)
-    >>> bool((a == b).all())
+    ...     with noise_source(7) as a, noise_source(7) as b:
+    ...         same = bool((a.standard_normal(2) == b.standard_normal(2)).all())
+    >>> same
     True
     """
     if random_state is None:
-        seed_seq = np.random.SeedSequence()  # 128 bits from the operating system
-        secure = True
-    else:
-        # an int by value; a RandomState or Generator by type (its repr holds an
-        # address, and a message per object would defeat the warnings' filters)
-        shown = random_state if isinstance(random_state, Integral) else type(random_state).__name__
-        warnings.warn(_SEED_WARNING.format(shown), PrivacyLeakWarning,
-                      stacklevel=_outside_stacklevel())
-        seed_seq = _seed_sequence(random_state)
-        secure = False
+        # keyed with 128 bits from the operating system; a stream changes nothing
+        return NoiseSource(None, secure=True)
+    # an int by value; a RandomState or Generator by type (its repr holds an
+    # address, and a message per object would defeat the warnings' filters)
+    shown = random_state if isinstance(random_state, Integral) else type(random_state).__name__
+    warnings.warn(_SEED_WARNING.format(shown), PrivacyLeakWarning,
+                  stacklevel=_outside_stacklevel())
+    seed_seq = _seed_sequence(random_state)
     if stream is not None:
         # tagged: a stream is never the spawn of another source
         seed_seq = np.random.SeedSequence(seed_seq.entropy,
                                           spawn_key=(_STREAM, *(int(s) for s in stream)))
-    return NoiseSource(seed_seq, secure=secure)
+    return NoiseSource(seed_seq, secure=False)

@@ -155,7 +155,7 @@ def draw_runs(selection, mean, *, noise, eta=0.0):
     """
     _check_noise(noise)
     shape, gamma = run_distribution(selection, mean, eta)
-    gen = noise._gen
+    gen = noise._live()  # RuntimeError if the source was closed
     if math.isinf(shape):
         return int(gen.poisson(float(mean)))
     if gamma == 1.0:

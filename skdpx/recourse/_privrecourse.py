@@ -23,7 +23,6 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
-    compose_events,
     gaussian_event,
 )
 from ..utils._dask import is_dask_collection, refuse_dask_queries
