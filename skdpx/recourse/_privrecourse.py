@@ -24,6 +24,7 @@ from ..privacy import (
     SpendPlan,
     calibrate_noise,
     compose_events,
+    fill_nonfinite,
     gaussian_event,
 )
 from ..utils._dask import is_dask_collection, refuse_dask_queries
@@ -444,7 +445,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                 "whose Poisson-sampled, per-row clipped steps are not supported over Dask. "
                 "Nothing was spent."
             )
-        X, y = validate_classes(self, X, y, needs="recourse needs")
+        # codes: each row's class index, -1 for a label that is not a class (the
+        # row is then dropped from the DP model's training); None with a black box
+        X, codes = validate_classes(self, X, y, needs="recourse needs")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
@@ -453,7 +456,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if not math.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the clustering's Gaussian releases need delta > 0.")
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
-        return SimpleNamespace(X=X, y=y, favorable=favorable, sets=sets)
+        return SimpleNamespace(X=X, codes=codes, favorable=favorable, sets=sets)
 
     def _plan_spend(self, data, relation, bounds):
         """The model's DP-SGD steps and the clustering's releases, from public facts.
@@ -532,7 +535,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                                                            for f in b]), dtype=int)
         self.bounds_ = (lower, upper)
         scaler = BoundsScaler(lower, upper)
-        X01 = scaler.transform(X)
+        # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
+        X01 = scaler.transform(fill_nonfinite(X, lower, upper))
         self.noise_multiplier_ = plan.noise_multiplier
         self.model_epsilon_ = plan.model_epsilon
         engine = plan.engine
@@ -542,7 +546,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if self.estimator is not None:
             self.estimator_ = self.estimator
         else:
-            self.estimator_ = self._fit_model(X01, data.y, scaler, engine, commitment, noise)
+            self.estimator_ = self._fit_model(X01, data.codes, scaler, engine, commitment,
+                                              noise)
             self.model_n_steps_ = engine.n_steps if engine is not None else 0
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
         self.n_clusters_ = plan.n_clusters
@@ -568,12 +573,17 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self._routes = RecourseGraph(nodes, self.graph_, self.candidates_, **constraints)
         self.path_cost_ = self._routes.cost
 
-    def _fit_model(self, X01, y, scaler, engine, commitment, noise):
-        """The DP logistic regression on the scaled rows, behind the public scaler."""
+    def _fit_model(self, X01, codes, scaler, engine, commitment, noise):
+        """The DP logistic regression on the scaled rows, behind the public scaler.
+
+        ``codes``: each row's class index in ``classes_``; a row of code -1
+        (no usable label) is dropped (its gradients are 0).
+        """
         if engine is None:  # epsilon = inf: the non-private baseline
-            model = LogisticRegression(C=self.model_C).fit(X01, y)
+            used = codes >= 0
+            model = LogisticRegression(C=self.model_C).fit(X01[used],
+                                                           self.classes_[codes[used]])
         else:
-            codes = np.searchsorted(self.classes_, y)
             model = _model.train_dp_logistic(X01, codes, self.classes_,
                                              engine.bind(noise, commitment), C=self.model_C)
         encode = FunctionTransformer(_UnitCube(self.schema_, scaler))
@@ -589,6 +599,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         refuse_dask_queries(self, X)
         X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
+        X = fill_nonfinite(X, lower, upper)  # a missing value: the bounds' midpoint
         Xc = np.clip(X, lower, upper)
         already = self._predict(Xc) == self.favorable_class_
         return X, Xc, already, BoundsScaler(lower, upper).transform(Xc)
@@ -860,4 +871,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         tags.transformer_tags.preserves_dtype = ["float64"]
         # CSR rows (e.g. one-hot) are densified; the black box gets CSR rows back
         tags.input_tags.sparse = True
+        # a missing or infinite value stands for the bounds' midpoint, in fit
+        # and in queries; in a private row so does a cell that is not a number
+        # (refusing would be a release about the row: doc/privacy.rst)
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
         return tags
