@@ -408,3 +408,47 @@ def test_a_missing_value_in_a_query_is_the_midpoint():
         again = lime.explain(hole)  # the same points: the answers are reused
         assert list(again.phase) == ["reused"] * 3
         np.testing.assert_array_equal(again.values, first.values)
+
+
+class _GradientRecorder:
+    """A one-step DP-SGD engine stand-in that records every row's gradient norm."""
+
+    max_steps, sample_rate, max_grad_norm = 1, 1.0, 1.0
+
+    def __init__(self, n_rows, shapes):
+        self.n_rows, self.shapes = n_rows, shapes
+
+    def bind(self, noise, commitment):
+        return self
+
+    def step(self, grad_norms, clipped_grad_sum):
+        idx = np.arange(self.n_rows)
+        self.norms = np.asarray(grad_norms(idx))
+        clipped_grad_sum(idx, np.ones(self.n_rows))
+        return [np.zeros(s) for s in self.shapes], None
+
+
+CODES = np.array([0, 1, -1, 1, -1, 0, 1])
+
+
+def test_a_row_without_a_usable_label_has_no_gradient_in_the_model():
+    from skdpx.linear._locally_linear import _views
+
+    rng = np.random.default_rng(0)
+    U = rng.uniform(-0.5, 0.5, size=(len(CODES), 3))
+    k, m = 2, 2
+    W = rng.normal(size=(1, 3, k * m)).astype(np.float32)
+    b = np.zeros((1, k * m), dtype=np.float32)
+    engine = _GradientRecorder(len(CODES), [W.shape, b.shape])
+    DPLocallyLinearClassifier(n_maps=m)._train(engine, _views(U, None, 2, norms=True), CODES,
+                                               k, m, W, b)
+    assert np.all(engine.norms[CODES < 0] == 0) and np.all(engine.norms[CODES >= 0] > 0)
+
+
+def test_a_row_without_a_usable_label_has_no_gradient_in_privrecourse_model():
+    from skdpx.recourse._model import train_dp_logistic
+
+    X01 = np.random.default_rng(1).uniform(size=(len(CODES), 3))
+    engine = _GradientRecorder(len(CODES), [(3, 1), (1,)])
+    train_dp_logistic(X01, CODES, np.array([0, 1]), engine)
+    assert np.all(engine.norms[CODES < 0] == 0) and np.all(engine.norms[CODES >= 0] > 0)
