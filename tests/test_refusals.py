@@ -276,7 +276,8 @@ def test_a_missing_cell_is_the_bounds_midpoint_within_the_bounds():
     X[holes] = rng.choice([np.nan, np.inf, -np.inf], size=holes.sum())
     filled = fill_nonfinite(X, lower, upper)
     assert np.all((filled >= lower) & (filled <= upper))
-    np.testing.assert_array_equal(filled[holes], np.broadcast_to((lower + upper) / 2, X.shape)[holes])
+    middle = np.broadcast_to((lower + upper) / 2, X.shape)
+    np.testing.assert_array_equal(filled[holes], middle[holes])
     np.testing.assert_array_equal(filled[~holes], X[~holes])
 
 

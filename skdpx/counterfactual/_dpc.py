@@ -144,6 +144,17 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     prototypes are then where the model predicts each class, which is what
     the search needs), else ``y``.
 
+    No value of a training row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds; a row whose label is
+    missing or not one of ``classes``, or on which the black box raises or
+    returns a label outside its ``classes_``, enters no class prototype
+    (its features still train the autoencoder, which reads no label).
+    Nothing reports which rows or how many (:ref:`privacy-refusals`). The
+    black box is checked before anything is spent on one public probe point
+    made from the declared bounds and categories; one that fails there is
+    refused.
+
     Parameters
     ----------
     estimator : fitted classifier, or None
@@ -217,8 +228,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
-        the rows (assumed public, not declared). A label of ``y`` outside
-        the declared set is refused before anything is spent.
+        the rows (assumed public, not declared). A row whose label is not
+        in the declared set enters no prototype, never refused.
         With a black box (``estimator``), its ``classes_`` must match them.
     categories : dict or None, default=None
         ``{column: [level, ...]}``: the public levels of each categorical

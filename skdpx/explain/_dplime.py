@@ -290,6 +290,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     warns; ``history_`` keeps its answers but not those rows, unless
     ``store_fit_queries``.
 
+    No value of an explanation row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds; a row on which the
+    black box raises, or returns a NaN or misshapen output, gets the
+    neutral labels (0: a probability of 1/2, the middle of a regressor's
+    ``output_bounds``), as does a missing given label (``estimator=None``).
+    Such rows are found by bisection over chunks of rows (one call when the
+    black box fails on none), the black box's warnings on private rows are
+    not shown, and nothing reports which rows or how many
+    (:ref:`privacy-refusals`). The black box is checked before anything is
+    spent on one public probe point made from the declared bounds and
+    categories (never a private row); one that fails there is refused.
+
     Parameters
     ----------
     estimator : fitted object with predict, or None
@@ -558,13 +571,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         before it reads the dataset. ``fit`` calibrates the noise (from
         public facts: m, ``max_iter``, ``epsilon_per_query``, the ledger's
         relation) and makes the explainer's ledger. A validation error
-        (e.g. NaN in ``X``, ``epsilon_per_query`` above ``epsilon``) spends
-        nothing either.
+        (e.g. ``epsilon_per_query`` above ``epsilon``, a black box that fails
+        on the public probe point) spends nothing either; a value of a row
+        (e.g. a NaN in ``X``) is neutralised, never refused (see above).
 
         **Dask.** ``X`` may be a dask array or a dask DataFrame (the
         ``dask`` extra) whose rows stay in the Dask workers: the same
-        validation and schema as in memory (the non-finite check is a
-        map-reduce count, made before anything is spent), the same
+        validation and schema as in memory (a bad value is neutralised in
+        the workers as in memory, never counted or refused), the same
         calibration and spend (m, the number of rows, is a public count as
         ``len(X)`` is in memory). In the workers, partition by partition,
         the rows are encoded, scaled to the unit cube of the bounds and

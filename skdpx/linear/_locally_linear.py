@@ -128,6 +128,15 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     Everything else (projections, initial maps) is drawn independently of
     the data.
 
+    No value of a training row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds, and a row whose label
+    is missing or not one of ``classes`` is dropped (no centring term, a
+    zero gradient). Nothing reports which rows or how many
+    (:ref:`privacy-refusals`). What is refused is refused on public facts
+    (the shape, the columns, their dtypes, the parameters) before anything
+    is spent.
+
     Parameters
     ----------
     n_maps : int, default=2
@@ -186,8 +195,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
-        the rows (assumed public, not declared). A label of ``y`` outside
-        the declared set is refused before anything is spent.
+        the rows (assumed public, not declared). A row whose label is not
+        in the declared set is dropped, never refused.
     categories : dict or None, default=None
         ``{column: [level, ...]}``: the public levels of each categorical
         column of a DataFrame, one-hot encoded internally
@@ -340,8 +349,10 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         planned from public facts (``n_samples``, ``n_features``, the bounds
         and the parameters) and committed to the ledger as one composed event
         before the data are read; nothing refunds it, even if the fit is
-        interrupted. A validation error (e.g. NaN in ``X``, one class) spends
-        nothing.
+        interrupted. A validation error (e.g. a wrong number of columns,
+        fewer than two declared classes) spends nothing; a value of a row
+        (e.g. a NaN in ``X``, a label outside ``classes``) is neutralised,
+        never refused (see above).
 
         Parameters
         ----------

@@ -148,7 +148,8 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         if _is_frame(X):
             return X
         numeric = not self.categories
-        if numeric and allow_nonfinite and getattr(X, "dtype", np.dtype(object)).kind not in "biufc":
+        kind = getattr(X, "dtype", np.dtype(object)).kind
+        if numeric and allow_nonfinite and kind not in "biufc":
             numeric = False  # (object cells: converted one by one in _encode)
         return validate_data(self, X, reset=reset, dtype="numeric" if numeric else None,
                              ensure_all_finite=numeric and not allow_nonfinite,

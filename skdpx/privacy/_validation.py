@@ -200,12 +200,11 @@ def check_classes(classes, y, *, needs="the fit needs"):
     if classes is None:
         from sklearn.utils.multiclass import check_classification_targets
 
-        present_rows = ~_missing_labels(y)
-        labels = y[present_rows]
-        check_classification_targets(labels)
+        labels = y[~_missing_labels(y)]
         try:
+            check_classification_targets(labels)
             present = np.unique(labels)
-        except TypeError:  # e.g. strings and numbers mixed
+        except TypeError:  # e.g. strings and numbers mixed (the labels are not shown)
             raise ValueError("the labels in y are of mixed types that cannot be ordered; "
                              "declare the public label set with classes=[...].") from None
         if len(present) < 2:

@@ -131,6 +131,16 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     (the clustering alone is then calibrated for replace-one), else fit
     raises a ``ValueError`` before anything is spent.
 
+    No value of a training row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds, and a row whose label
+    is missing or not one of ``classes`` is dropped from the DP model's
+    training (a zero gradient; it still counts in the clustering, which
+    reads no label). Nothing reports which rows or how many
+    (:ref:`privacy-refusals`). A given black box is checked before anything
+    is spent on one public probe point made from the declared bounds and
+    categories; one that fails there is refused.
+
     Parameters
     ----------
     estimator : fitted classifier with ``predict`` and ``classes_``, or None
@@ -205,8 +215,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
-        the rows (assumed public, not declared). A label of ``y`` outside
-        the declared set is refused before anything is spent.
+        the rows (assumed public, not declared). A row whose label is not
+        in the declared set is dropped from the model's training, never
+        refused.
         With a black box (``estimator``), its ``classes_`` must match them.
     categories : dict or None, default=None
         ``{column: [level, ...]}``: the public levels of each categorical
@@ -398,8 +409,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         and the clustering's ``max_iter + 1`` Gaussian releases) is planned
         from public facts and committed to the ledger as one composed event
         before the data are read; nothing refunds it, even if the fit is
-        interrupted. A validation error (e.g. NaN in ``X``, an unknown
-        feature, one class) spends nothing.
+        interrupted. A validation error (e.g. an unknown feature, fewer
+        than two declared classes) spends nothing; a value of a row (e.g. a
+        NaN in ``X``) is neutralised, never refused.
 
         **Dask.** ``X`` may be a dask array or a dask DataFrame (the
         ``dask`` extra) whose rows stay in the Dask workers: the same
@@ -409,8 +421,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         iteration for the per-cluster sums and counts), the rows encoded
         and scaled to the unit cube block by block there, and the noise
         added once, in the client, by the privacy core. The client receives
-        only counts and sums, never a row. The non-finite check is one more
-        pass, made before anything is spent. Persist ``X`` first
+        only counts and sums, never a row (a bad value is neutralised in the
+        workers as in memory, never counted or refused). Persist ``X`` first
         (``X.persist()``) if it is costly to compute: each pass reads it
         again. A black box must then be given as ``estimator``: the DP-SGD
         training of the default model samples and clips single rows, which
