@@ -453,3 +453,13 @@ def test_a_row_without_a_usable_label_has_no_gradient_in_privrecourse_model():
     engine = _GradientRecorder(len(CODES), [(3, 1), (1,)])
     train_dp_logistic(X01, CODES, np.array([0, 1]), engine)
     assert np.all(engine.norms[CODES < 0] == 0) and np.all(engine.norms[CODES >= 0] > 0)
+
+
+def test_explain_global_does_not_show_a_label_outside_the_classes():
+    X, y = small_problem()
+    clf = _fitted_coef(X, y)
+    labels = y.copy()
+    labels[3] = CANARY_LABEL
+    with pytest.raises(ValueError, match="outside classes_") as refused:
+        clf.explain_global(X, labels)
+    assert str(CANARY_LABEL) not in str(refused.value)
