@@ -9,28 +9,33 @@ It is not part of the package.
 
 
 import math
+import warnings
 
 import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPEstimator,
     SpendPlan,
     calibrate_noise,
+    check_classes,
     clip_to_bounds,
+    fill_nonfinite,
     gaussian_event,
     gaussian_release,
 )
+from skdpx.utils._tables import validate_table
 
 
 class DPNearestCentroid(ClassifierMixin, DPEstimator):
     """Nearest class centroid, the centroids released with one Gaussian mechanism.
 
     The class labels are treated as public (read from y, as diffprivlib's
-    GaussianNB does when no classes are given). Released: the per-class sums
+    GaussianNB does when no classes are given). As every skdpx estimator, it
+    refuses a private row for no value of it: a missing cell is the bounds'
+    midpoint, a row without a usable label is dropped. Released: the per-class sums
     of the clipped rows and the per-class counts, as one vector. One row
     moves it by at most ``sqrt(R^2 + 1)`` in L2 (R the largest row norm the
     bounds allow) under add-or-remove, and by ``sqrt(2 (R^2 + 1))`` under
@@ -49,9 +54,10 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
         self.random_state = random_state
 
     def _validate_fit(self, X, y):
-        X, y = validate_data(self, X, y)
-        check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
+        X, y = validate_table(self, X, y, reset=True, accept_sparse=False)
+        with warnings.catch_warnings():  # (the label set read from y: documented above)
+            warnings.simplefilter("ignore")
+            classes, codes = check_classes(None, y)
         return X, codes, classes
 
     def _plan_spend(self, data, relation, bounds, count):
@@ -66,8 +72,8 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
         radius = float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))
         sensitivity = math.sqrt(radius**2 + 1.0) * (
             math.sqrt(2) if plan.relation == "replace_one" else 1)
-        X = clip_to_bounds(X, lower, upper)
-        onehot = np.eye(len(classes))[codes]
+        X = clip_to_bounds(fill_nonfinite(X, lower, upper), lower, upper)
+        onehot = np.eye(len(classes))[codes] * (codes >= 0)[:, None]  # -1: dropped
         stats = np.hstack([onehot.T @ X, onehot.sum(axis=0)[:, None]])
         stats = gaussian_release(stats, noise_multiplier=plan.noise_multiplier,
                                  sensitivity=sensitivity, noise=noise, commitment=commitment)
@@ -79,13 +85,21 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
 
     def decision_function(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = fill_nonfinite(validate_table(self, X, reset=False, accept_sparse=False),
+                            *self.bounds_)
         d = ((X[:, None, :] - self.centroids_[None, :, :]) ** 2).sum(axis=2)
         scores = -d
         return scores[:, 1] - scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = fill_nonfinite(validate_table(self, X, reset=False, accept_sparse=False),
+                            *self.bounds_)
         d = ((X[:, None, :] - self.centroids_[None, :, :]) ** 2).sum(axis=2)
         return self.classes_[np.argmin(d, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing value: the bounds' midpoint
+        tags.input_tags.string = True  # a private cell that is not a number: missing
+        return tags

@@ -127,17 +127,10 @@ def test_bad_queries_raise_and_leave_history_alone(problem):
     explainer = _explainer(model).fit(X)
     explainer.explain(X[:1])
     n, spent = explainer.n_queries_, explainer.epsilon_spent_
-    bad = X[:3].copy()
-    bad[1, 2] = np.nan
-    inf = X[:3].copy()
-    inf[0, 0] = np.inf
+    # (a missing or infinite value is the bounds' midpoint: test_refusals.py)
     for target in (explainer, explainer.release()):
         before = _history_copy(target)
         for method in (target.explain, target.transform):
-            with pytest.raises(ValueError, match="NaN"):
-                method(bad)
-            with pytest.raises(ValueError, match="infinity"):
-                method(inf)
             with pytest.raises(ValueError, match="features"):
                 method(X[:3, :2])
             with pytest.raises(ValueError, match="2D"):
@@ -588,18 +581,14 @@ def test_each_answer_is_committed_before_the_dataset_is_read(problem, monkeypatc
 def test_a_validation_error_spends_nothing(problem):
     X, model = problem
     ledger = PrivacyLedger(delta=1e-6)
-    bad = X[:100].copy()
-    bad[3, 1] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        _explainer(model, accountant=ledger).fit(bad)
+    with pytest.raises(ValueError, match="2D array"):
+        _explainer(model, accountant=ledger).fit(X[:100, 0])
     with pytest.raises(ValueError, match="epsilon_per_query"):
         _explainer(model, epsilon=0.2, epsilon_per_query=0.5, accountant=ledger).fit(X)
     assert len(ledger) == 0
     explainer = _explainer(model, accountant=ledger).fit(X)
-    bad_query = X[:2].copy()
-    bad_query[0, 0] = np.inf
     with pytest.raises(ValueError):
-        explainer.explain(bad_query)
+        explainer.explain(X[:2, :2])
     # the fit's DP row count only
     assert len(ledger) == 1 and explainer.epsilon_spent_ == explainer.n_rows_epsilon_
 

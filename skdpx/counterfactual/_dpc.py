@@ -19,10 +19,13 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
+    fill_nonfinite,
     gaussian_event,
     gaussian_release,
+    label_codes,
     laplace_event,
 )
+from ..utils._blackbox import map_rows
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
@@ -140,6 +143,17 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     prototypes are then where the model predicts each class, which is what
     the search needs), else ``y``.
 
+    No value of a training row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds; a row whose label is
+    missing or not one of ``classes``, or on which the black box raises or
+    returns a label outside its ``classes_``, enters no class prototype
+    (its features still train the autoencoder, which reads no label).
+    Nothing reports which rows or how many (:ref:`privacy-refusals`). The
+    black box is checked before anything is spent on one public probe point
+    made from the declared bounds and categories; one that fails there is
+    refused.
+
     Parameters
     ----------
     estimator : fitted classifier, or None
@@ -213,8 +227,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
-        the rows (assumed public, not declared). A label of ``y`` outside
-        the declared set is refused before anything is spent.
+        the rows (assumed public, not declared). A row whose label is not
+        in the declared set enters no prototype, never refused.
         With a black box (``estimator``), its ``classes_`` must match them.
     categories : dict or None, default=None
         ``{column: [level, ...]}``: the public levels of each categorical
@@ -375,7 +389,9 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         # the rows in the encoded space of the public schema (one-hot
         # categories with their declared levels); classes: declared, the
         # black box's, or y's
-        X, y = validate_classes(self, X, y, needs="counterfactuals need")
+        # codes: each row's class index, -1 for a label that is not a class (the
+        # row then enters no prototype); None with a black box (it labels the rows)
+        X, codes = validate_classes(self, X, y, needs="counterfactuals need")
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
@@ -384,7 +400,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if not all(h >= 1 for h in hidden):
             raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
-        return X, y, hidden, self._validate_constraints()
+        return X, codes, hidden, self._validate_constraints()
 
     def _plan_spend(self, data, relation, bounds, count):
         """The whole fit: the autoencoder's release, then the prototypes'.
@@ -427,14 +443,18 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
                          f"{ae_label} + {proto_label}", prototype_noise_multiplier=z, **plan)
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, y, hidden, constraints = data
+        X, codes, hidden, constraints = data
         self.immutable_features_, self.increasing_features_, self.decreasing_features_ = constraints
         self.bounds_ = plan.bounds.release(X, noise=noise, commitment=commitment)
+        # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
+        X = fill_nonfinite(X, *self.bounds_)
         X11 = self._scaler().transform(X)
         # the classes of the rows: they enter the releases only through the
-        # prototypes' table (whose sensitivity covers any class of a row)
-        labels = np.searchsorted(self.classes_,
-                                 self.estimator.predict(self._rows(X)) if y is None else y)
+        # prototypes' table (whose sensitivity covers any class of a row). A row
+        # whose label is not a class, or on which the black box fails (raises,
+        # or gives a label outside classes_), has the code -1: it enters no
+        # prototype (its features still train the autoencoder, which reads no label)
+        labels = self._row_classes(X) if codes is None else codes
         if self.ae_method == "functional":
             self.autoencoder_ = FunctionalAutoencoder.fit(
                 X11, self.latent_dim, noise_multiplier=plan.ae_noise_multiplier,
@@ -456,15 +476,30 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         self.prototypes_ = np.clip(table[:, :K] / np.maximum(counts, 1.0)[:, None], 0.0, 1.0)
         self.n_iter_ = self.max_iter  # search steps per query (the search runs in explain)
 
+    def _row_classes(self, X):
+        """The black box's class of each private row (encoded), -1 where it gives none.
+
+        One call on all rows; a row on which the black box raises, or whose
+        label is not one of ``classes_``, gets -1 (found by bisection over
+        chunks, :func:`~skdpx.utils._blackbox.map_rows`): a rule on that row
+        alone, never refused and never counted.
+        """
+        return map_rows(
+            lambda idx: label_codes(self.classes_, np.asarray(
+                self.estimator.predict(self._rows(X[idx]))).reshape(-1)),
+            len(X), fill=np.intp(-1))
+
     def _noisy_table(self, codes, labels, *, noise_multiplier, relation, noise, commitment):
         """Noisy per-class (sum of codes, count): one Gaussian release, paid by ``commitment``.
 
         The noise is ``noise_multiplier`` times :func:`prototype_sensitivity`
-        under ``relation``.
+        under ``relation``. A row of label -1 (no class) enters no class's
+        row of the table.
         """
         n_classes, K = len(self.classes_), codes.shape[1]
         table = np.zeros((n_classes, K + 1))
-        np.add.at(table, labels, np.hstack([codes, np.ones((len(codes), 1))]))
+        used = labels >= 0
+        np.add.at(table, labels[used], np.hstack([codes[used], np.ones((int(used.sum()), 1))]))
         return gaussian_release(table, noise_multiplier=noise_multiplier,
                                 sensitivity=prototype_sensitivity(K, relation), noise=noise,
                                 commitment=commitment)
@@ -646,6 +681,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         check_is_fitted(self)
         X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
+        X = fill_nonfinite(X, lower, upper)  # a missing value: the bounds' midpoint
         Xc = np.clip(X, lower, upper)
         target = self._targets(Xc, desired_class)
         cf = self._search(Xc, target)
@@ -884,4 +920,9 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         tags.target_tags.required = self.estimator is None
         # CSR rows (e.g. one-hot) are densified; the black box still gets CSR
         tags.input_tags.sparse = True
+        # a missing or infinite value stands for the bounds' midpoint, in fit
+        # and in queries; in a private row so does a cell that is not a number
+        # (refusing would be a release about the row: doc/privacy.rst)
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
         return tags

@@ -22,6 +22,7 @@ from ..privacy import (
     BoundsScaler,
     BudgetError,
     DPEstimator,
+    fill_nonfinite,
     NoOpDpEvent,
     NonPrivateDpEvent,
     PrivacyLeakWarning,
@@ -38,7 +39,13 @@ from ..utils._dask import is_dask_collection, partition_sum, refuse_dask_queries
 from ..utils._tables import validate_table
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import blocked_sums
-from ._outputs import query_targets, resolve_output, row_labels, unit_scale
+from ._outputs import (
+    private_row_labels,
+    query_targets,
+    resolve_output,
+    row_labels,
+    unit_scale,
+)
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 __all__ = ["DPLimeExplainer"]
@@ -117,25 +124,18 @@ def _distances(Z, columns, past, past_columns):
 # explainer itself, which holds the persisted rows).
 
 
-def _probe_output(estimator, output_bounds, schema, rows):
-    """:func:`resolve_output` on one encoded row, run in a worker.
-
-    The row (a private one, as in memory) never reaches the client: only
-    the kind of output, the classes and the public range come back, which
-    are properties of the black box.
-    """
-    return resolve_output(estimator, output_bounds, schema.decode(rows))
-
-
 def _block_labels(block, *, explained, estimator, schema):
     """The black box's labels of one block of encoded rows (in a worker): (b, K).
 
-    ``explained``: the kind of output, the classes and the public range.
+    ``explained``: the kind of output, the classes and the public range. A
+    row the black box fails on gets the neutral labels, as in memory
+    (:func:`~skdpx.explain._outputs.private_row_labels`).
     """
     kind, classes, bounds = explained
     if len(block) == 0:  # a black box may refuse 0 rows
         return np.empty((0, 1 if classes is None else len(classes)))
-    return row_labels(kind, classes, bounds, estimator, schema.decode(block))
+    return private_row_labels(kind, classes, bounds, estimator,
+                              lambda idx: schema.decode(block[idx]), len(block))
 
 
 def _block_given_labels(y, *, bounds):
@@ -299,6 +299,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     which the guarantee does not cover (the queries are then private), and
     warns; ``history_`` keeps its answers but not those rows, unless
     ``store_fit_queries``.
+
+    No value of an explanation row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds; a row on which the
+    black box raises, or returns a NaN or misshapen output, gets the
+    neutral labels (0: a probability of 1/2, the middle of a regressor's
+    ``output_bounds``), as does a missing given label (``estimator=None``).
+    Such rows are found by bisection over chunks of rows (one call when the
+    black box fails on none), the black box's warnings on private rows are
+    not shown, and nothing reports which rows or how many
+    (:ref:`privacy-refusals`). The black box is checked before anything is
+    spent on one public probe point made from the declared bounds and
+    categories (never a private row); one that fails there is refused.
 
     Parameters
     ----------
@@ -572,13 +585,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         before it reads the dataset. ``fit`` calibrates the noise (from
         public facts: m, ``max_iter``, ``epsilon_per_query``, the ledger's
         relation) and makes the explainer's ledger. A validation error
-        (e.g. NaN in ``X``, ``epsilon_per_query`` above ``epsilon``) spends
-        nothing either.
+        (e.g. ``epsilon_per_query`` above ``epsilon``, a black box that fails
+        on the public probe point) spends nothing either; a value of a row
+        (e.g. a NaN in ``X``) is neutralised, never refused (see above).
 
         **Dask.** ``X`` may be a dask array or a dask DataFrame (the
         ``dask`` extra) whose rows stay in the Dask workers: the same
-        validation and schema as in memory (the non-finite check is a
-        map-reduce count, made before anything is spent), the same
+        validation and schema as in memory (a bad value is neutralised in
+        the workers as in memory, never counted or refused), the same
         calibration and spend (m, the number of rows, is a public count as
         ``len(X)`` is in memory). In the workers, partition by partition,
         the rows are encoded, scaled to the unit cube of the bounds and
@@ -618,19 +632,15 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         if self.estimator is None:  # y is required (see __sklearn_tags__)
             X, y = validate_table(self, X, y, reset=True, categories=self.categories,
                                   y_numeric=True)
-            if is_dask_collection(y):  # its non-finite values were counted with X's
+            # a label that is missing or not a number is neutral (0), never refused
+            # (skdpx.explain._outputs.row_labels): only y's public dtype is checked
+            if is_dask_collection(y):
                 if y.dtype.kind not in "biuf":
                     raise ValueError("y must be numeric: the labels explained when "
                                      "estimator=None.")
                 y = y.astype(np.float64)
             else:
-                try:
-                    y = np.asarray(y, dtype=np.float64)
-                except (TypeError, ValueError):
-                    raise ValueError("y must be numeric: the labels explained when "
-                                     "estimator=None.") from None
-                if not np.all(np.isfinite(y)):
-                    raise ValueError("y must be finite (no NaN or infinity).")
+                y = np.asarray(y, dtype=np.float64)  # numbers or NaN (validate_table)
         else:
             X = validate_table(self, X, reset=True, categories=self.categories)
         if self.delta == 0:
@@ -641,16 +651,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 f"({self.epsilon:g}): no query could ever be answered interactively."
             )
         # the explained output (kind, classes, public range): a regressor without
-        # output_bounds, a bad target_class... are refused here, before any spend
-        if is_dask_collection(X):
-            # probed on the first row in a worker: only the black box's facts come back
-            import dask
-
-            output = dask.delayed(_probe_output, pure=True)(
-                self.estimator, self.output_bounds, self.schema_, X[:1]).compute()
-        else:
-            output = resolve_output(self.estimator, self.output_bounds,
-                                    self.schema_.decode(X[:1]))
+        # output_bounds, a black box that fails on a public probe point, a bad
+        # target_class... are refused here, before any spend. The probe is made
+        # from the declared schema, never a private row
+        output = resolve_output(self.estimator, self.output_bounds,
+                                self.schema_.decode(self.schema_.probe(self.bounds)))
         if self.target_class is not None:
             # reads the number of queries only (no black box): a public stand-in row
             query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
@@ -772,14 +777,18 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # nothing is released here but the bounds when they are not declared
         X, y, (kind, classes, output_bounds) = data.X, data.y, data.output
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
+        # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
+        X = fill_nonfinite(X, lower, upper)
         if is_dask_collection(X):
             # scaled and labelled in the workers, and kept there
             self._X, self._labels = _persist(BoundsScaler(lower, upper).transform(X),
                                              self._dask_labels(X, y, data.output))
         else:
-            # the black box gets rows of the kind it was fitted on (DataFrame columns, dtypes)
-            self._labels = row_labels(kind, classes, output_bounds, self.estimator,
-                                      self.schema_.decode(X), y)
+            # the black box gets rows of the kind it was fitted on (DataFrame columns,
+            # dtypes); a row it fails on (raises, NaN) gets the neutral labels
+            self._labels = private_row_labels(kind, classes, output_bounds, self.estimator,
+                                              lambda idx: self.schema_.decode(X[idx]),
+                                              len(X), y)
             self._X = BoundsScaler(lower, upper).transform(X)
         self.output_, self.output_bounds_ = kind, output_bounds
         if classes is not None:
@@ -892,6 +901,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         check_is_fitted(self)
         refuse_dask_queries(self, X)
         X = validate_table(self, X, reset=False)  # encoded
+        X = fill_nonfinite(X, *self.bounds_)  # a missing value: the bounds' midpoint
         scaler = self._scaler()
         Z = scaler.transform(X)
         # the class explained at each query (and a regressor's output there):
@@ -1444,4 +1454,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         tags.target_tags.required = self.estimator is None
         # CSR input (e.g. one-hot) is densified; the black box gets CSR rows back
         tags.input_tags.sparse = True
+        # a missing or infinite value stands for the bounds' midpoint, in fit
+        # and in queries; in a private row so does a cell that is not a number
+        # (refusing would be a release about the row: doc/privacy.rst)
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
         return tags

@@ -36,8 +36,10 @@ from numbers import Real
 
 import numpy as np
 from .._sklearn_compat import is_classifier
+from ..utils._blackbox import finite_rows, map_rows
 
-__all__ = ["OUTPUT_KINDS", "query_targets", "resolve_output", "row_labels", "unit_scale"]
+__all__ = ["OUTPUT_KINDS", "private_row_labels", "query_targets", "resolve_output",
+           "row_labels", "unit_scale"]
 
 OUTPUT_KINDS = ("probability", "indicator", "regression", "labels")
 
@@ -60,9 +62,12 @@ def resolve_output(estimator, output_bounds, probe):
     """The kind of output explained, the classes and the output range (validation only).
 
     Called before anything is spent: every error here leaves the ledgers as
-    they were. ``probe`` is one row (any row of the kind the black box
-    takes): it only checks the shape of the black box's output, a property
-    of the model.
+    they were. ``probe`` is one public row of the kind the black box takes
+    (:meth:`~skdpx.utils._tables.TableSchema.probe`, made from the declared
+    schema, never a private row): it checks that the black box runs and the
+    shape of its output, properties of the model. A black box that fails
+    there is refused; one that fails only on private rows is not (see
+    :func:`private_row_labels`).
 
     Returns
     -------
@@ -89,7 +94,7 @@ def resolve_output(estimator, output_bounds, probe):
             )
         classes = getattr(estimator, "classes_", None)
         if hasattr(estimator, "predict_proba"):
-            n_columns = np.asarray(estimator.predict_proba(probe)).shape[-1]
+            n_columns = _probe(estimator.predict_proba, probe, name).shape[-1]
             if classes is None:
                 classes = np.arange(n_columns)
             elif len(classes) != n_columns:
@@ -117,7 +122,7 @@ def resolve_output(estimator, output_bounds, probe):
             "for the DP guarantee: pass output_bounds=(lower, upper) (outputs are clipped to "
             "it). It is never read from the data. Nothing was spent."
         )
-    shape = np.shape(estimator.predict(probe))
+    shape = _probe(estimator.predict, probe, name).shape
     if not (len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)):
         raise ValueError(
             f"{name}.predict returns outputs of shape {shape[1:]} per row: DPLimeExplainer "
@@ -126,17 +131,31 @@ def resolve_output(estimator, output_bounds, probe):
     return "regression", None, output_bounds
 
 
+def _probe(method, probe, name):
+    """The black box's output on the public probe point, or ValueError (nothing spent)."""
+    try:
+        return np.asarray(method(probe))
+    except Exception as exc:
+        raise ValueError(
+            f"the black box ({name}) failed on a public probe point made from the declared "
+            "bounds and categories (the middle of each numeric column's bounds, each "
+            f"categorical column's first level): {type(exc).__name__}: {exc}. Nothing was "
+            "spent.") from exc
+
+
 def row_labels(kind, classes, bounds, estimator, X, y=None):
     """The labels of the explanation rows, one column per class: (m, K).
 
     In [-1, 1] for every kind but "regression", whose column is
     ``(t(x) - lo) / (hi - lo)`` in [0, 1]: a query's labels subtract its own
-    value of the same map (:func:`query_targets`), landing in [-1, 1].
+    value of the same map (:func:`query_targets`), landing in [-1, 1]. A
+    missing given label (``y`` NaN) is the neutral label 0, the middle of
+    the range.
     """
     lo, hi = bounds
     if kind == "labels":
         t = np.clip(np.asarray(y, dtype=float), lo, hi)
-        return (2.0 * (t - lo) / (hi - lo) - 1.0)[:, None]
+        return np.nan_to_num(2.0 * (t - lo) / (hi - lo) - 1.0, nan=0.0)[:, None]
     if kind == "probability":
         P = np.clip(np.asarray(estimator.predict_proba(X), dtype=float), 0.0, 1.0)
         return 2.0 * P - 1.0
@@ -144,6 +163,35 @@ def row_labels(kind, classes, bounds, estimator, X, y=None):
         predicted = np.asarray(estimator.predict(X)).reshape(-1)
         return 2.0 * (predicted[:, None] == classes[None, :]) - 1.0
     return _unit_output(estimator, X, bounds)[:, None]
+
+
+def neutral_labels(kind, classes):
+    """The fixed, public labels of a row the black box cannot label: (K,).
+
+    The middle of each label's range: 0 (a probability of 1/2, the decision
+    boundary; the indicator half way), and for a regressor the unit output
+    1/2 (the middle of ``output_bounds``).
+    """
+    if kind == "regression":
+        return np.full(1, 0.5)
+    return np.zeros(1 if classes is None else len(classes))
+
+
+def private_row_labels(kind, classes, bounds, estimator, rows, n_rows, y=None):
+    """:func:`row_labels` of private rows, where a row the black box fails on is neutralised.
+
+    ``rows(idx)`` gives the rows ``idx`` as the black box takes them. The
+    black box runs on all of them at once; a row on which it raises, or
+    returns a misshapen or NaN output, gets the :func:`neutral_labels`
+    (found by bisection over chunks: :func:`~skdpx.utils._blackbox.map_rows`),
+    a rule on that row alone: its labels stay in range, so the sensitivity
+    holds, and nothing is refused or reported (which rows, how many: both
+    private). Infinite outputs are clipped to the range as any other.
+    """
+    if kind == "labels":
+        return row_labels(kind, classes, bounds, None, None, y)
+    return map_rows(lambda idx: row_labels(kind, classes, bounds, estimator, rows(idx)),
+                    n_rows, fill=neutral_labels(kind, classes), row_ok=finite_rows)
 
 
 def _unit_output(estimator, X, bounds):

@@ -7,7 +7,6 @@ import numpy as np
 from scipy.special import log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from .._sklearn_compat import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._explanation import FeatureAttribution, LocallyLinearMaps
@@ -20,6 +19,7 @@ from ..privacy import (
     SpendPlan,
     calibrate_noise,
     check_classes,
+    fill_nonfinite,
     dense_clipped_grad,
     dense_grad_sq_norms,
     gaussian_event,
@@ -134,6 +134,15 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     [0, 1]. Everything else (projections, initial maps) is drawn
     independently of the data.
 
+    No value of a training row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds, and a row whose label
+    is missing or not one of ``classes`` is dropped (no centring term, a
+    zero gradient). Nothing reports which rows or how many
+    (:ref:`privacy-refusals`). What is refused is refused on public facts
+    (the shape, the columns, their dtypes, the parameters) before anything
+    is spent.
+
     Parameters
     ----------
     n_maps : int, default=2
@@ -195,8 +204,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
-        the rows (assumed public, not declared). A label of ``y`` outside
-        the declared set is refused before anything is spent.
+        the rows (assumed public, not declared). A row whose label is not
+        in the declared set is dropped, never refused.
     categories : dict or None, default=None
         ``{column: [level, ...]}``: the public levels of each categorical
         column of a DataFrame, one-hot encoded internally
@@ -360,8 +369,10 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         planned from public facts (``n_samples``, ``n_features``, the bounds
         and the parameters) and committed to the ledger as one composed event
         before the data are read; nothing refunds it, even if the fit is
-        interrupted. A validation error (e.g. NaN in ``X``, one class) spends
-        nothing.
+        interrupted. A validation error (e.g. a wrong number of columns,
+        fewer than two declared classes) spends nothing; a value of a row
+        (e.g. a NaN in ``X``, a label outside ``classes``) is neutralised,
+        never refused (see above).
 
         Parameters
         ----------
@@ -376,7 +387,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
 
     def _validate_fit(self, X, y):
         X, y = validate_table(self, X, y, reset=True, categories=self.categories)
-        check_classification_targets(y)
+        # a row whose label is not a declared class (missing, NaN, a typo) gets the
+        # code -1 and is dropped by _private_fit: never refused, never counted
         classes, codes = check_classes(
             self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
         return X, codes, classes
@@ -434,7 +446,13 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         X, codes, classes = data
-        scaler = BoundsScaler(*plan.bounds.release(X, noise=noise, commitment=commitment))
+        lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
+        scaler = BoundsScaler(lower, upper)
+        # neutralised, each row by a rule on itself (the sensitivities below hold):
+        # a missing or infinite cell is the bounds' midpoint; a row whose label is
+        # not a class is dropped (its centring term and its gradients are 0)
+        X = fill_nonfinite(X, lower, upper)
+        keep = codes >= 0
         n, d = X.shape
         k, m = len(classes), self.n_maps
         engine = plan.engine
@@ -457,6 +475,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         # array: the caller's X is untouched; no (n, d) temporaries)
         U = scaler.transform(X)
         U -= 0.5
+        U[~keep] = 0.0
         center = np.full(d, 0.5)
         if self.center:
             # the sum of u - 1/2 over the rows, over the DP count (never the private n)
@@ -489,8 +508,13 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         self.center_noise_multiplier_ = plan.center_noise_multiplier
 
     def _train(self, engine, views, codes, k, m, W, b):
-        """Run DP-SGD over the inputs' ``views`` (see :func:`_views`); updates W and b in place."""
-        Y = np.eye(k, dtype=np.float32)[codes]
+        """Run DP-SGD over the inputs' ``views`` (see :func:`_views`); updates W and b in place.
+
+        A row of code -1 (no usable label) is dropped: its errors, hence its
+        gradient, are 0.
+        """
+        Y = np.eye(k, dtype=np.float32)[np.maximum(codes, 0)]
+        used = (codes >= 0).astype(np.float32)
         beta = self.beta
         optimizer = make_optimizer(self.optimizer, [W, b], self.learning_rate)
         steps_per_decay = max(1, round(self.decay_every / engine.sample_rate))
@@ -506,7 +530,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             Pb, Pb_sq = views(idx)  # (V, b, width), (V, b)
             G = to_maps(Pb @ W + b[:, None, :])
             S, F = _maps_forward(G, beta)
-            return Pb, Pb_sq, from_maps(_maps_backward(G, S, F, Y[idx], beta))
+            D = _maps_backward(G, S, F, Y[idx], beta) * used[idx][:, None, None]
+            return Pb, Pb_sq, from_maps(D)
 
         cache = {}
 
@@ -544,7 +569,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         """Validated X -> (G (n, K, M), S (n, K, M), f (n, K))."""
         check_is_fitted(self)
         X = validate_table(self, X, reset=False)
-        X = np.clip(X, *self.bounds_)
+        # a missing or infinite value is the bounds' midpoint, as in fit
+        X = np.clip(fill_nonfinite(X, *self.bounds_), *self.bounds_)
         k, m, d = self.coef_.shape
         G = (X @ self.coef_.reshape(k * m, d).T).reshape(-1, k, m) + self.intercept_
         S, F = _maps_forward(G, self.beta)
@@ -677,11 +703,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
                 pos = np.clip(np.searchsorted(self.classes_, y, sorter=sorter), 0, k - 1)
                 codes = sorter[pos]
                 unknown = self.classes_[codes] != y
-                if unknown.any():
-                    raise ValueError(
-                        f"y has labels outside classes_ {self.classes_.tolist()}: "
-                        f"{np.unique(y[unknown]).tolist()}"
-                    )
+                if unknown.any():  # (the labels are not shown: the rows may be private)
+                    raise ValueError(f"y has labels outside classes_ {self.classes_.tolist()}.")
             member = np.eye(k)[codes]  # (n, K)
             support = member.sum(axis=0).astype(np.int64)
             total = np.einsum("nk,nkm->km", member, S)
@@ -710,6 +733,11 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         tags.classifier_tags.poor_score = True
         # CSR (e.g. one-hot) is densified: the maps' algebra is dense
         tags.input_tags.sparse = True
+        # a missing or infinite value stands for the bounds' midpoint, in fit
+        # and in queries; in a private row so does a cell that is not a number
+        # (refusing would be a release about the row: doc/privacy.rst)
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
         return tags
 
     def score(self, X, y, sample_weight=None):

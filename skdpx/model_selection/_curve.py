@@ -44,7 +44,7 @@ from ..privacy._selection import (
     release_score,
 )
 from ._scorers import DPScorer, get_dp_scorer
-from ._search import _dp_step, _fresh, _planner
+from ._search import _dp_step, _fresh, _planner, _row_contributions
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -280,8 +280,9 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit, n
             return est, float(scorer(est, X_val, y_val))
         if scorer.public:
             return est, float(scorer.public_score(est))
-        sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
-    return est, (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
+        # private validation rows: a row that scoring fails on contributes 0
+        sums = _row_contributions(scorer, est, X_val, y_val)
+    return est, sums.sum(axis=0)
 
 
 def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring=None,

@@ -77,6 +77,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from .._sklearn_compat import Interval, RealNotInt, StrOptions, fit_context, safe_indexing
+from ..utils._blackbox import finite_rows, map_rows
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     COUNT_SHARE,
@@ -335,8 +336,35 @@ def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, 
             est.fit(X_train, y_train)
         if scorer.public:
             return est, float(scorer.public_score(est))
-        sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
-    return est, (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
+        sums = _row_contributions(scorer, est, X_val, y_val)
+    return est, sums.sum(axis=0)
+
+
+def _row_contributions(scorer, estimator, X, y):
+    """Each private validation row's contribution vector, (n_rows, n_stats).
+
+    A scorer's contributions are per row (each depends on its row alone), so
+    a row on which scoring fails (the candidate or its black box raises, or
+    gives NaN) contributes the zero vector, as a row that is absent: within
+    the sensitivity under either relation, and nothing is refused or
+    reported (:func:`~skdpx.utils._blackbox.map_rows`: one call for all
+    rows, bisection over chunks only where one fails). Warnings raised while
+    scoring private rows are not shown.
+    """
+    def rows(idx):
+        out = np.asarray(scorer.contributions(
+            estimator, safe_indexing(X, idx), None if y is None else safe_indexing(y, idx)),
+            dtype=float)
+        return out[:, None] if out.ndim == 1 else out
+
+    n = _n_rows(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:  # the number of statistics, from no row (every scorer here takes 0 rows)
+            width = rows(np.arange(0)).shape[1]
+        except Exception:  # noqa: BLE001 (a scorer that needs rows: from all of them)
+            return rows(np.arange(n))
+    return map_rows(rows, n, fill=np.zeros(width), row_ok=finite_rows)
 
 
 class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):

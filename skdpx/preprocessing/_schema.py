@@ -68,7 +68,9 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         ``{column: [level, ...]}``: the public levels of each categorical
         column. Every non-numeric column must be declared here. A missing
         value (None, NaN) encodes as an all-zero block; a value that is not
-        a declared level raises a ``ValueError``.
+        a declared level raises a ``ValueError`` (which shows neither the
+        value nor how many rows hold one; inside a DP estimator's fit such a
+        value encodes as missing instead, see :doc:`/tables`).
     scale : bool, default=True
         Scale numeric columns to [0, 1] with their bounds.
     clip : bool, default=True
@@ -141,14 +143,17 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         self._fit_schema(self._check_array(X, reset=True))
         return self
 
-    def _check_array(self, X, *, reset):
+    def _check_array(self, X, *, reset, allow_nonfinite=False):
         """scikit-learn's checks (shape, finiteness) of an array; a DataFrame as it is."""
         if _is_frame(X):
             return X
         numeric = not self.categories
+        kind = getattr(X, "dtype", np.dtype(object)).kind
+        if numeric and allow_nonfinite and kind not in "biufc":
+            numeric = False  # (object cells: converted one by one in _encode)
         return validate_data(self, X, reset=reset, dtype="numeric" if numeric else None,
-                             ensure_all_finite=numeric, accept_sparse="csr",
-                             ensure_min_samples=1 if reset else 0)
+                             ensure_all_finite=numeric and not allow_nonfinite,
+                             accept_sparse="csr", ensure_min_samples=1 if reset else 0)
 
     def _fit_schema(self, X):
         if _is_frame(X):
@@ -321,10 +326,25 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         Z : ndarray of shape (n_samples, n_encoded), dtype float64
         """
         check_is_fitted(self, "feature_groups_")
-        values, n = self._columns_of(self._check_array(X, reset=False))
+        return self._encode(X)
+
+    def _encode(self, X, *, allow_nonfinite=False, private=False):
+        """:meth:`transform`, with the leniency an estimator needs for its rows.
+
+        ``allow_nonfinite``: a missing or infinite numeric value passes as
+        NaN or inf (the estimator sets it to the bounds' midpoint) instead of
+        being refused. ``private`` (the rows of a DP fit, on which a refusal
+        would be a release about one row): that, and every cell is judged
+        alone, never refused: a numeric cell that is not a number becomes
+        NaN, a categorical value that is not a declared level encodes as
+        missing (an all-zero block).
+        """
+        allow_nonfinite = allow_nonfinite or private
+        values, n = self._columns_of(self._check_array(X, reset=False,
+                                                       allow_nonfinite=allow_nonfinite))
         Z = np.empty((n, len(self._names_out)))
         if self._onehot is not None:
-            cat = self._encode_categories(values)
+            cat = self._encode_categories(values, unknown="missing" if private else "raise")
             cat_cols = np.concatenate([self.feature_groups_[c] for c in self.categorical_features_])
             Z[:, cat_cols] = cat
         for i, column in enumerate(self.numeric_features_):
@@ -332,8 +352,10 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             try:
                 col = np.asarray(values[column], dtype=np.float64)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"column {column!r} has non-numeric values.") from exc
-            if not np.isfinite(col).all():
+                if not private:
+                    raise ValueError(f"column {column!r} has non-numeric values.") from exc
+                col = cells_to_float(values[column])
+            if not allow_nonfinite and not np.isfinite(col).all():
                 raise ValueError(f"column {column!r} has missing or infinite values: impute "
                                  "them first (a missing numeric value has no public encoding).")
             lo, hi = self._num_lower[i], self._num_upper[i]
@@ -344,7 +366,7 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             Z[:, j] = col
         return Z
 
-    def _encode_categories(self, values):
+    def _encode_categories(self, values, unknown="raise"):
         frame = {}
         for column in self.categorical_features_:
             col = np.asarray(values[column], dtype=object)
@@ -353,13 +375,16 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             known = np.isin(col, np.asarray(self._levels[column], dtype=object))
             bad = ~missing & ~known
             if bad.any():
-                # the values are not shown: they may be private (fit rows), and
-                # on Dask the message also lands in the workers' logs
-                raise ValueError(
-                    f"column {column!r} has {int(bad.sum())} value(s) that are not declared "
-                    f"categories {self._levels[column]} (not shown: they may be private); "
-                    "declare every level in categories."
-                )
+                if unknown == "missing":  # a private row's value: encoded as missing
+                    missing = missing | bad
+                else:
+                    # neither the values nor their number are shown: they may be
+                    # private, and on Dask the message also lands in the workers' logs
+                    raise ValueError(
+                        f"column {column!r} has values that are not declared categories "
+                        f"{self._levels[column]} (not shown: they may be private); declare "
+                        "every level in categories."
+                    )
             frame[column] = np.where(missing, None, col)
         table = np.column_stack([frame[c] for c in self.categorical_features_])
         # handle_unknown="ignore": a missing value encodes as an all-zero block
@@ -444,6 +469,29 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.input_tags.sparse = True
         return tags
+
+
+def _cell_to_float(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return np.nan
+
+
+def cells_to_float(values):
+    """Any array's cells as float64, each judged alone: one that is not a number is NaN.
+
+    For the rows of a DP fit, where refusing a cell would be a release about
+    its row. Numeric arrays convert at once; only an array with a cell that
+    does not convert is converted cell by cell (a numpy ufunc over its
+    cells).
+    """
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        pass
+    cells = np.asarray(values, dtype=object)
+    return np.frompyfunc(_cell_to_float, 1, 1)(cells).astype(np.float64)
 
 
 def _pair(pair, name):

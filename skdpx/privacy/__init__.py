@@ -75,6 +75,8 @@ from ._validation import (
     check_bounds,
     check_classes,
     clip_to_bounds,
+    fill_nonfinite,
+    label_codes,
     scale_to_bounds,
 )
 

@@ -15,6 +15,8 @@ __all__ = [
     "check_bounds",
     "check_classes",
     "clip_to_bounds",
+    "fill_nonfinite",
+    "label_codes",
     "scale_to_bounds",
 ]
 
@@ -107,8 +109,62 @@ def check_bounds(bounds, n_features, *, dtype=float, allow_missing=False):
     return lower, upper
 
 
+def _missing_labels(y):
+    """Rows whose label is missing: None, NaN (or pandas' NA / NaT), by a rule on each row alone."""
+    y = np.asarray(y)
+    if y.dtype.kind in "fc":
+        return np.isnan(y)
+    if y.dtype.kind != "O":
+        return np.zeros(y.shape, dtype=bool)
+    from ..preprocessing._schema import _missing  # (the schema module imports nothing of ours)
+
+    return _missing(y)
+
+
+def label_codes(classes, y):
+    """Index of each label of ``y`` in ``classes``; -1 for a label that is not one of them.
+
+    A rule on each row alone: a missing label (None, NaN), a label of another
+    type than the classes' or any other value outside ``classes`` gets -1,
+    and nothing is raised. A loop over the (few, public) classes, vectorised
+    over the rows.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,)
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of int of shape (n_samples,)
+    """
+    y = np.asarray(y)
+    codes = np.full(y.shape[0], -1, dtype=np.intp)
+    if y.dtype.kind in "fc":  # NaN equals no class
+        candidates = y
+    else:
+        candidates = y.astype(object) if y.dtype.kind not in "biuUSO" else y
+    for j, label in enumerate(np.asarray(classes, dtype=object).tolist()):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (numpy's elementwise-comparison notices)
+            try:
+                hit = np.asarray(candidates == label, dtype=bool)
+            except (TypeError, ValueError):  # labels that cannot be compared: none is it
+                continue
+        if hit.shape != codes.shape:  # a comparison numpy could not make elementwise
+            continue
+        codes[hit & (codes < 0)] = j
+    return codes
+
+
 def check_classes(classes, y, *, needs="the fit needs"):
     """The public label set and the rows' codes in it.
+
+    Whether a fit raises, and what it says, depend on public facts only (the
+    declared ``classes``): a row whose label is not one of them (a missing
+    label, NaN, a typo) is not refused, it gets the code -1, and the
+    estimator drops it (its contributions are zero). Nothing reports how many
+    rows were dropped: that count is private.
 
     Parameters
     ----------
@@ -116,9 +172,13 @@ def check_classes(classes, y, *, needs="the fit needs"):
         The declared, public label set (sorted here). ``None`` reads it from
         ``y`` with a :class:`~diffprivlib.utils.PrivacyLeakWarning`: the set
         of labels present is then a release about the rows (a label held by
-        one row reveals that row), assumed public but not declared.
+        one row reveals that row), assumed public but not declared; missing
+        labels (None, NaN) are left out of it and their rows dropped, and
+        scikit-learn's check that the labels are classes (not continuous)
+        applies to the others.
     y : ndarray of shape (n_samples,)
-        Validated labels.
+        Validated labels (any values: none is refused with declared
+        ``classes``).
     needs : str
         Starts the error raised for fewer than two classes.
 
@@ -126,41 +186,85 @@ def check_classes(classes, y, *, needs="the fit needs"):
     -------
     classes : ndarray
     codes : ndarray of int
-        The index of each row's label in ``classes``.
+        The index of each row's label in ``classes``; -1 for a row whose
+        label is not in ``classes`` (the row is dropped).
 
     Raises
     ------
     ValueError
-        Fewer than two classes, or a label of ``y`` not in the declared
-        ``classes`` (before anything is spent).
+        Fewer than two declared classes (public); with ``classes=None``,
+        fewer than two classes present or labels that are not classes. No
+        message shows a label of ``y``.
     """
+    y = np.asarray(y)
     if classes is None:
-        present, codes = np.unique(y, return_inverse=True)
+        from sklearn.utils.multiclass import check_classification_targets
+
+        labels = y[~_missing_labels(y)]
+        try:
+            check_classification_targets(labels)
+            present = np.unique(labels)
+        except TypeError:  # e.g. strings and numbers mixed (the labels are not shown)
+            raise ValueError("the labels in y are of mixed types that cannot be ordered; "
+                             "declare the public label set with classes=[...].") from None
         if len(present) < 2:
-            raise ValueError(f"{needs} at least two classes; got 1 class: {present[0]!r}.")
+            raise ValueError(f"{needs} at least two classes; y holds {len(present)} "
+                             f"class{'' if len(present) == 1 else 'es'}. Declare the public "
+                             "label set with classes=[...].")
         warnings.warn(
             "classes=None: the label set is read from y and released as classes_ (a label "
             "held by few rows reveals them). Declare the public label set with classes=[...].",
             PrivacyLeakWarning, stacklevel=_outside_stacklevel())
-        return present, codes.ravel()
-    declared = np.unique(np.asarray(classes))
+        return present, label_codes(present, y)
+    try:
+        declared = np.unique(np.asarray(classes))
+    except TypeError:
+        raise ValueError(f"classes={classes!r} mixes labels that cannot be ordered.") from None
     if declared.ndim != 1 or len(declared) < 2:
         raise ValueError(f"{needs} at least two classes; classes={classes!r} declares "
                          f"{len(declared)}.")
-    try:
-        codes = np.searchsorted(declared, y)
-        known = (codes < len(declared)) & (declared[np.minimum(codes, len(declared) - 1)] == y)
-    except TypeError as exc:  # labels of another type than the declared ones
-        raise ValueError(f"the labels in y are not comparable with classes={classes!r}.") from exc
-    if not np.all(known):
-        raise ValueError(f"y holds labels that are not in the declared classes={classes!r} "
-                         f"(e.g. {np.asarray(y)[~known][0]!r}). Nothing was spent.")
-    return declared, codes
+    return declared, label_codes(declared, y)
 
 
 def clip_to_bounds(X, lower, upper):
     """Clip the rows of X to [lower, upper] (a new array)."""
     return np.clip(np.asarray(X, dtype=float), lower, upper)
+
+
+def fill_nonfinite(X, lower, upper):
+    """X with every non-finite cell (NaN, +-inf) at the midpoint of its feature's bounds.
+
+    How skdpx neutralises a missing or unusable numeric value of a private
+    row: a rule on that cell alone, with public (declared or DP-released)
+    bounds, so that the row stays one row within the bounds (the
+    sensitivities that hold for bounded rows hold for it) and nothing is
+    refused because of it. Finite cells are left as they are (clipping is
+    the estimators' own step).
+
+    Parameters
+    ----------
+    X : ndarray or row-chunked dask array of shape (n_samples, n_features)
+    lower, upper : array-like of shape (n_features,)
+        Finite bounds.
+
+    Returns
+    -------
+    ndarray of float64 (a new array when a cell was filled, else X as
+    float64), or a lazy dask array for a dask ``X``.
+    """
+    # (imported here: skdpx.utils imports this module)
+    from ..utils._dask import is_dask_collection
+
+    mid = (np.asarray(lower, dtype=float) + np.asarray(upper, dtype=float)) / 2.0
+    if is_dask_collection(X):
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        return X.rechunk({1: -1}).map_blocks(fill_nonfinite, lower=lower, upper=upper,
+                                             dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    bad = ~np.isfinite(X)
+    if not bad.any():
+        return X
+    return np.where(bad, np.broadcast_to(mid, X.shape), X)
 
 
 def scale_to_bounds(X, lower, upper, feature_range=(0.0, 1.0)):

@@ -102,7 +102,8 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
     X01 : ndarray of shape (n_samples, d)
         The private rows in [0, 1]^d.
     codes : ndarray of int, shape (n_samples,)
-        Each row's class index in ``classes``.
+        Each row's class index in ``classes``; -1 drops the row (no usable
+        label: its gradients are 0, a rule on that row alone).
     classes : ndarray
     engine : DPSGD
         Bound to the noise source and the commitment that pays for its
@@ -124,6 +125,7 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
     A = X01 - 0.5  # centred: public shift, smaller gradients, better conditioned
     A_sq = np.einsum("ij,ij->i", A, A)
     Y = (codes[:, None] == (np.arange(1, 2) if k == 2 else np.arange(k))[None, :]).astype(float)
+    used = (np.asarray(codes) >= 0).astype(float)[:, None]
     W = np.zeros((d, outputs))
     b = np.zeros(outputs)
     optimizer = make_optimizer("sgd", [W, b], learning_rate)
@@ -132,7 +134,7 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
     def errors(idx):
         z = A[idx] @ W + b
         p = expit(z) if k == 2 else softmax(z, axis=1)
-        return p - Y[idx]
+        return (p - Y[idx]) * used[idx]
 
     cache = {}
 

@@ -23,6 +23,7 @@ from ..privacy import (
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
+    fill_nonfinite,
     gaussian_event,
 )
 from ..utils._dask import is_dask_collection, refuse_dask_queries
@@ -129,6 +130,16 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     (the clustering alone is then calibrated for replace-one), else fit
     raises a ``ValueError`` before anything is spent.
 
+    No value of a training row is refused (a refusal would be a release
+    about that row): a missing or infinite value, or a cell that is not a
+    number, is the midpoint of its feature's bounds, and a row whose label
+    is missing or not one of ``classes`` is dropped from the DP model's
+    training (a zero gradient; it still counts in the clustering, which
+    reads no label). Nothing reports which rows or how many
+    (:ref:`privacy-refusals`). A given black box is checked before anything
+    is spent on one public probe point made from the declared bounds and
+    categories; one that fails there is refused.
+
     Parameters
     ----------
     estimator : fitted classifier with ``predict`` and ``classes_``, or None
@@ -203,8 +214,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
-        the rows (assumed public, not declared). A label of ``y`` outside
-        the declared set is refused before anything is spent.
+        the rows (assumed public, not declared). A row whose label is not
+        in the declared set is dropped from the model's training, never
+        refused.
         With a black box (``estimator``), its ``classes_`` must match them.
     categories : dict or None, default=None
         ``{column: [level, ...]}``: the public levels of each categorical
@@ -396,8 +408,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         and the clustering's ``max_iter + 1`` Gaussian releases) is planned
         from public facts and committed to the ledger as one composed event
         before the data are read; nothing refunds it, even if the fit is
-        interrupted. A validation error (e.g. NaN in ``X``, an unknown
-        feature, one class) spends nothing.
+        interrupted. A validation error (e.g. an unknown feature, fewer
+        than two declared classes) spends nothing; a value of a row (e.g. a
+        NaN in ``X``) is neutralised, never refused.
 
         **Dask.** ``X`` may be a dask array or a dask DataFrame (the
         ``dask`` extra) whose rows stay in the Dask workers: the same
@@ -407,8 +420,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         iteration for the per-cluster sums and counts), the rows encoded
         and scaled to the unit cube block by block there, and the noise
         added once, in the client, by the privacy core. The client receives
-        only counts and sums, never a row. The non-finite check is one more
-        pass, made before anything is spent. Persist ``X`` first
+        only counts and sums, never a row (a bad value is neutralised in the
+        workers as in memory, never counted or refused). Persist ``X`` first
         (``X.persist()``) if it is costly to compute: each pass reads it
         again. A black box must then be given as ``estimator``: the DP-SGD
         training of the default model samples and clips single rows, which
@@ -443,7 +456,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                 "whose Poisson-sampled, per-row clipped steps are not supported over Dask. "
                 "Nothing was spent."
             )
-        X, y = validate_classes(self, X, y, needs="recourse needs")
+        # codes: each row's class index, -1 for a label that is not a class (the
+        # row is then dropped from the DP model's training); None with a black box
+        X, codes = validate_classes(self, X, y, needs="recourse needs")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
         if favorable not in self.classes_.tolist():
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
@@ -452,7 +467,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if not math.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the clustering's Gaussian releases need delta > 0.")
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
-        return SimpleNamespace(X=X, y=y, favorable=favorable, sets=sets)
+        return SimpleNamespace(X=X, codes=codes, favorable=favorable, sets=sets)
 
     def _plan_spend(self, data, relation, bounds, count):
         """The model's DP-SGD steps and the clustering's releases, from public facts.
@@ -532,7 +547,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                                                            for f in b]), dtype=int)
         self.bounds_ = (lower, upper)
         scaler = BoundsScaler(lower, upper)
-        X01 = scaler.transform(X)
+        # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
+        X01 = scaler.transform(fill_nonfinite(X, lower, upper))
         self.noise_multiplier_ = plan.noise_multiplier
         self.model_epsilon_ = plan.model_epsilon
         engine = plan.engine
@@ -542,7 +558,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if self.estimator is not None:
             self.estimator_ = self.estimator
         else:
-            self.estimator_ = self._fit_model(X01, data.y, scaler, engine, commitment, noise)
+            self.estimator_ = self._fit_model(X01, data.codes, scaler, engine, commitment,
+                                              noise)
             self.model_n_steps_ = engine.n_steps if engine is not None else 0
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
         self.n_clusters_ = plan.n_clusters
@@ -568,12 +585,17 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self._routes = RecourseGraph(nodes, self.graph_, self.candidates_, **constraints)
         self.path_cost_ = self._routes.cost
 
-    def _fit_model(self, X01, y, scaler, engine, commitment, noise):
-        """The DP logistic regression on the scaled rows, behind the public scaler."""
+    def _fit_model(self, X01, codes, scaler, engine, commitment, noise):
+        """The DP logistic regression on the scaled rows, behind the public scaler.
+
+        ``codes``: each row's class index in ``classes_``; a row of code -1
+        (no usable label) is dropped (its gradients are 0).
+        """
         if engine is None:  # epsilon = inf: the non-private baseline
-            model = LogisticRegression(C=self.model_C).fit(X01, y)
+            used = codes >= 0
+            model = LogisticRegression(C=self.model_C).fit(X01[used],
+                                                           self.classes_[codes[used]])
         else:
-            codes = np.searchsorted(self.classes_, y)
             model = _model.train_dp_logistic(X01, codes, self.classes_,
                                              engine.bind(noise, commitment, n_rows=len(X01)),
                                              C=self.model_C)
@@ -590,6 +612,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         refuse_dask_queries(self, X)
         X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
+        X = fill_nonfinite(X, lower, upper)  # a missing value: the bounds' midpoint
         Xc = np.clip(X, lower, upper)
         already = self._predict(Xc) == self.favorable_class_
         return X, Xc, already, BoundsScaler(lower, upper).transform(Xc)
@@ -861,4 +884,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         tags.transformer_tags.preserves_dtype = ["float64"]
         # CSR rows (e.g. one-hot) are densified; the black box gets CSR rows back
         tags.input_tags.sparse = True
+        # a missing or infinite value stands for the bounds' midpoint, in fit
+        # and in queries; in a private row so does a cell that is not a number
+        # (refusing would be a release about the row: doc/privacy.rst)
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
         return tags

@@ -157,23 +157,26 @@ def _meta(X):
     return np.empty((0, X.shape[1]), dtype=X.dtype)
 
 
-def _encode_block(block, schema, n_encoded):
-    """One partition's rows encoded by the public schema (in a worker)."""
+def _encode_block(block, schema, n_encoded, private=True):
+    """One partition's rows encoded by the public schema (in a worker).
+
+    ``private`` (a fit's rows): no cell is refused (see
+    :meth:`~skdpx.utils._tables.TableSchema.encode`).
+    """
     if len(block) == 0:
         return np.empty((0, n_encoded))
-    Z = schema.encode(block)
+    Z = schema.encode(block, private=private)
     Z = Z.toarray() if hasattr(Z, "toarray") else Z
     return np.asarray(Z, dtype=np.float64)
 
 
-def _encoded_array(X, schema):
-    """The encoded rows as a row-chunked float dask array, and their non-finite counts.
+def _encoded_array(X, schema, private=True):
+    """The encoded rows as a row-chunked float dask array.
 
-    ``schema.encode`` runs on each partition in the workers. When the
-    partitions' row counts are unknown (a DataFrame), one pass returns each
-    partition's (row count, NaN count, infinite count): small numbers, no
-    value. Returns ``(Z, counts)`` with ``counts`` the (NaN, infinite) totals,
-    or None when that pass was not needed (the caller counts them).
+    ``schema.encode`` runs on each partition in the workers (``private``:
+    a fit's rows, no cell refused). When the partitions' row counts are
+    unknown (a DataFrame), one pass returns each partition's row count
+    (public, as ``len(X)`` is in memory), nothing else.
     """
     import dask
     import dask.array as da
@@ -185,49 +188,18 @@ def _encoded_array(X, schema):
     else:
         X = X.rechunk({1: -1})
         if schema.encoder is None and not any(np.isnan(c) for c in X.chunks[0]):
-            return as_dask_array(X, dtype=np.float64), None
+            return as_dask_array(X, dtype=np.float64)
         parts = X.to_delayed().ravel()
         lengths = None if any(np.isnan(c) for c in X.chunks[0]) else list(X.chunks[0])
     encode = dask.delayed(_encode_block, pure=True)
-    blocks = [encode(p, schema, n_encoded) for p in parts]
-    counts = None
+    blocks = [encode(p, schema, n_encoded, private) for p in parts]
     if lengths is None:
-        # one pass: each partition's row count (public, as len(X)) and its
-        # non-finite counts; the encoding's own checks raise in the workers
-        facts = dask.compute(*[dask.delayed(_block_facts, pure=True)(b) for b in blocks])
-        facts = np.array(facts, dtype=np.int64).reshape(-1, 3)
-        lengths = facts[:, 0].tolist()
-        counts = facts[:, 1:].sum(axis=0)
+        # one pass: each partition's row count (public, as len(X))
+        lengths = [int(n) for n in dask.compute(*[dask.delayed(len, pure=True)(b)
+                                                 for b in blocks])]
     arrays = [da.from_delayed(b, shape=(n, n_encoded), dtype=np.float64)
               for b, n in zip(blocks, lengths)]
-    return da.concatenate(arrays, axis=0), counts
-
-
-def _block_facts(Z):
-    """(rows, NaN count, infinite count) of one encoded block (in a worker)."""
-    return np.array([len(Z), np.count_nonzero(np.isnan(Z)), np.count_nonzero(np.isinf(Z))])
-
-
-def _nonfinite_counts(Z, *y):
-    """(NaN count, infinite count) of a block's rows (and its labels, when float)."""
-    counts = np.array([np.count_nonzero(np.isnan(Z)), np.count_nonzero(np.isinf(Z)), 0, 0])
-    if y and np.asarray(y[0]).dtype.kind == "f":
-        y0 = np.asarray(y[0])
-        counts[2:] = np.count_nonzero(np.isnan(y0)), np.count_nonzero(np.isinf(y0))
-    return counts
-
-
-def _raise_as_in_memory(estimator, n_nan, n_inf, input_name):
-    """Raise the ValueError scikit-learn raises in memory for such values.
-
-    The message is scikit-learn's own, got by checking one public stand-in
-    value (NaN, else infinity): no private value is shown.
-    """
-    from sklearn.utils.validation import check_array
-
-    if n_nan or n_inf:
-        check_array(np.array([[np.nan if n_nan else np.inf]]), estimator=estimator,
-                    input_name=input_name, ensure_2d=False)
+    return da.concatenate(arrays, axis=0)
 
 
 def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=None):
@@ -241,11 +213,13 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
       stand-in: a dask DataFrame's ``_meta``), exactly as in memory;
     * the encoding (declared categories one-hot, numeric columns as float)
       is applied to each partition in the workers;
-    * one map-reduce pass counts the non-finite values of the encoded rows
-      (and of a float ``y``) and runs the encoding's own checks in the
-      workers (undeclared categories, a missing numeric value): the same
-      ``ValueError`` as in memory is raised in the client, before anything
-      is spent. Only counts reach the client.
+    * as in memory, no value of a fit's rows is refused (a refusal would be
+      a release about one row): missing and infinite values pass as NaN
+      and inf (the estimator sets them to the bounds' midpoint), a
+      categorical value that is not a declared level encodes as missing,
+      and ``y``'s values are the estimator's to drop or neutralise. Only
+      public facts are refused: the columns, the dtypes, an empty or
+      misshapen collection, ``y``'s length.
 
     Parameters
     ----------
@@ -297,7 +271,7 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
                                  "to float, or pass a DataFrame with declared categories.")
             estimator.schema_ = TableSchema(meta, bounds=bounds, categories=None,
                                             n_features=estimator.n_features_in_)
-    Z, counts = _encoded_array(X, estimator.schema_)
+    Z = _encoded_array(X, estimator.schema_, private=reset)
     if Z.shape[0] < 1:
         raise ValueError(f"Found array with 0 sample(s) (shape={Z.shape}) while a minimum of "
                          f"1 is required by {type(estimator).__name__}.")
@@ -318,10 +292,4 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
         if is_dask_collection(y) and y.chunks[0] != Z.chunks[0]:
             y = y.rechunk({0: Z.chunks[0]})
         labels = (y,)
-    if counts is None or labels:
-        # one pass: the encoding's checks run in the workers, only counts come back
-        counts = partition_sum(_nonfinite_counts, Z, *labels)
-    n_nan, n_inf, y_nan, y_inf = np.concatenate([counts, [0, 0]])[:4]
-    _raise_as_in_memory(estimator, n_nan, n_inf, "X")
-    _raise_as_in_memory(estimator, y_nan, y_inf, "y")
     return Z if no_y else (Z, y)

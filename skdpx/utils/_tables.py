@@ -15,7 +15,9 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils.validation import validate_data
 
-from ..preprocessing._schema import PublicSchemaEncoder, _is_frame
+from sklearn.utils.validation import check_consistent_length, column_or_1d
+
+from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_float
 from ._dask import is_dask_collection, validate_dask_table
 
 __all__ = ["TableSchema", "validate_table"]
@@ -124,11 +126,50 @@ class TableSchema:
             raise ValueError(f"{param} names a feature twice.")
         return idx
 
-    def encode(self, X):
-        """Encoded float matrix of rows already validated by :func:`validate_table`."""
+    def encode(self, X, *, private=False):
+        """Encoded float matrix of rows already validated by :func:`validate_table`.
+
+        Missing and infinite numeric values pass as NaN and inf (the
+        estimator sets them to the bounds' midpoint: :func:`~skdpx.privacy.fill_nonfinite`).
+        ``private``: the rows of a DP fit, where no cell is refused (a
+        refusal would be a release about its row): a numeric cell that is
+        not a number is NaN, a categorical value that is not a declared level
+        encodes as missing (an all-zero block).
+        """
         if self.encoder is not None:
-            return self.encoder.transform(X)
+            return self.encoder._encode(X, allow_nonfinite=True, private=private)
         return X
+
+    def probe(self, bounds=None):
+        """One public point in the encoded space: what a black box is checked on before a fit.
+
+        Each numeric column at the midpoint of its declared bounds (the
+        schema's, else those of ``bounds``, the estimator's parameter), 0
+        where none are declared; each categorical column at its first
+        declared level. Built from the public schema only, never from a
+        row: whether the black box runs on it, and what it returns, is a
+        fact about the black box.
+
+        Returns
+        -------
+        ndarray of shape (1, n_encoded)
+        """
+        from ..privacy import check_bounds
+
+        lower, upper = self.lower.copy(), self.upper.copy()
+        if self.encoder is None and bounds is not None:
+            try:
+                lower, upper = check_bounds(bounds, self.n_encoded, allow_missing=True)
+            except ValueError:  # refused later, by the fit's own check of its bounds
+                pass
+        point = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2.0, 0.0)
+        for _, block in self.groups:
+            if self.categorical[block].all():
+                point[block] = 0.0
+                point[block[0]] = 1.0
+        if self.integer.any():
+            point = np.where(self.integer, np.rint(point), point)
+        return point[None, :]
 
     def decode(self, Z, lower=None, upper=None):
         """Rows of the kind the estimator was fitted on, from encoded ``Z``.
@@ -194,6 +235,16 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
     parameters), with scikit-learn's ``n_features_in_`` and
     ``feature_names_in_``. Otherwise ``X`` is checked against them.
 
+    What is refused depends on public facts only: the shape, the number and
+    names of the columns, the dtypes against the declared schema, an empty
+    ``X``. Missing and infinite numeric values pass as NaN and inf, for the
+    estimator to set to the bounds' midpoint
+    (:func:`~skdpx.privacy.fill_nonfinite`). On ``reset`` (the private rows
+    of a DP fit) no cell is refused either: a cell that is not a number is
+    NaN, a categorical value that is not a declared level encodes as
+    missing, and ``y`` is only shaped (a label the estimator cannot use is
+    dropped by it, never refused here: :func:`~skdpx.privacy.check_classes`).
+
     A dask array or DataFrame is validated by
     :func:`~skdpx.utils._dask.validate_dask_table`: the same checks and
     schema, the encoding applied per partition in the workers, and a dask
@@ -221,6 +272,7 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
         # the same checks and schema, as map-reduce passes
         return validate_dask_table(estimator, X, y, reset=reset, categories=categories)
     no_y = isinstance(y, str) and y == "no_validation"
+    _refuse_values_in_messages(X)
     if not reset:
         schema = estimator.schema_
     if reset:
@@ -232,17 +284,15 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
     if mixed:
         if not _is_frame(X) and not hasattr(X, "shape"):
             X = np.asarray(X, dtype=object)
-        if no_y:
-            validate_data(estimator, X, reset=reset, skip_check_array=True)
-        else:
-            _, y = validate_data(estimator, X, y, reset=reset, skip_check_array=True)
-            y = np.asarray(y)
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        if not no_y:
+            y = _labels(estimator, X, y, y_numeric=y_numeric)
         if reset:
             estimator.schema_ = TableSchema(X, bounds=bounds, categories=categories,
                                             n_features=estimator.n_features_in_)
-        Z = estimator.schema_.encode(X)
+        Z = estimator.schema_.encode(X, private=reset)
         return Z if no_y else (Z, y)
-    kw = dict(dtype=np.float64, accept_sparse=False)
+    kw = dict(dtype=np.float64, accept_sparse=False, ensure_all_finite=False)
     if sparse.issparse(X) and accept_sparse:
         # one-hot CSR: densified (the estimators' linear algebra is dense);
         # the black box still receives CSR rows (TableSchema.decode)
@@ -250,11 +300,78 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
         X = X.toarray()
     else:
         X_in = X
-    if no_y:
-        Z = validate_data(estimator, X, reset=reset, **kw)
-    else:
-        Z, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **kw)
+        if reset:
+            X = _numeric_cells(X)
+    Z = validate_data(estimator, X, reset=reset, **kw)
+    if not no_y:
+        y = _labels(estimator, Z, y, y_numeric=y_numeric)
     if reset:
         estimator.schema_ = TableSchema(X_in, bounds=getattr(estimator, "bounds", None),
                                         categories=None, n_features=estimator.n_features_in_)
     return Z if no_y else (Z, y)
+
+
+def _numeric_cells(X):
+    """A DP fit's rows with any cell that is not a number made NaN (judged cell by cell).
+
+    Only an array (or list) whose dtype is not numeric is touched: a cell
+    that does not convert to a number (a word, a dict) becomes NaN, which
+    the estimator sets to the bounds' midpoint, instead of failing the
+    conversion (a failure, and its message, would be a release about that
+    row). Numeric and complex arrays, DataFrames and anything else are
+    returned as they are (scikit-learn checks them on their public dtype).
+    """
+    if _is_frame(X) or sparse.issparse(X) or is_dask_collection(X):
+        return X
+    if not hasattr(X, "dtype"):
+        try:
+            A = np.asarray(X)
+        except (TypeError, ValueError):  # (ragged: scikit-learn says so, from the shape)
+            return X
+    else:
+        A = X
+    if not isinstance(A, np.ndarray) or A.dtype.kind in "biufc" or A.ndim != 2:
+        return X
+    return cells_to_float(A)
+
+
+def _labels(estimator, X, y, *, y_numeric):
+    """``y`` shaped as scikit-learn's ``validate_data`` shapes it (1-d, one per row of X).
+
+    No label value is refused: a missing or non-finite label, a label that
+    is not a declared class, or one that is not a number where numbers are
+    needed (``y_numeric``: such a cell becomes NaN) is the estimator's to
+    drop or neutralise, by a rule on its row alone.
+    """
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
+                         "y is None.")
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(X, y)
+    if y_numeric and y.dtype.kind not in "biuf":
+        y = cells_to_float(y)
+    return y
+
+
+def _refuse_values_in_messages(X):
+    """Refuse, on public facts alone, the inputs whose scikit-learn message shows the values.
+
+    scikit-learn's refusals of a 1-D or scalar X and of complex data print
+    the array itself; these say the same without it (the rows may be
+    private). Anything else is left to scikit-learn.
+    """
+    if _is_frame(X) or sparse.issparse(X) or is_dask_collection(X):
+        return
+    try:
+        A = X if hasattr(X, "ndim") and hasattr(X, "dtype") else np.asarray(X)
+    except (TypeError, ValueError):  # (ragged: scikit-learn refuses it, from its shape)
+        return
+    if A.ndim < 2:
+        raise ValueError(
+            f"Expected 2D array, got {'scalar' if A.ndim == 0 else '1D'} array instead (its "
+            "values are not shown: they may be private). Reshape your data either using "
+            "array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+            "if it contains a single sample.")
+    if A.dtype.kind == "c":
+        raise ValueError("Complex data not supported (the values are not shown: they may be "
+                         "private).")
