@@ -12,7 +12,6 @@ core.
 from dataclasses import dataclass, field
 import json
 from numbers import Integral, Real
-import warnings
 
 import numpy as np
 from sklearn.metrics import check_scoring
@@ -23,7 +22,6 @@ from .._sklearn_compat import safe_indexing
 from ..privacy import (
     ComposedDpEvent,
     PrivacyLedger,
-    PrivacyLeakWarning,
     compose_events,
     compute_epsilon,
     event_to_json,
@@ -31,7 +29,6 @@ from ..privacy import (
     noise_source,
     resolve_ledger,
 )
-from ..privacy._budget import UncappedBudgetWarning
 from ..privacy._selection import (
     commit_sweep,
     draw_split,
@@ -40,7 +37,15 @@ from ..privacy._selection import (
     release_score,
 )
 from ._scorers import DPScorer, get_dp_scorer
-from ._search import _dp_step, _fresh, _planner
+from ._search import (
+    _dp_step,
+    _fresh,
+    _hidden_failure,
+    _planner,
+    _recording,
+    _silenced,
+    _warn_once,
+)
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -216,11 +221,9 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
     est.set_params(**{prefix + "epsilon": float(epsilon), prefix + "delta": float(delta),
                       prefix + "random_state": seed,
                       prefix + "accountant": PrivacyLedger(relation=relation)})
-    with warnings.catch_warnings():
-        # the sweep's own warnings cover these (a seeded sweep, the point's own ledger)
-        warnings.simplefilter("ignore", UncappedBudgetWarning)
-        if seed is not None:
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
+    with _silenced():
+        # the sweep showed the warnings of planning the points; a fit's own (and its
+        # score's) may depend on the secret split: dropped
         est.fit(X_train, y_train)
         dp = est if not prefix else est.steps[-1][1]
         spent = compose_events(*[e for _, e in dp.ledger_.events])
@@ -230,7 +233,6 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit,
                 "sweep planned and recorded: its _plan_fit and its fit disagree.")
         if public_rows:  # exact, on public rows: post-processing of the DP model
             # (the estimator's warning that exact scores on private rows leak does not apply)
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
             if isinstance(scorer, DPScorer):
                 sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
                 sums = (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
@@ -328,6 +330,12 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     BudgetError
         When the ledger cannot pay for the whole sweep: nothing is recorded
         and no private row is read.
+    RuntimeError
+        When a fit or a score fails after the sweep was recorded (its budget
+        is spent): a fixed text, chaining nothing, whose traceback does not
+        hold the secret split. The fits' warnings are dropped (they may
+        depend on the split); those of planning the points are shown once
+        each, before the commit.
 
     See Also
     --------
@@ -395,6 +403,26 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
 
     ledger = resolve_ledger(accountant if accountant is not None
                             else getattr(step, "accountant", None))
+    # the split, the fits and the noise source live in _sweep's frame, gone when it returns
+    swept = _sweep(estimator, prefix, step, X, y, eps, float(delta), cv, scorer, name,
+                   public_rows, X_val, y_val, ledger, return_estimators, n_jobs, random_state)
+    if not isinstance(swept, PrivacyUtilityCurve):
+        raise _hidden_failure(swept, "privacy_utility_curve",
+                              "which point failed, and the training part it was fitted on "
+                              "(the split the sweep keeps secret)") from None
+    return swept
+
+
+def _sweep(estimator, prefix, step, X, y, eps, delta, cv, scorer, name, public_rows, X_val,
+           y_val, ledger, return_estimators, n_jobs, random_state):
+    """The sweep once checked: the split, the price, the commit, the fits and their scores.
+
+    Returns the :class:`PrivacyUtilityCurve`, or, when the fits or the score
+    releases fail after the commit, only the kind of failure. Warnings: those
+    of planning the points, once each; every warning of the fits and scores
+    is dropped (with a private holdout they are functions of the secret split).
+    """
+    n = _n_rows(X)
     relation = ledger.relation
     noise = noise_source(random_state)
 
@@ -425,8 +453,10 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
         X_v, y_v, n_val = None, None, 0
 
     # ------------------------------------------------ the price of every point
-    plan = _planner(_fresh(estimator, {}), prefix, X_train, y_train, relation, scorer)
-    fits, extras = zip(*[plan(e, delta) for e in eps])
+    with _recording() as caught:  # shown once each, before the commit
+        plan = _planner(_fresh(estimator, {}), prefix, X_train, y_train, relation, scorer)
+        fits, extras = zip(*[plan(e, delta) for e in eps])
+    _warn_once(caught)
     fit_events = [compose_events(f, x) for f, x in zip(fits, extras)]
     if any(e is None for e in fit_events):
         raise ValueError(f"{type(step).__name__} spends nothing when it is fitted: a "
@@ -462,6 +492,28 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
                                score_noise_multipliers=None if zs is None else list(zs))
 
     # ------------------------------------------------ the fits and their scores
+    try:
+        with _silenced():
+            scores, models = _fit_points(
+                estimator, prefix, eps, delta, fits, relation, X_train, y_train, X_v, y_v,
+                scorer, public_rows, validation, zs, n_val, commitments, noise,
+                return_estimators, n_jobs, random_state)
+    except BaseException as exc:  # the failure's kind only: nothing it holds leaves
+        return RuntimeError if isinstance(exc, Exception) else type(exc)
+
+    return PrivacyUtilityCurve(
+        epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
+        point_epsilons=point_eps, total_epsilon=float(total_epsilon),
+        total_delta=float(total_delta), validation=validation, n_train=int(train.size),
+        n_validation=int(n_val), score_noise_multipliers=zs,
+        estimator=type(step).__name__, events=list(events), estimators=models,
+    )
+
+
+def _fit_points(estimator, prefix, eps, delta, fits, relation, X_train, y_train, X_v, y_v,
+                scorer, public_rows, validation, zs, n_val, commitments, noise,
+                return_estimators, n_jobs, random_state):
+    """Every point's fit (in joblib's workers with n_jobs) and its score: ``(scores, models)``."""
     if random_state is None:
         seeds = [None] * eps.size  # each fit draws from its own secure source
     else:
@@ -484,11 +536,4 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     models = [est.release() if hasattr(est, "release") else est
               for est, _ in outputs] if return_estimators else None
     del outputs
-
-    return PrivacyUtilityCurve(
-        epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
-        point_epsilons=point_eps, total_epsilon=float(total_epsilon),
-        total_delta=float(total_delta), validation=validation, n_train=int(train.size),
-        n_validation=int(n_val), score_noise_multipliers=zs,
-        estimator=type(step).__name__, events=list(events), estimators=models,
-    )
+    return scores, models
