@@ -53,8 +53,8 @@ def test_dplime_pieces_on_loky_one_ledger_and_independent_noise(rows):
     with parallel_config(backend="loky"):
         a = seq.explain(Q).values
         b = par.explain(Q).values
-    # the same spend, as one event per call, committed here
-    assert _record(par_ledger) == _record(seq_ledger) and len(par_ledger) == 1
+    # the same spend, as one event per call (after the fit's row count), committed here
+    assert _record(par_ledger) == _record(seq_ledger) and len(par_ledger) == 2
     assert [p for p in par.history_["phase"]] == ["interactive"] * len(Q)
     # Q[0] (first piece) and Q[2] (second piece) have the same exact answer: their
     # noises differ (each piece keys its source with its worker's own OS entropy)
@@ -96,7 +96,8 @@ def test_a_failing_piece_refunds_nothing(rows, monkeypatch):
     monkeypatch.setattr(_dplime, "_basic_piece", broken)
     with parallel_config(backend="threading"), pytest.raises(RuntimeError, match="died"):
         exp.explain(Q)
-    assert len(ledger) == 1 and exp.n_queries_ == 0  # spent, final; nothing answered
+    # the count, and the batch: spent, final; nothing answered
+    assert len(ledger) == 2 and exp.n_queries_ == 0
 
 
 def test_adaptive_local_loss_over_parallel_row_blocks(rows, monkeypatch):
@@ -113,8 +114,8 @@ def test_adaptive_local_loss_over_parallel_row_blocks(rows, monkeypatch):
         # the noise is drawn here, from the same seeded stream: the same answers and spends
         np.testing.assert_allclose(out[JOBS, eps][0], out[1, eps][0], rtol=1e-9, atol=1e-12)
         assert out[JOBS, eps][1] == out[1, eps][1]
-    # a first step, then the rest, per query: as with one worker
-    assert len(out[JOBS, 0.5][1][0]) == 2 * len(Q)
+    # the row count, then a first step and the rest per query: as with one worker
+    assert len(out[JOBS, 0.5][1][0]) == 1 + 2 * len(Q)
     # and the forms did come from the parallel row blocks, never the in-process ones
 
     def in_process(*args, **kwargs):

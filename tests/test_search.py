@@ -226,7 +226,7 @@ def test_no_run_drawn_refits_a_random_candidate(data, monkeypatch):
     monkeypatch.setattr(search_module, "draw_runs", lambda *a, **k: 0)
     ledger = PrivacyLedger(epsilon=3.0, delta=1e-5)
     search = DPGridSearchCV(_clf(), GRID, epsilon=2.0, accountant=ledger)
-    with pytest.warns(UserWarning, match="runs drawn was 0"):
+    with pytest.warns(UserWarning, match="no run returned a score"):
         search.fit(X, y)
     assert math.isnan(search.best_score_) and search.best_params_ in search.cv_results_["params"]
     assert not search.cv_results_["rank_test_score"].any() and len(ledger) == 2

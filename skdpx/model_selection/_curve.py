@@ -13,7 +13,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 import json
 from numbers import Integral, Real
-import warnings
 
 import numpy as np
 from sklearn.metrics import check_scoring
@@ -26,7 +25,6 @@ from ..privacy import (
     ComposedDpEvent,
     FitCount,
     PrivacyLedger,
-    PrivacyLeakWarning,
     compose_events,
     compute_epsilon,
     event_to_json,
@@ -35,7 +33,6 @@ from ..privacy import (
     noise_source,
     resolve_ledger,
 )
-from ..privacy._budget import UncappedBudgetWarning
 from ..privacy._selection import (
     commit_sweep,
     draw_split,
@@ -44,7 +41,16 @@ from ..privacy._selection import (
     release_score,
 )
 from ._scorers import DPScorer, get_dp_scorer
-from ._search import _dp_step, _fresh, _planner, _row_contributions
+from ._search import (
+    _dp_step,
+    _fresh,
+    _hidden_failure,
+    _planner,
+    _recording,
+    _row_contributions,
+    _silenced,
+    _warn_once,
+)
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -257,11 +263,9 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit, n
     est.set_params(**{prefix + "epsilon": float(epsilon), prefix + "delta": float(delta),
                       prefix + "random_state": seed,
                       prefix + "accountant": PrivacyLedger(relation=relation)})
-    with warnings.catch_warnings():
-        # the sweep's own warnings cover these (a seeded sweep, the point's own ledger)
-        warnings.simplefilter("ignore", UncappedBudgetWarning)
-        if seed is not None:
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
+    with _silenced():
+        # the sweep showed the warnings of planning the points; a fit's own (and its
+        # score's) may depend on the secret split: dropped
         with given_row_count(n_plan):  # as planned (_planner): no count of its own
             est.fit(X_train, y_train)
         dp = est if not prefix else est.steps[-1][1]
@@ -271,8 +275,6 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit, n
                 f"{type(dp).__name__} spent {spent} at epsilon={epsilon:g}, not the event the "
                 "sweep planned and recorded: its _plan_fit and its fit disagree.")
         if public_rows:  # exact, on public rows: post-processing of the DP model
-            # (the estimator's warning that exact scores on private rows leak does not apply)
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
             if isinstance(scorer, DPScorer):
                 sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
                 sums = (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
@@ -418,17 +420,29 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
     ['epsilon', 'score', 'point_epsilon']
     """
     # the sweep's noise source (made after the checks) is closed, its key wiped, when
-    # the sweep ends, however it ends
+    # the sweep ends, however it ends; the split, the fits and the noise source live in
+    # _sweep's frame, gone when it returns
     with ExitStack() as owned:
-        return _sweep(owned, estimator, X, y, epsilons=epsilons, delta=delta, scoring=scoring,
-                      X_val=X_val, y_val=y_val, cv=cv, accountant=accountant,
-                      return_estimators=return_estimators, n_jobs=n_jobs,
-                      random_state=random_state)
+        swept = _sweep(owned, estimator, X, y, epsilons=epsilons, delta=delta,
+                       scoring=scoring, X_val=X_val, y_val=y_val, cv=cv, accountant=accountant,
+                       return_estimators=return_estimators, n_jobs=n_jobs,
+                       random_state=random_state)
+    if not isinstance(swept, PrivacyUtilityCurve):
+        raise _hidden_failure(swept, "privacy_utility_curve",
+                              "which point failed, and the training part it was fitted on "
+                              "(the split the sweep keeps secret)") from None
+    return swept
 
 
 def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv, accountant,
            return_estimators, n_jobs, random_state):
-    """The body of :func:`privacy_utility_curve`; ``owned`` closes its noise source."""
+    """The body of :func:`privacy_utility_curve`; ``owned`` closes its noise source.
+
+    Returns the :class:`PrivacyUtilityCurve`, or, when the fits or the score
+    releases fail after the commit, only the kind of failure. Warnings: those
+    of planning the points, once each; every warning of the fits and scores
+    is dropped (with a private holdout they are functions of the secret split).
+    """
     # ------------------------------------------------ checks: nothing read or spent
     eps = _check_epsilons(epsilons)
     if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
@@ -517,8 +531,10 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
 
     # ------------------------------------------------ the price of every point
     # planned from the count (X and y give the schema only), as each fit will run
-    plan = _planner(_fresh(estimator, {}), prefix, X, y, relation, scorer, n_train)
-    fits, extras = zip(*[plan(e, delta) for e in fit_eps])
+    with _recording() as caught:  # shown once each, before the commit
+        plan = _planner(_fresh(estimator, {}), prefix, X, y, relation, scorer, n_train)
+        fits, extras = zip(*[plan(e, delta) for e in fit_eps])
+    _warn_once(caught)
     fit_events = [compose_events(f, x) for f, x in zip(fits, extras)]
     if any(e is None for e in fit_events):
         raise ValueError(f"{type(step).__name__} spends nothing when it is fitted: a "
@@ -553,7 +569,32 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     commitments = commit_sweep(ledger, events, labels, delta=float(delta),
                                score_noise_multipliers=None if zs is None else list(zs))
 
-    # ------------------------------------------------ the parts and the fits
+    # ------------------------------------------------ the parts, the fits and their scores
+    try:
+        with _silenced():
+            scores, models = _fit_points(
+                estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation, n_train,
+                X_val, y_val, scorer, public_rows, validation, zs, n_val, commitments, noise,
+                return_estimators, n_jobs, random_state)
+    except BaseException as exc:  # the failure's kind only: nothing it holds leaves
+        return RuntimeError if isinstance(exc, Exception) else type(exc)
+
+    return PrivacyUtilityCurve(
+        epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
+        point_epsilons=point_eps, total_epsilon=float(total_epsilon),
+        total_delta=float(total_delta), validation=validation, n_rows=float(count.n),
+        n_train=float(n_train), n_validation=float(n_val), count_epsilon=float(count.epsilon),
+        count_std=float(count.std), fit_epsilons=np.asarray(fit_eps, dtype=float),
+        score_noise_multipliers=zs, estimator=type(step).__name__, events=list(events),
+        count_event=count.event, estimators=models,
+    )
+
+
+def _fit_points(estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation, n_train,
+                X_val, y_val, scorer, public_rows, validation, zs, n_val, commitments, noise,
+                return_estimators, n_jobs, random_state):
+    """The split, every point's fit (in joblib's workers with n_jobs) and its score:
+    ``(scores, models)``."""
     if validation == "holdout":
         parts = draw_split(_n_rows(X), float(cv), noise=noise)  # independent of the data
         train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
@@ -586,13 +627,4 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     models = [est.release() if hasattr(est, "release") else est
               for est, _ in outputs] if return_estimators else None
     del outputs
-
-    return PrivacyUtilityCurve(
-        epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
-        point_epsilons=point_eps, total_epsilon=float(total_epsilon),
-        total_delta=float(total_delta), validation=validation, n_rows=float(count.n),
-        n_train=float(n_train), n_validation=float(n_val), count_epsilon=float(count.epsilon),
-        count_std=float(count.std), fit_epsilons=np.asarray(fit_eps, dtype=float),
-        score_noise_multipliers=zs, estimator=type(step).__name__, events=list(events),
-        count_event=count.event, estimators=models,
-    )
+    return scores, models

@@ -56,11 +56,16 @@ what makes random stopping private: given the number of runs ``K``, the
 best of ``K`` runs is the selection with a fixed number of runs, whose
 privacy loss grows with ``K`` (``tests/test_audit_search.py`` measures
 epsilon >= 2.86 (seeds 0-4) for a search that claims 2.63 at delta 1e-3 when ``K`` is
-published with the best score).
+published with the best score). Nor may a warning or an error tell them:
+the search shows the warnings of planning the whole pool, once each, before
+it reads a private row, drops those of its runs, gives a failed run no
+score, and raises a failure of its hidden part afresh, with a fixed text
+(doc/model_selection.rst, "What a search warns and raises").
 """
 
 from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping
+from contextlib import contextmanager
 from copy import deepcopy
 from dataclasses import dataclass, field
 import math
@@ -96,7 +101,7 @@ from ..privacy import (
     given_row_count,
     noise_source,
 )
-from ..privacy._budget import UncappedBudgetWarning
+from ..privacy._random import _outside_stacklevel
 from ..privacy._selection import (
     SELECTIONS,
     commit_search,
@@ -277,6 +282,64 @@ def _n_rows(X):
 
 
 
+# --------------------------------------------------------------------------
+# What a search shows is decided before it reads a private row
+# --------------------------------------------------------------------------
+# A search's runs are hidden: how many there are (K) and which candidates they
+# draw. A warning, an error or a count of them raised by a run would tell that
+# it ran (K + 1 warnings; a warning only the candidate with bounds=None raises
+# tells that it was drawn). So the search shows the warnings of planning every
+# candidate of the public pool, each distinct one once, in a fixed order,
+# before the commit, and drops every warning raised while runs read private
+# rows; a failed run returns no score, and a failure of the runs' machinery is
+# raised afresh, with a fixed text, from a frame that holds none of them.
+
+#: The error a search (or a sweep) raises when its hidden part fails after the commit.
+_HIDDEN_FAILURE = (
+    "{what} failed after it was recorded in the ledger (its budget is spent), while it read "
+    "the private rows. Where and why is not said: the failure, its message and its traceback "
+    "would tell {hidden}. Run the estimator alone on public data to debug it."
+)
+
+
+@contextmanager
+def _recording():
+    """Every warning raised inside, recorded whatever the filters, none shown."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+@contextmanager
+def _silenced():
+    """Every warning raised inside dropped (in this thread, and in the threads it waits
+    for: joblib's threading backend shares the filters)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _warn_once(records):
+    """Show each distinct (category, message) of ``records`` once, sorted: what is shown
+    depends on the set of records only, never on their number or order."""
+    distinct = {(r.category, str(r.message)) for r in records}
+    for category, message in sorted(
+            distinct, key=lambda cm: (cm[0].__qualname__, cm[0].__module__, cm[1])):
+        warnings.warn(message, category, stacklevel=_outside_stacklevel())
+
+
+def _hidden_failure(kind, what, hidden):
+    """A fresh exception of kind ``kind`` with :data:`_HIDDEN_FAILURE`'s fixed text.
+
+    To be raised ``from None`` by a frame that holds nothing hidden: it chains
+    nothing, and its traceback starts there."""
+    message = _HIDDEN_FAILURE.format(what=what, hidden=hidden)
+    try:
+        return kind(message)
+    except Exception:  # a BaseException that takes no message
+        return RuntimeError(message)
+
+
 def _planner(est, prefix, X, y, relation, scorer, n_rows, *, refit=False):
     """A function ``(epsilon, delta) -> (fit event, extra event or None)`` for a fit
     planned with ``n_rows``.
@@ -290,22 +353,22 @@ def _planner(est, prefix, X, y, relation, scorer, n_rows, *, refit=False):
     what scoring spends through the estimator (DPLimeExplainer explains the
     scorer's queries); for a refit, everything the refitted estimator may
     still spend when it is used (DPLimeExplainer: its whole cap, prepaid).
+
+    Validating and planning raise the candidate's warnings (``bounds=None``,
+    ``classes=None``...): the caller records them (:func:`_recording`) and
+    shows them once (:func:`_warn_once`).
     """
     dp = est if not prefix else est.steps[-1][1]
     Xs = X
     if prefix and len(est.steps) > 1:  # the public steps (declared schema, nothing learnt)
         Xs = Pipeline(est.steps[:-1]).fit(X, y).transform(X)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        data = dp._validate_fit(Xs, y)
+    data = dp._validate_fit(Xs, y)
 
     def plan(epsilon, delta):
         dp.set_params(epsilon=float(epsilon), delta=float(delta))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            # the fit plans with the public count it is given, and releases none
-            event = dp._plan_fit(data, relation, FitCount(
-                epsilon=dp.epsilon, relation=relation, n_rows=n_rows)).event
+        # the fit plans with the public count it is given, and releases none
+        event = dp._plan_fit(data, relation, FitCount(
+            epsilon=dp.epsilon, relation=relation, n_rows=n_rows)).event
         if refit:
             extra = dp._plan_queries(_UNBOUNDED_QUERIES) if hasattr(dp, "_plan_queries") else None
         else:
@@ -315,7 +378,8 @@ def _planner(est, prefix, X, y, relation, scorer, n_rows, *, refit=False):
     return plan
 
 
-def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, relation):
+def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, relation,
+             *, hidden=True):
     """One run: a candidate fitted with DP on the training part, and its score's exact sums.
 
     ``budget`` holds the search's settings of the candidate (its epsilon,
@@ -323,20 +387,39 @@ def _fit_run(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, 
     with (a share of the search's DP count). The fit spends in a ledger of its own: the
     search recorded the whole search before this run. The exact sums go
     back to the search (never stored), whose privacy core adds the noise.
+
+    Every warning raised inside is dropped: the search showed those of
+    planning every candidate before it read a private row, and a run's own
+    would tell that it ran. A hidden run that raises returns None: its run
+    has no score and is never selected, and nothing says so (saying it
+    would tell that the run's candidate was drawn). The refit
+    (``hidden=False``: its candidate is the selection's public output)
+    raises as a fit does.
     """
+    with _silenced():
+        if not hidden:
+            return _fit_and_score(estimator, params, budget, X_train, y_train, X_val, y_val,
+                                  scorer, relation)
+        try:
+            return _fit_and_score(estimator, params, budget, X_train, y_train, X_val, y_val,
+                                  scorer, relation)
+        except Exception:
+            pass
+    return None
+
+
+def _fit_and_score(estimator, params, budget, X_train, y_train, X_val, y_val, scorer, relation):
+    budget = dict(budget)
     prefix = budget.pop("_prefix")
     n_plan = budget.pop("_n_rows")
     est = _fresh(estimator, params)
     est.set_params(**{prefix + k: v for k, v in budget.items()},
                    **{prefix + "accountant": PrivacyLedger(relation=relation)})
-    with warnings.catch_warnings():
-        # the search's own warnings cover these (seeded runs, the run's private ledger)
-        warnings.simplefilter("ignore", UncappedBudgetWarning)
-        with given_row_count(n_plan):  # as planned (_planner): no count of its own
-            est.fit(X_train, y_train)
-        if scorer.public:
-            return est, float(scorer.public_score(est))
-        sums = _row_contributions(scorer, est, X_val, y_val)
+    with given_row_count(n_plan):  # as planned (_planner): no count of its own
+        est.fit(X_train, y_train)
+    if scorer.public:
+        return est, float(scorer.public_score(est))
+    sums = _row_contributions(scorer, est, X_val, y_val)
     return est, sums.sum(axis=0)
 
 
@@ -520,9 +603,6 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                 return event if extra is None else compose_events(event, extra)
             return joined
 
-        fit_planners = [planner(_fresh(self.estimator, p), n_train) for p in pool]
-        refit_planners = [planner(_fresh(self.estimator, p), n_rows, refit=True)
-                          for p in pool] if self.refit else []
         shape, gamma = run_distribution(self.selection, mean, self.eta)
         sens = None if scorer.public else float(scorer.sensitivity(relation))
         delta = float(self.delta)
@@ -533,20 +613,25 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             # the count's fixed loss adds its epsilon exactly (FixedLossDpEvent)
             return compute_epsilon(compose_events(count_event, event), delta)
 
-        refit_events = []
-        if self.refit:
+        # every candidate of the pool is validated and planned, its warnings recorded: those
+        # of the runs' budget finally chosen are shown, once each, whatever the runs draw
+        with _recording() as shown:
+            fit_planners = [planner(_fresh(self.estimator, p), n_train) for p in pool]
+            refit_planners = [planner(_fresh(self.estimator, p), n_rows, refit=True)
+                              for p in pool] if self.refit else []
             refit_events = _distinct([p(eps_refit, delta) for p in refit_planners])
 
         cache = {}
 
         def evaluate(eps_c):
             if eps_c not in cache:
-                fits = [p(eps_c, delta) for p in fit_planners]
+                with _recording() as caught:
+                    fits = [p(eps_c, delta) for p in fit_planners]
                 z = None if scorer.public else _score_noise(fits, eps_c, delta, n_folds)
                 event = search_event(fits, None if z is None else score_event(z),
                                      n_folds=n_folds, mean=mean, shape=shape,
                                      refit_events=refit_events)
-                cache[eps_c] = (total(event), event, fits, z)
+                cache[eps_c] = (total(event), event, fits, z, caught)
             return cache[eps_c]
 
         # start from a proxy that costs milliseconds: each run's fit as one Gaussian
@@ -572,7 +657,8 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                 f"(refit_share={self.refit_share:g}) with selection over {len(pool)} candidates "
                 "takes it all. Lower refit_share, set refit=False, or raise epsilon. " + spent
             )
-        whole, event, fits, z = evaluate(eps_c)
+        whole, event, fits, z, caught = evaluate(eps_c)
+        _warn_once(list(shown) + list(caught))
         return SearchPlan(
             epsilon=float(whole), delta=delta, candidate_epsilon=float(eps_c),
             candidate_delta=delta, refit_epsilon=eps_refit,
@@ -663,13 +749,65 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         """
         setup = self._setup()
         X, y = self._validate_rows(X, y, setup)
-        # the search's noise source (the split, the number of runs, the candidates, the
-        # scores' noise) is closed, its key wiped, when the search ends, however it ends
-        with noise_source(self.random_state) as noise:
-            return self._search(X, y, setup, noise)
+        prefix, step, pool, scorer, mean = setup
+        # from here on this frame holds only what the selection releases: the split, the
+        # number of runs, the candidates drawn, the runs' models and sums and the noise
+        # source live in _select's frame, gone when it returns (or fails)
+        selected = self._select(X, y, setup)
+        if selected.failure is not None:
+            raise _hidden_failure(selected.failure, "the private search",
+                                  "which run failed, hence how many ran and what they "
+                                  "drew") from None
+        plan = self.search_plan_
+        if selected.index is None:
+            # no run returned a score: the selection's output is "nothing", the same on
+            # every dataset. A candidate drawn from the public pool, independently of the
+            # data, is then refitted (its refit is in the event committed)
+            if not self.refit:
+                raise ValueError(_NO_SCORE.format(mean=plan.mean_runs) + " and refit=False: "
+                                 "there is no model. The budget is spent. Raise n_iter, or "
+                                 "use refit=True.")
+            warnings.warn(_NO_SCORE.format(mean=plan.mean_runs) + ": the candidate refitted "
+                          "was drawn from the pool at random (best_score_ is NaN). Raise "
+                          "n_iter to make this rarer.", UserWarning,
+                          stacklevel=_outside_stacklevel())
+        index = selected.index if selected.index is not None else selected.fallback
+        self.best_index_ = index
+        self.best_params_ = dict(pool[index])
+        self.best_score_ = selected.score
+        self.scorer_ = scorer
+        if self.refit:
+            # planned with the whole DP count (given: no count of its own)
+            self.best_estimator_, _ = _fit_run(
+                self.estimator, self.best_params_,
+                {"_prefix": prefix, "_n_rows": plan.n_rows, "epsilon": plan.refit_epsilon,
+                 "delta": plan.refit_delta, "random_state": selected.refit_seed},
+                X, y, None, None, _NoScore(), plan.relation, hidden=False)
+        else:
+            # the selected run's model: part of the best run's output, no extra cost;
+            # an explainer that spends when it answers keeps only its DP answers
+            # (DPLimeExplainer.release: new queries through its free non-interactive phase)
+            model = selected.model
+            self.best_estimator_ = model.release() if hasattr(model, "release") else model
+        self.cv_results_ = self._results(pool, (index, None, None, selected.score))
+        return self
 
-    def _search(self, X, y, setup, noise):
-        """The body of :meth:`fit` on validated rows, drawing from ``noise``."""
+    def _select(self, X, y, setup):
+        """The hidden part of the search: the count, the plan, the commit, the runs.
+
+        Returns a :class:`_Selection`: what the selection releases (the best
+        run's candidate, DP score and model), the refit's seed and the
+        fallback candidate (drawn when no run returned a score), or, when
+        anything fails after the commit, only the kind of failure. Every
+        warning raised by a run, by joblib or by a score release is dropped.
+        The search's noise source (the count, the number of runs, the
+        candidates, the split, the scores' noise) is closed, its key wiped,
+        when this returns, however it returns.
+        """
+        with noise_source(self.random_state) as noise:
+            return self._select_with(X, y, setup, noise)
+
+    def _select_with(self, X, y, setup, noise):
         prefix, step, pool, scorer, mean = setup
         ledger = EstimatorLedger(self.epsilon, self.delta, self.accountant if self.accountant is not None else
                                  getattr(step, "accountant", None),
@@ -701,17 +839,28 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             score_noise_multiplier=None if scorer.public else plan.score_noise_multiplier)
         self.ledger_ = ledger
         self.search_plan_ = plan
-        # n_runs and drawn stay local: published with the best score, the number of
+        # n_runs and drawn stay here: published with the best score, the number of
         # runs undoes random stopping (the best of K runs, given K, is not private)
+        try:
+            with _silenced():
+                return self._runs(X, y, prefix, pool, scorer, plan, n_runs, drawn, noise,
+                                  score_commitment)
+        except BaseException as exc:  # the failure's kind only: nothing it holds leaves
+            failure = RuntimeError if isinstance(exc, Exception) else type(exc)
+        return _Selection(failure=failure)
+
+    def _runs(self, X, y, prefix, pool, scorer, plan, n_runs, drawn, noise, score_commitment):
+        """The K runs (in joblib's workers with n_jobs), their DP scores, the best one."""
         seeds = self._run_seeds(noise, n_runs)
-        # each row's part, drawn last (independent of the data; what is drawn before it
-        # does not depend on the number of rows)
+        # each row's part, drawn after the number of runs, the candidates and the seeds
+        # (independent of the data; what is drawn before it does not depend on the
+        # number of rows)
         parts = draw_split(_n_rows(X), self.cv if not isinstance(self.cv, Real) or
                            isinstance(self.cv, Integral) else float(self.cv), noise=noise)
         budget = {"_prefix": prefix, "_n_rows": plan.n_train, "epsilon": plan.candidate_epsilon,
                   "delta": plan.candidate_delta}
 
-        # every fit of every run (k of them with k folds), in joblib's workers with n_jobs
+        # every fit of every run (k of them with k folds)
         n_folds = plan.n_folds
         tasks = []
         for c, seed in zip(drawn, seeds):
@@ -732,6 +881,8 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         best = (None, -math.inf, None, None)  # (index, signed score, model, score)
         for run, c in enumerate(drawn):
             done = outputs[run * n_folds:(run + 1) * n_folds]
+            if any(out is None for out in done):
+                continue  # a failed run: no score (and no release of one)
             if scorer.public:
                 score = done[0][1]
             else:
@@ -746,42 +897,13 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             signed = score if scorer.greater_is_better else -score
             if best[0] is None or signed > best[1]:
                 best = (int(c), signed, done[0][0] if n_folds == 1 else None, score)
-        del outputs, tasks
-
-        if best[0] is None:
-            # a Poisson number of runs was 0: the selection's output is "nothing", the same
-            # on every dataset. A candidate drawn from the public pool, independently of
-            # the data, is then refitted (its refit is in the event committed above)
-            if not self.refit:
-                raise ValueError(
-                    "the number of runs drawn was 0 (a Poisson number of runs is 0 with "
-                    f"probability exp(-{plan.mean_runs:g})) and refit=False: there is no model. "
-                    "The budget is spent. Raise n_iter, or use refit=True."
-                )
-            warnings.warn(
-                "the number of runs drawn was 0 (a Poisson number of runs is 0 with probability "
-                f"exp(-{plan.mean_runs:g})): no candidate was scored, and the one refitted was "
-                "drawn from the pool at random (best_score_ is NaN). Raise n_iter to make this "
-                "rarer.", UserWarning, stacklevel=3)  # past fit
-            best = (int(draw_candidates(len(pool), 1, noise=noise)[0]), None, None, math.nan)
-        self.best_index_ = best[0]
-        self.best_params_ = dict(pool[best[0]])
-        self.best_score_ = best[3]
-        self.scorer_ = scorer
-        if self.refit:
-            self.best_estimator_, _ = _fit_run(
-                self.estimator, self.best_params_,
-                {"_prefix": prefix, "_n_rows": plan.n_rows, "epsilon": plan.refit_epsilon,
-                 "delta": plan.refit_delta, "random_state": self._run_seeds(noise, 1)[0]},
-                X, y, None, None, _NoScore(), plan.relation)
-        else:
-            # the selected run's model: part of the best run's output, no extra cost;
-            # an explainer that spends when it answers keeps only its DP answers
-            # (DPLimeExplainer.release: new queries through its free non-interactive phase)
-            model = best[2]
-            self.best_estimator_ = model.release() if hasattr(model, "release") else model
-        self.cv_results_ = self._results(pool, best)
-        return self
+        # no run returned a score: the candidate to refit, drawn from the public pool
+        # independently of the data (the draws in the order the search always made them)
+        fallback = int(draw_candidates(len(pool), 1, noise=noise)[0]) if best[0] is None \
+            else None
+        refit_seed = self._run_seeds(noise, 1)[0] if self.refit else None
+        return _Selection(index=best[0], score=math.nan if best[0] is None else best[3],
+                          model=best[2], fallback=fallback, refit_seed=refit_seed)
 
     def _run_seeds(self, noise, n):
         if self.random_state is None:
@@ -863,6 +985,23 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
     def n_features_in_(self):
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.n_features_in_
+
+
+#: Why a search selects nothing: the same text whichever it was.
+_NO_SCORE = ("no run returned a score (a Poisson number of runs is 0 with probability "
+             "exp(-{mean:g}), and a run whose fit or score fails returns none)")
+
+
+@dataclass
+class _Selection:
+    """What a search's hidden part hands back to ``fit``: the selection's output only."""
+
+    index: object = None  # the best run's candidate (None: no run returned a score)
+    score: float = math.nan
+    model: object = None  # the best run's model (holdout)
+    fallback: object = None  # the candidate refitted when no run returned a score
+    refit_seed: object = None
+    failure: object = None  # the kind of exception, when the hidden part failed
 
 
 class _NoScore:
@@ -955,6 +1094,14 @@ _COMMON_DOC = """
     (``selection``), and only the best run's output is released: this is
     what makes the selection private (Papernot & Steinke 2022, accounted
     with dp_accounting's Renyi accountant).
+
+    Nothing shown depends on the hidden runs: the warnings of validating and
+    planning every candidate of the pool are shown once each, sorted, before
+    any private row is read, and every warning raised in the runs and the
+    refit is dropped; a run whose fit or score raises returns no score (it
+    is never selected, and nothing says so); a failure after the commit
+    outside the runs' fits raises a fresh ``RuntimeError`` of a fixed text
+    whose traceback holds none of the hidden draws.
 """
 
 _PARAMS_DOC = """
