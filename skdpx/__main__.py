@@ -141,9 +141,10 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
     X_model, X_private, y_model, _ = train_test_split(X, y, train_size=10_000, random_state=0)
     black_box = HistGradientBoostingClassifier(random_state=seed).fit(X_model, y_model)
     # the explanation dataset: a third release of training rows, with its own
-    # ledger here (shared in a real deployment)
+    # ledger here (shared in a real deployment). Its first release is a DP count of
+    # the rows (5% of epsilon: their number is private); one answer takes the rest
     explainer = DPLimeExplainer(
-        black_box, epsilon=epsilon, delta=delta, epsilon_per_query=epsilon, max_iter=300,
+        black_box, epsilon=epsilon, delta=delta, epsilon_per_query=0.95 * epsilon, max_iter=300,
         bounds=enc_train.bounds, random_state=seed,
     ).fit(X_private)
     query = X_test[:1]

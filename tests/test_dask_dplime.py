@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 
 from skdpx.explain import DPLimeExplainer
 from skdpx.preprocessing import PublicSchemaEncoder
-from skdpx.privacy import PrivacyLedger, event_to_json
+from skdpx.privacy import PrivacyLedger, event_to_json, given_row_count
 
 from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
 
@@ -101,9 +101,11 @@ def test_dask_path_gives_the_in_memory_answers_at_epsilon_inf(dask_client, data)
 def test_finite_epsilon_makes_the_same_spend(dask_client, data):
     frame, box, _, _ = data
     kw = {"epsilon": 2.0, "epsilon_per_query": 1.0, "categories": CATEGORIES}
-    memory = _fit(_lime(box, **kw), frame)
-    # n_jobs: the Dask workers already split the rows; the explainer is never pickled
-    on_dask = _fit(_lime(box, n_jobs=2, **kw), dd.from_pandas(frame, npartitions=4))
+    # one public planning count for both (each fit's own DP count is a fresh draw)
+    with given_row_count(N):
+        memory = _fit(_lime(box, **kw), frame)
+        # n_jobs: the Dask workers already split the rows; the explainer is never pickled
+        on_dask = _fit(_lime(box, n_jobs=2, **kw), dd.from_pandas(frame, npartitions=4))
     assert on_dask.sensitivity_ == memory.sensitivity_ == 1 / N
     assert on_dask.noise_multiplier_ == memory.noise_multiplier_ > 0
     queries = frame.iloc[20:30]

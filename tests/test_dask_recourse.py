@@ -9,7 +9,7 @@ from sklearn.pipeline import make_pipeline
 
 from skdpx import PrivRecourse
 from skdpx.preprocessing import PublicSchemaEncoder
-from skdpx.privacy import PrivacyLedger, event_to_json
+from skdpx.privacy import PrivacyLedger, event_to_json, given_row_count
 
 from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
 
@@ -90,10 +90,12 @@ def test_dask_path_gives_the_in_memory_result_at_epsilon_inf(dask_client, data):
 
 def test_finite_epsilon_makes_the_same_spend(dask_client, data):
     frame, _, box = data
-    # n_clusters="auto": the plan depends on the number of rows (a public count)
-    memory = _fit(_rec(box, epsilon=1.0, n_clusters="auto"), frame)
-    on_dask = _fit(_rec(box, epsilon=1.0, n_clusters="auto"),
-                   dd.from_pandas(frame, npartitions=4))
+    # n_clusters="auto": the plan depends on the row count; one public planning count
+    # for both (each fit's own DP count is a fresh draw)
+    with given_row_count(len(frame)):
+        memory = _fit(_rec(box, epsilon=1.0, n_clusters="auto"), frame)
+        on_dask = _fit(_rec(box, epsilon=1.0, n_clusters="auto"),
+                       dd.from_pandas(frame, npartitions=4))
     assert _events(on_dask) == _events(memory) and len(_events(memory)) == 1
     assert on_dask.epsilon_spent_ == pytest.approx(memory.epsilon_spent_)
     assert on_dask.noise_multiplier_ == memory.noise_multiplier_ > 0

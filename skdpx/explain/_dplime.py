@@ -210,8 +210,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     neighbouring relation of the ledger (``accountant``; add-or-remove by
     default). The number of rows is private under add-or-remove: ``fit``
     releases a DP count of them first (Laplace, a share ``COUNT_SHARE`` of
-    ``epsilon``; :class:`~skdpx.privacy.FitCount`), and ``m`` below is that
-    count (``n_rows_``), public once released: the local loss is a sum over
+    ``epsilon_per_query``, spent from ``epsilon``;
+    :class:`~skdpx.privacy.FitCount`), and ``m`` below is that count
+    (``n_rows_``), public once released: the local loss is a sum over
     the rows divided by it, so one row added or removed moves the sum by
     its own term alone (dividing by the private number of rows would move
     every other row's term too). Under replace-one, ``m`` is the number of
@@ -498,8 +499,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     >>> result.phase.tolist()  # doctest: +NORMALIZE_WHITESPACE
     ['interactive', 'interactive', 'interactive',
      'noninteractive', 'noninteractive', 'noninteractive']
-    >>> round(explainer.epsilon_spent_, 2)  # 3 answers at 0.5: 0.9, not 1.5; the DP count 0.05
-    0.95
+    >>> round(explainer.epsilon_spent_, 2)  # 3 answers at 0.5: 0.9, not 1.5; the count 0.025
+    0.93
     >>> explainer.explain(X[:1]).phase.tolist()  # asked again: free
     ['reused']
 
@@ -660,6 +661,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             # reads the number of queries only (no black box): a public stand-in row
             query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
         return SimpleNamespace(X=X, y=y, output=output)
+
+    def _count_basis(self):
+        # epsilon caps many answers: the count is as precise as one answer needs,
+        # a share of epsilon_per_query (a share of a large cap would starve the answers)
+        return min(self.epsilon, self.epsilon_per_query)
 
     def _proxy_rest(self, count, bounds):
         # a fit releases its count and, with bounds=None, the DP bounds (whose

@@ -147,6 +147,10 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         Subclasses override it; the default checks nothing.
         """
 
+    def _count_basis(self):
+        """The epsilon the DP row count takes its share (``COUNT_SHARE``) of: the fit's."""
+        return self.epsilon
+
     def _proxy_rest(self, count, bounds):
         """A public stand-in for what the fit spends after its count, for the check
         before the count is spent (:meth:`FitCount.proxy_event`; None: nothing)."""
@@ -195,7 +199,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         """
         data = self._validate_fit(X, y)
         ledger = self._new_ledger()
-        count = FitCount(epsilon=self.epsilon, relation=ledger.relation,
+        count = FitCount(epsilon=self._count_basis(), relation=ledger.relation,
                          n_rows=_GIVEN_ROW_COUNT.get(), floor=self._min_samples)
         # public facts, checked before anything is spent
         bounds = self._fit_bounds(ledger.relation)
