@@ -259,11 +259,13 @@ def _audit(m_of):
 
 
 def test_dplime_audit_of_answers_stays_below_the_claim():
+    # measured 0.68 (10,000 runs a side, seed 0)
     assert _audit(lambda dataset: _M) < _CLAIM
 
 
 def test_dplime_audit_catches_the_private_normaliser():
-    # the old normaliser: each explainer divides by its own number of rows
+    # the old normaliser: each explainer divides by its own number of rows. Measured
+    # 1.16 (the review found 1.18 with its own statistic)
     assert _audit(lambda dataset: len(dataset[0])) > _CLAIM
 
 
