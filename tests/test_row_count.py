@@ -34,6 +34,7 @@ from skdpx import (
 from skdpx.explain import _dpgd
 from skdpx.privacy import (
     COUNT_SHARE,
+    BudgetError,
     Commitment,
     FitCount,
     FixedLossDpEvent,
@@ -342,3 +343,14 @@ def test_count_audit_stays_below_the_claim_and_catches_half_the_noise(monkeypatc
     monkeypatch.setattr(NoiseSource, "laplace",
                         lambda self, value, scale, **k: real(self, value, scale / 2, **k))
     assert audit_epsilon(_count_release, data, neighbour, **kw) > 1.0
+
+
+def test_a_plan_the_shared_ledger_refuses_after_the_count_says_the_count_was_spent(monkeypatch):
+    # the check before the count uses a public stand-in for the rest of the fit; if the
+    # plan made from the count is then refused, the error says what was spent
+    X, y = _problem(300)
+    ledger = PrivacyLedger(epsilon=0.5, delta=1e-5)
+    monkeypatch.setattr(DPNearestCentroid, "_proxy_rest", lambda self, count, bounds: None)
+    with pytest.raises(BudgetError, match="row count .epsilon 0.05. was spent"):
+        DPNearestCentroid(epsilon=1.0, bounds=(-1, 1), accountant=ledger).fit(X, y)
+    assert [label for label, _ in ledger.events] == ["DPNearestCentroid: row count (Laplace)"]
