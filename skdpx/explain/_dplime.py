@@ -509,7 +509,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     >>> from sklearn.linear_model import Ridge
     >>> reg = Ridge().fit(X[:1000], X[:1000] @ [2.0, -1.0, 0.0])
-    >>> explainer = DPLimeExplainer(reg, epsilon=1.0, epsilon_per_query=1.0, bounds=(0, 1),
+    >>> explainer = DPLimeExplainer(reg, epsilon=2.0, epsilon_per_query=1.0, bounds=(0, 1),
     ...                             output_bounds=(-1, 2)).fit(X[1000:])
     >>> result = explainer.explain(X[:2])
     >>> result.meta["output"], result.meta["target_class"]
