@@ -354,3 +354,17 @@ def test_a_plan_the_shared_ledger_refuses_after_the_count_says_the_count_was_spe
     with pytest.raises(BudgetError, match="row count .epsilon 0.05. was spent"):
         DPNearestCentroid(epsilon=1.0, bounds=(-1, 1), accountant=ledger).fit(X, y)
     assert [label for label, _ in ledger.events] == ["DPNearestCentroid: row count (Laplace)"]
+
+
+def test_recourse_models_weight_decay_is_over_the_count(monkeypatch):
+    # the review: the DP logistic regression's decay 1 / (C n) read the private n. With
+    # the count pinned (full batch at 200) and the same seed, a row that contributes
+    # nothing to the model (its label is not a class: dropped by its own rule) changes
+    # nothing in it
+    X, y = _problem(200)
+    _pin(monkeypatch, 200)
+    kw = dict(epsilon=1.0, n_clusters=3, bounds=(-1.0, 1.0), classes=[0, 1], model_C=0.1,
+              random_state=0)
+    a = PrivRecourse(**kw).fit(X, y)
+    b = PrivRecourse(**kw).fit(np.vstack([X, X[:1]]), np.r_[y, 7])
+    np.testing.assert_array_equal(a.estimator_[-1].coef_, b.estimator_[-1].coef_)

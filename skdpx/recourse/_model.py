@@ -110,8 +110,10 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
         ``max_steps`` steps; ``max_grad_norm=None`` trains without privacy.
     C : float > 0
         Inverse L2 regularisation as in scikit-learn (objective: mean
-        cross-entropy + ``||W||^2 / (2 C n)``). Its gradient does not read
-        the data (``n`` is public to DP-SGD): it is added after the noise.
+        cross-entropy + ``||W||^2 / (2 C n)``), ``n`` the engine's public
+        planning count (the DP count of the rows, ``engine.n_samples``; never
+        the private number of rows). Its gradient does not read the data: it
+        is added after the noise.
     learning_rate : float
         Of SGD with Nesterov momentum 0.9 on the noisy mean gradients.
 
@@ -119,7 +121,7 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
     -------
     DPSGDLogisticRegression
     """
-    n, d = X01.shape
+    d = X01.shape[1]
     k = len(classes)
     outputs = 1 if k == 2 else k
     A = X01 - 0.5  # centred: public shift, smaller gradients, better conditioned
@@ -129,7 +131,7 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
     W = np.zeros((d, outputs))
     b = np.zeros(outputs)
     optimizer = make_optimizer("sgd", [W, b], learning_rate)
-    decay = 1.0 / (C * n)
+    decay = 1.0 / (C * engine.n_samples)  # the public count: never the private n
 
     def errors(idx):
         z = A[idx] @ W + b
