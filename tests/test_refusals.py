@@ -418,6 +418,7 @@ class _GradientRecorder:
 
     def __init__(self, n_rows, shapes):
         self.n_rows, self.shapes = n_rows, shapes
+        self.n_samples = n_rows  # the public planning count a real engine carries
 
     def bind(self, noise, commitment):
         return self

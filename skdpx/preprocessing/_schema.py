@@ -198,8 +198,12 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         for column, dtype in zip(columns, dtypes):
             if column in levels:
                 continue
-            # an object array's numeric columns are converted at transform
-            if getattr(dtype, "kind", "O") not in "biuf" and (self._frame or not levels):
+            # an object array's numeric columns are converted at transform; so is a
+            # column declared numeric by its bounds, whatever dtype pandas inferred (one
+            # private cell such as "?" makes a numeric column's dtype object)
+            declared = isinstance(self.bounds, dict) and column in self.bounds
+            if (getattr(dtype, "kind", "O") not in "biuf" and (self._frame or not levels)
+                    and not declared):
                 raise ValueError(
                     f"column {column!r} is not numeric (dtype {dtype}): declare its public "
                     f"levels with categories={{{column!r}: [...]}}, or encode it first."
