@@ -211,6 +211,59 @@ def test_a_cell_that_is_not_a_number_is_neutralised_not_refused():
                                                   accountant=ledger), (good, y), (bad, y))
 
 
+def _frame(X, *, cell=None):
+    """``X`` as a DataFrame with a categorical column "job"; ``cell`` = (column, value)
+    puts one private value in the last row."""
+    import pandas as pd
+
+    F = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    F["job"] = np.where(np.arange(len(F)) % 3 == 0, "a", "b")
+    if cell is not None:
+        F[cell[0]] = F[cell[0]].astype(object)
+        F.loc[len(F) - 1, cell[0]] = cell[1]
+    return F
+
+
+FRAME_BOUNDS = {f"x{i}": (-10.0, 10.0) for i in range(4)}
+
+
+def test_a_word_in_a_column_its_bounds_declare_numeric_is_neutralised_not_refused():
+    # one "?" makes pandas infer the column's dtype as object: the bounds still
+    # declare it numeric (before: "column 'x1' is not numeric", a refusal on one row)
+    X, y = small_problem()
+
+    def make(ledger):
+        return make_estimator(DPLocallyLinearClassifier, classes=[0, 1], accountant=ledger,
+                              bounds=FRAME_BOUNDS, categories={"job": ["a", "b"]})
+
+    _same_behaviour(make, (_frame(X), y), (_frame(X, cell=("x1", "?")), y))
+
+
+@pytest.mark.parametrize("cell", [("x1", np.nan), ("x1", "?"), ("job", "z"), ("job", None)],
+                         ids=["NaN", "word", "undeclared level", "None level"])
+@pytest.mark.parametrize("search", [False, True], ids=["pipeline", "search"])
+def test_a_pipelines_encoder_does_not_refuse_a_private_row(cell, search):
+    # the encoder's fit_transform encodes the rows a DP fit trains on, so it judges
+    # each cell alone (before: the search and the pipeline raised on these rows)
+    from sklearn.pipeline import Pipeline
+
+    from skdpx.preprocessing import PublicSchemaEncoder
+
+    X, y = small_problem()
+
+    def make(ledger):
+        pipe = Pipeline([
+            ("enc", PublicSchemaEncoder(bounds=FRAME_BOUNDS, categories={"job": ["a", "b"]})),
+            ("clf", make_estimator(DPLocallyLinearClassifier, classes=[0, 1], bounds=(0, 1),
+                                   accountant=None if search else ledger))])
+        if not search:
+            return pipe
+        return DPGridSearchCV(pipe, {"clf__n_maps": [1, 2]}, epsilon=4.0, accountant=ledger,
+                              random_state=0)
+
+    _same_behaviour(make, (_frame(X), y), (_frame(X, cell=cell), y))
+
+
 BLACK_BOXES = [
     pytest.param(cls, mode, id=f"{cls.__name__}-{mode}")
     for cls in (DPLimeExplainer, DPCounterfactualGenerator) for mode in ("raise", "nan")

@@ -361,7 +361,7 @@ def _planner(est, prefix, X, y, relation, scorer, n_rows, *, refit=False):
     dp = est if not prefix else est.steps[-1][1]
     Xs = X
     if prefix and len(est.steps) > 1:  # the public steps (declared schema, nothing learnt)
-        Xs = Pipeline(est.steps[:-1]).fit(X, y).transform(X)
+        Xs = Pipeline(est.steps[:-1]).fit_transform(X, y)
     data = dp._validate_fit(Xs, y)
 
     def plan(epsilon, delta):
@@ -679,7 +679,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         X, y = indexable(X, y)
         Xs = X
         if prefix and len(self.estimator.steps) > 1:
-            Xs = Pipeline(_fresh(self.estimator, {}).steps[:-1]).fit(X, y).transform(X)
+            Xs = Pipeline(_fresh(self.estimator, {}).steps[:-1]).fit_transform(X, y)
         check = _fresh(step, {})  # keeps the black box, which clone would unfit
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)

@@ -332,6 +332,29 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "feature_groups_")
         return self._encode(X)
 
+    def fit_transform(self, X, y=None):
+        """Fit, then encode the rows fitted on as the private rows of a DP fit.
+
+        The rows an encoder is fitted on are, in a pipeline, the rows the DP
+        estimator after it trains on. A refusal there would be a release
+        about one row (its value decides whether the fit runs), so every cell
+        is judged alone and nothing is refused: a numeric cell that is not a
+        number, missing or infinite passes as NaN (the DP estimator sets it
+        to its bounds' midpoint), and a categorical value that is not a
+        declared level encodes as missing (an all-zero block).
+        :meth:`transform` (public queries) still refuses them.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_encoded), dtype float64
+        """
+        return self.fit(X, y)._encode(X, private=True)
+
     def _encode(self, X, *, allow_nonfinite=False, private=False):
         """:meth:`transform`, with the leniency an estimator needs for its rows.
 
