@@ -253,3 +253,26 @@ def test_a_curve_on_neighbours_differs_only_in_its_scores(pinned, validation):
     assert ledger_a.events[0][1] == FixedLossDpEvent(COUNT_SHARE * 2.0)
     assert len(ledger_a) == 3 and a.total_epsilon <= 0.5 + 2.0
     assert a.epsilon_at(1e-3) == pytest.approx(ledger_a.epsilon_spent)  # the ledger's delta
+
+
+def test_a_search_refused_after_the_count_says_so_and_holds_no_hidden_draw(monkeypatch):
+    # the check before the count stands in for the rest with a public event; when the
+    # plan made from the count is refused, the count's spend stays and the error says
+    # so, and the hidden number of runs is not yet drawn (nothing in the traceback)
+    from skdpx.privacy import BudgetError
+
+    monkeypatch.setattr(FitCount, "proxy_event", lambda self, epsilon, delta: None)
+    (X, y), _ = _neighbours()
+    ledger = PrivacyLedger(epsilon=0.5, delta=1e-5)
+    search = DPRandomSearchCV(_Steps(), {"shift": [0, 1, 2]}, n_iter=2, epsilon=2.0,
+                              accountant=ledger, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(BudgetError, match=r"row count \(epsilon 0.1\) was spent") as info:
+            search.fit(X, y)
+    assert [event for _, event in ledger.events] == [FixedLossDpEvent(COUNT_SHARE * 2.0)]
+    tb, names = info.tb, set()
+    while tb is not None:
+        names |= set(tb.tb_frame.f_locals)
+        tb = tb.tb_next
+    assert not names & {"n_runs", "drawn"}

@@ -104,7 +104,7 @@ from ..privacy import (
 from ..privacy._random import _outside_stacklevel
 from ..privacy._selection import (
     SELECTIONS,
-    commit_search,
+    score_releases,
     free_score_noise,
     draw_candidates,
     draw_runs,
@@ -827,15 +827,16 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             spent = "Nothing was spent."
         self._check_count(count.n, setup, count, priced=False)
         plan = self._plan(X, y, count.n, setup, count, spent=spent)
-        n_runs = draw_runs(self.selection, plan.mean_runs, noise=noise, eta=self.eta)
-        drawn = draw_candidates(len(pool), n_runs, noise=noise)
-
         label = (f"private selection over {len(pool)} candidates of "
                  f"{type(step).__name__} ({self.selection}, mean {plan.mean_runs:g} runs)"
                  + (" + refit" if self.refit else ""))
-        # committed before any other private value is read: final, never refunded
-        score_commitment = commit_search(
-            ledger, plan.selection_event, label, delta=plan.delta, n_runs=n_runs,
+        # committed before any other private value is read: final, never refunded. The
+        # hidden number of runs is drawn after it, so a refused commit holds no draw
+        count.commit_rest(lambda: ledger.commit(plan.selection_event, label, delta=plan.delta))
+        n_runs = draw_runs(self.selection, plan.mean_runs, noise=noise, eta=self.eta)
+        drawn = draw_candidates(len(pool), n_runs, noise=noise)
+        score_commitment = score_releases(
+            label, n_runs=n_runs,
             score_noise_multiplier=None if scorer.public else plan.score_noise_multiplier)
         self.ledger_ = ledger
         self.search_plan_ = plan

@@ -30,6 +30,7 @@ import math
 
 from ._accounting import analytic_gaussian_sigma, compose_events, fixed_loss_event, gaussian_event
 from ._accounting import pure_event
+from ._exceptions import BudgetError
 from ._mechanisms import _commit, count_release
 
 __all__ = ["COUNT_SHARE", "FitCount"]
@@ -148,6 +149,24 @@ class FitCount:
         commitment = _commit(ledger, self.event, self.label if label is None else label,
                              delta=0.0)
         return self.release(n_rows, noise=noise, commitment=commitment)
+
+    def commit_rest(self, commit):
+        """Run ``commit()`` (the commit of the plan made from the count), saying in
+        its :class:`BudgetError` that the count was spent.
+
+        The stand-in checked before the count meets the same target, but the plan
+        made from the count composes otherwise with a shared ledger, so the commit
+        can still be refused: the count's spend stays (nothing is refunded), and
+        the error says so.
+        """
+        try:
+            return commit()
+        except BudgetError as err:
+            if not self.private:
+                raise
+            raise BudgetError(
+                f"{err} The DP row count (epsilon {self.epsilon:.4g}) was spent before "
+                "this was known; nothing else was.") from None
 
     def prior(self, *events):
         """The count's event composed with ``events`` (the other releases planned before)."""

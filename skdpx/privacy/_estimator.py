@@ -29,7 +29,7 @@ from ._accounting import compose_events
 from ._bounds import FitBounds
 from ._budget import EstimatorLedger, SpendReportMixin
 from ._count import FitCount
-from ._exceptions import BudgetError, UtilityWarning
+from ._exceptions import UtilityWarning
 from ._random import _outside_stacklevel, noise_source
 
 __all__ = ["DPEstimator", "SpendPlan", "given_row_count"]
@@ -235,16 +235,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
                 commitment = None
             else:
                 # committed before any mechanism reads the private rows: final
-                try:
-                    commitment = ledger.commit(plan.event, plan.label)
-                except BudgetError as err:
-                    if not count.private:
-                        raise
-                    # the stand-in checked before the count met the same target, but the
-                    # plan made from the count composes otherwise with the shared ledger
-                    raise BudgetError(
-                        f"{err} The fit's DP row count (epsilon {count.epsilon:.4g}) was "
-                        "spent before this was known; nothing else was.") from None
+                commitment = count.commit_rest(lambda: ledger.commit(plan.event, plan.label))
             self._private_fit(data, plan, commitment, noise)
         self.ledger_ = ledger
         self.n_rows_ = count.n

@@ -57,7 +57,7 @@ from ._random import NoiseSource
 
 __all__ = [
     "SELECTIONS",
-    "commit_search",
+    "score_releases",
     "commit_sweep",
     "dominated_noise_multiplier",
     "draw_candidates",
@@ -272,22 +272,18 @@ def search_event(fit_events, score_event, *, n_folds, mean, shape, refit_events=
     return event
 
 
-def commit_search(ledger, event, label, *, delta, score_noise_multiplier, n_runs):
-    """Record the whole search in ``ledger`` and return what pays for its score releases.
+def score_releases(label, *, score_noise_multiplier, n_runs):
+    """What pays for a search's ``n_runs`` score releases, once its event is committed.
 
-    ``event`` (:func:`search_event`) is committed for good before any
-    private row is read. The returned :class:`Commitment` holds the
-    ``n_runs`` score releases that the committed event accounts for (None
-    when the scorer reads no private row): a release beyond them raises
-    before any noise is drawn.
+    The search's event (:func:`search_event`) is committed for good before
+    any private row is read, and before the hidden number of runs is drawn.
+    The returned :class:`Commitment` holds the ``n_runs`` score releases
+    that the committed event accounts for (None when the scorer reads no
+    private row): a release beyond them raises before any noise is drawn.
 
     Parameters
     ----------
-    ledger : EstimatorLedger
-    event : DpEvent
     label : str
-    delta : float
-        The delta ``event`` is accounted at.
     score_noise_multiplier : float or None
     n_runs : int
 
@@ -295,7 +291,6 @@ def commit_search(ledger, event, label, *, delta, score_noise_multiplier, n_runs
     -------
     Commitment or None
     """
-    ledger.commit(event, label, delta=delta)
     if score_noise_multiplier is None or n_runs < 1:
         return None
     return Commitment(gaussian_event(score_noise_multiplier, steps=int(n_runs)), label)
