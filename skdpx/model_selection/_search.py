@@ -1186,6 +1186,10 @@ _ATTRS_DOC = """
         (``search_plan_.n_rows``): a DP release, like the count itself.
     ledger_ : EstimatorLedger
     epsilon_spent_, delta_spent_ : float
+        What the ledger recorded: the plan the DP count selected, at most
+        ``epsilon`` and ``delta``, and up to a few percent below them. The
+        guarantee proven is ``epsilon`` and ``delta``, the bound over every
+        count (:ref:`privacy-core-count`).
 """
 
 

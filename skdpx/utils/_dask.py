@@ -176,7 +176,8 @@ def _encoded_array(X, schema, private=True):
     ``schema.encode`` runs on each partition in the workers (``private``:
     a fit's rows, no cell refused). When the partitions' row counts are
     unknown (a DataFrame), one pass returns each partition's row count
-    (public, as ``len(X)`` is in memory), nothing else.
+    (the exact number of rows, read only by the DP count, as ``len(X)`` is in memory),
+    nothing else.
     """
     import dask
     import dask.array as da
@@ -194,7 +195,7 @@ def _encoded_array(X, schema, private=True):
     encode = dask.delayed(_encode_block, pure=True)
     blocks = [encode(p, schema, n_encoded, private) for p in parts]
     if lengths is None:
-        # one pass: each partition's row count (public, as len(X))
+        # one pass: each partition's row count (read only by the DP count, as len(X))
         lengths = [int(n) for n in dask.compute(*[dask.delayed(len, pure=True)(b)
                                                  for b in blocks])]
     arrays = [da.from_delayed(b, shape=(n, n_encoded), dtype=np.float64)
@@ -227,7 +228,7 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
     X : dask array of shape (n_samples, n_features) or dask DataFrame
     y : dask array or Series, array-like, or "no_validation"
         Rechunked to ``X``'s rows (a numpy ``y`` is split to match); its
-        length is checked, and its non-finite values counted when float.
+        length is checked; its values are the estimator's to drop or neutralise.
     reset : bool
         Set the schema (fit), or check ``X`` against it.
     categories : dict or None
@@ -237,7 +238,8 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
     -------
     Z : dask array of shape (n_samples, n_encoded), dtype float64
         Chunked by rows only, with known chunk sizes (the number of rows
-        ``Z.shape[0]`` is a count, public as ``len(X)`` is in memory).
+        ``Z.shape[0]`` is exact: under add-or-remove only the DP count reads it, as
+        ``len(X)`` in memory).
     y : dask array of shape (n_samples,) or ndarray, only when given
     """
     import dask.dataframe as dd
