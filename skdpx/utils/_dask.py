@@ -293,5 +293,4 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
                              f"[{Z.shape[0]}, {n_y}]")
         if is_dask_collection(y) and y.chunks[0] != Z.chunks[0]:
             y = y.rechunk({0: Z.chunks[0]})
-        labels = (y,)
     return Z if no_y else (Z, y)
