@@ -385,6 +385,37 @@ def extract(name, results):
             "recourse_adult": recourse_adult, "dpc_adult": dpc_adult}[name](results)
 
 
+def _of(key):
+    """The benchmark (an --only choice) a row, command, detail or setting belongs to."""
+    for prefix, bench in (("llm_mnist", "llm_mnist"), ("mnist", "llm_mnist"),
+                          ("dplime", "dplime_adult"), ("budget", "dplime_adult"),
+                          ("recourse", "recourse_adult"), ("dpc", "dpc_adult")):
+        if key.startswith(prefix):
+            return bench
+    return key
+
+
+def kept_results(args, info):
+    """With --keep: the saved results whose other benchmarks are kept (None without it).
+
+    Refused unless they were measured on the same skdpx code on both sides (the
+    commits may differ in the benchmarks' driver only).
+    """
+    if not args.keep or not args.out.is_file():
+        return None
+    old = json.loads(args.out.read_text())
+    for side, now in info.items():
+        commit = old["trees"][side]["commit"]
+        then = old["trees"][side].get("skdpx_tree") or (
+            None if commit.endswith("+dirty") else git("rev-parse", f"{commit}:skdpx"))
+        if then != now["skdpx_tree"] or now["commit"].endswith("+dirty"):
+            raise SystemExit(f"--keep: the {side} tree's skdpx differs from the saved run's "
+                             f"({commit}); rerun every benchmark")
+    if "runs" not in old:  # saved before --keep: one run of everything then
+        old["runs"] = [{**old["run"], "benchmarks": list(BENCHMARKS)}]
+    return old
+
+
 def _fmt(value):
     if value is None:
         return "--"
@@ -420,13 +451,18 @@ def main(argv=None):
     parser.add_argument("--dpc-seeds", type=int, default=3)
     parser.add_argument("--dpc-queries", type=int, default=100)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the benchmarks of --out that --only does not rerun (the "
+                             "same skdpx code on both sides is checked)")
     args = parser.parse_args(argv)
     started, t_start = start(), time.perf_counter()
     base = Base(args.base)
     try:
         trees = {"before": base.path, "after": Path(args.after).resolve()}
         info = {side: {"path": str(tree), "commit": tree_commit(tree),
+                       "skdpx_tree": git("rev-parse", "HEAD:skdpx", cwd=tree),
                        "skdpx": skdpx_file(tree)} for side, tree in trees.items()}
+        kept = kept_results(args, info)
         if args.base != str(base.path):
             info["before"]["given_as"] = args.base
         for side, t in info.items():
@@ -473,34 +509,49 @@ def main(argv=None):
         if bench == "llm_mnist":
             details["llm_mnist_runs"] = {side: outputs[bench][side]["accuracy"]
                                          for side in ("before", "after")}
+    run = run_info(started, time.perf_counter() - t_start,
+                   packages=("dp-accounting", "opendp", "lime"))
+    run["benchmarks"] = list(args.only)
+    settings = {"mnist_seeds": list(range(args.mnist_seeds)),
+                "dplime_explainer_seeds": list(range(args.dplime_seeds)),
+                "dplime_queries": args.dplime_queries,
+                "budget": {"total_epsilon": 1.0, "T": 30, "strategy": "basic",
+                           "epsilons_per_query": [0.1, 0.05],
+                           "queries_asked": args.budget_queries},
+                "recourse_seeds": list(range(args.recourse_seeds)),
+                "recourse_queries": args.recourse_queries,
+                "dpc_seeds": list(range(args.dpc_seeds)), "dpc_queries": args.dpc_queries}
+    runs = [run]
+    if kept is not None:
+        rows = [r for r in kept["rows"] if _of(r["benchmark"]) not in args.only] + rows
+        ran = {**{k: v for k, v in kept["commands"].items() if _of(k) not in args.only}, **ran}
+        details = {**{k: v for k, v in kept["details"].items() if _of(k) not in args.only},
+                   **details}
+        mine = {k for k in settings if _of(k) in args.only}
+        settings = {**kept["settings"], **{k: v for k, v in settings.items() if k in mine}}
+        runs = [r for r in kept.get("runs", []) if set(r["benchmarks"]) - set(args.only)] + runs
     print_table(rows)
     results = {
         "benchmark": "row_count_cost",
         "description": __doc__.splitlines()[0],
-        "trees": info,
+        "trees": info if kept is None else {
+            side: {**t, "commit": t["commit"], "earlier_commits": sorted(
+                {kept["trees"][side]["commit"], *kept["trees"][side].get("earlier_commits", [])}
+                - {t["commit"]})} for side, t in info.items()},
         "reduced": ("REDUCED settings, not the full benchmarks: see 'settings' and "
                     "'full_run'; the same settings on both trees"),
-        "settings": {"mnist_seeds": list(range(args.mnist_seeds)),
-                     "dplime_explainer_seeds": list(range(args.dplime_seeds)),
-                     "dplime_queries": args.dplime_queries,
-                     "budget": {"total_epsilon": 1.0, "T": 30, "strategy": "basic",
-                                "epsilons_per_query": [0.1, 0.05],
-                                "queries_asked": args.budget_queries},
-                     "recourse_seeds": list(range(args.recourse_seeds)),
-                     "recourse_queries": args.recourse_queries,
-                     "dpc_seeds": list(range(args.dpc_seeds)), "dpc_queries": args.dpc_queries,
-                     "jobs": args.jobs, "blas_threads": 1,
+        "settings": {**settings, "jobs": args.jobs, "blas_threads": 1,
                      "std": "sample standard deviation over the seeds (ddof=1)",
                      "difference_se": "sqrt(before_std^2 / n_before + after_std^2 / n_after)"},
         "full_run": FULL_RUN,
         "commands": ran,
         "rows": rows,
         "details": details,
-        "run": run_info(started, time.perf_counter() - t_start,
-                        packages=("dp-accounting", "opendp", "lime")),
+        "run": run,
+        "runs": runs,
     }
     save(args.out, results)
-    print(f"\n{results['run']['seconds']:.0f} s in all; saved {args.out}")
+    print(f"\n{run['seconds']:.0f} s in all; saved {args.out}")
 
 
 if __name__ == "__main__":
