@@ -408,7 +408,9 @@ def kept_results(args, info):
         commit = old["trees"][side]["commit"]
         then = old["trees"][side].get("skdpx_tree") or (
             None if commit.endswith("+dirty") else git("rev-parse", f"{commit}:skdpx"))
-        if then != now["skdpx_tree"] or now["commit"].endswith("+dirty"):
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", "skdpx",
+                      "benchmarks", cwd=now["path"])
+        if then != now["skdpx_tree"] or changed:
             raise SystemExit(f"--keep: the {side} tree's skdpx differs from the saved run's "
                              f"({commit}); rerun every benchmark")
     if "runs" not in old:  # saved before --keep: one run of everything then
