@@ -17,10 +17,11 @@ from each JSON, saves them side by side with the settings to
 
 REDUCED SETTINGS, not the full benchmarks (defaults; each is an option):
 
-* ``llm_mnist.py --seeds 2 --parts models``: DPLocallyLinearClassifier's
+* ``llm_mnist.py --seeds 3 --parts models``: DPLocallyLinearClassifier's
   MNIST test accuracy at epsilon 2 and 0.5 (and not private), the paper's
   model (30 maps, projection 300, 20 epochs, batch 500, delta 1e-5), seeds
-  0 and 1 (the full run: 3 seeds, and the accounting part, not run here).
+  0-2 (the full run also has the accounting part, not run here: it does not
+  depend on the data).
 * ``dplime_adult.py --parts a``: DPLimeExplainer's quality on Adult (mean
   local loss above the exact optimum, top-5 agreement with it) at
   epsilon_per_query 0.1 (T 30, 100) and 1 (T 100, 300, 500), 500 queries, as
@@ -58,6 +59,11 @@ differ by about that much.
 
 Run: python benchmarks/row_count_cost.py [--base /tmp/base | --base 4ef86d4]
      [--only llm_mnist dplime_adult recourse_adult dpc_adult] [--jobs 2]
+     [--keep] [--merge FILE]
+(``--only`` with ``--keep`` reruns some benchmarks and keeps the others of
+``--out``; ``--merge FILE`` puts the benchmarks of another run's file in
+place of theirs; both refuse results of other skdpx code. The saved file's
+``runs`` says which run measured which benchmarks.)
 Measured runtime: see the saved file's ``run.seconds`` (about an hour here,
 a shared 2-core machine).
 """
@@ -85,7 +91,8 @@ RESULTS = HERE / "results" / "row_count_cost.json"
 BENCHMARKS = ("llm_mnist", "dplime_adult", "recourse_adult", "dpc_adult")
 #: What each benchmark's full run does that this one does not (saved with the results).
 FULL_RUN = {
-    "llm_mnist": "3 seeds, and the accounting part (the defaults)",
+    "llm_mnist": "3 seeds and the accounting part (the defaults; the accounting does not "
+                 "depend on the data)",
     "dplime_adult": "parts a, b and c with 500 queries and a stream of 6,000 (the defaults); "
                     "its explainers' random_state is 0 only",
     "recourse_adult": "500 queries, 3 seeds, count thresholds 2 and 10 swept, 10,000 speed "
@@ -395,27 +402,55 @@ def _of(key):
     return key
 
 
+def _skdpx_tree(tree):
+    """The git tree of a side's skdpx/ (from its commit when the file predates the field)."""
+    commit = tree["commit"]
+    return tree.get("skdpx_tree") or (
+        None if commit.endswith("+dirty") else git("rev-parse", f"{commit}:skdpx"))
+
+
+def _same_code(old, trees):
+    """Refuse to put together results measured on different skdpx code."""
+    for side, now in trees.items():
+        if _skdpx_tree(old["trees"][side]) != _skdpx_tree(now):
+            raise SystemExit(f"the {side} tree's skdpx differs from the saved run's "
+                             f"({old['trees'][side]['commit']}): rerun every benchmark")
+
+
 def kept_results(args, info):
     """With --keep: the saved results whose other benchmarks are kept (None without it).
 
     Refused unless they were measured on the same skdpx code on both sides (the
-    commits may differ in the benchmarks' driver only).
+    commits may differ in the benchmarks' driver only), and this checkout's
+    skdpx/ and benchmarks/ hold no uncommitted change.
     """
     if not args.keep or not args.out.is_file():
         return None
     old = json.loads(args.out.read_text())
+    _same_code(old, info)
     for side, now in info.items():
-        commit = old["trees"][side]["commit"]
-        then = old["trees"][side].get("skdpx_tree") or (
-            None if commit.endswith("+dirty") else git("rev-parse", f"{commit}:skdpx"))
-        changed = git("status", "--porcelain", "--untracked-files=no", "--", "skdpx",
-                      "benchmarks", cwd=now["path"])
-        if then != now["skdpx_tree"] or changed:
-            raise SystemExit(f"--keep: the {side} tree's skdpx differs from the saved run's "
-                             f"({commit}); rerun every benchmark")
-    if "runs" not in old:  # saved before --keep: one run of everything then
-        old["runs"] = [{**old["run"], "benchmarks": list(BENCHMARKS)}]
+        if git("status", "--porcelain", "--untracked-files=no", "--", "skdpx", "benchmarks",
+               cwd=now["path"]):
+            raise SystemExit(f"--keep: the {side} tree has uncommitted changes")
     return old
+
+
+def merged(old, new):
+    """``new``'s benchmarks (``new["run"]["benchmarks"]``) in place of ``old``'s."""
+    only = set(new["run"]["benchmarks"])
+    _same_code(old, new["trees"])
+    out = dict(new)
+    out["rows"] = [r for r in old["rows"] if _of(r["benchmark"]) not in only] + new["rows"]
+    for key in ("commands", "details"):
+        out[key] = {**{k: v for k, v in old[key].items() if _of(k) not in only}, **new[key]}
+    out["settings"] = {**old["settings"],
+                       **{k: v for k, v in new["settings"].items() if _of(k) in only}}
+    earlier = old.get("runs") or [{**old["run"], "benchmarks": list(BENCHMARKS)}]
+    out["runs"] = [r for r in earlier if set(r["benchmarks"]) - only] + [new["run"]]
+    out["trees"] = {side: {**t, "earlier_commits": sorted(
+        {old["trees"][side]["commit"], *old["trees"][side].get("earlier_commits", [])}
+        - {t["commit"]})} for side, t in new["trees"].items()}
+    return out
 
 
 def _fmt(value):
@@ -442,7 +477,7 @@ def main(argv=None):
     parser.add_argument("--after", default=str(ROOT), help="the code after (default: this tree)")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS))
     parser.add_argument("--jobs", type=int, default=2, help="subprocesses side by side")
-    parser.add_argument("--mnist-seeds", type=int, default=2)
+    parser.add_argument("--mnist-seeds", type=int, default=3)
     parser.add_argument("--dplime-seeds", type=int, default=3,
                         help="explainer seeds of dplime_adult.py's part a (0: the script as is)")
     parser.add_argument("--dplime-queries", type=int, default=500)
@@ -456,7 +491,16 @@ def main(argv=None):
     parser.add_argument("--keep", action="store_true",
                         help="keep the benchmarks of --out that --only does not rerun (the "
                              "same skdpx code on both sides is checked)")
+    parser.add_argument("--merge", type=Path, default=None,
+                        help="run nothing: put the benchmarks of this results file (a run of "
+                             "this driver with --only) in place of theirs in --out")
     args = parser.parse_args(argv)
+    if args.merge is not None:
+        results = merged(json.loads(args.out.read_text()), json.loads(args.merge.read_text()))
+        print_table(results["rows"])
+        save(args.out, results)
+        print(f"\nmerged {args.merge} into {args.out}")
+        return
     started, t_start = start(), time.perf_counter()
     base = Base(args.base)
     try:
@@ -523,23 +567,11 @@ def main(argv=None):
                 "recourse_seeds": list(range(args.recourse_seeds)),
                 "recourse_queries": args.recourse_queries,
                 "dpc_seeds": list(range(args.dpc_seeds)), "dpc_queries": args.dpc_queries}
-    runs = [run]
-    if kept is not None:
-        rows = [r for r in kept["rows"] if _of(r["benchmark"]) not in args.only] + rows
-        ran = {**{k: v for k, v in kept["commands"].items() if _of(k) not in args.only}, **ran}
-        details = {**{k: v for k, v in kept["details"].items() if _of(k) not in args.only},
-                   **details}
-        mine = {k for k in settings if _of(k) in args.only}
-        settings = {**kept["settings"], **{k: v for k, v in settings.items() if k in mine}}
-        runs = [r for r in kept.get("runs", []) if set(r["benchmarks"]) - set(args.only)] + runs
     print_table(rows)
     results = {
         "benchmark": "row_count_cost",
         "description": __doc__.splitlines()[0],
-        "trees": info if kept is None else {
-            side: {**t, "commit": t["commit"], "earlier_commits": sorted(
-                {kept["trees"][side]["commit"], *kept["trees"][side].get("earlier_commits", [])}
-                - {t["commit"]})} for side, t in info.items()},
+        "trees": info,
         "reduced": ("REDUCED settings, not the full benchmarks: see 'settings' and "
                     "'full_run'; the same settings on both trees"),
         "settings": {**settings, "jobs": args.jobs, "blas_threads": 1,
@@ -550,8 +582,12 @@ def main(argv=None):
         "rows": rows,
         "details": details,
         "run": run,
-        "runs": runs,
+        "runs": [run],
     }
+    if kept is not None:
+        results = merged(kept, results)
+        print("\nwith the other benchmarks kept from the saved results:")
+        print_table(results["rows"])
     save(args.out, results)
     print(f"\n{run['seconds']:.0f} s in all; saved {args.out}")
 
