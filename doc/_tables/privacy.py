@@ -2,7 +2,8 @@
 
 Inputs: benchmarks/results/privacy_core.json (benchmarks/privacy_core.py),
 dp_bounds.json (dp_bounds.py), secure_noise.json (secure_noise.py),
-bad_input.json (bad_input.py) and check_defaults.json (check_defaults.py).
+bad_input.json (bad_input.py), check_defaults.json (check_defaults.py), fixed_costs.json
+(fixed_costs.py) and row_count_cost.json (row_count_cost.py).
 """
 
 from collections import Counter, defaultdict
@@ -190,4 +191,119 @@ def fixed_costs(results):
         ratio = b["median"] / a["median"] if a["median"] else float("nan")
         rows.append([label, f"{fmt.format(b['median'])} ({fmt.format(b['min'])})",
                      f"{fmt.format(a['median'])} ({fmt.format(a['min'])})", f"{ratio:.2f}"])
+    return header, rows
+
+
+# ------------------------------------------------------------ row_count_cost.json
+_RCC_BENCH = {"llm_mnist": "DPLocallyLinearClassifier, MNIST",
+              "dplime_adult": "DPLimeExplainer, Adult (part a)",
+              "dplime_budget": "DPLimeExplainer, Adult (budget)",
+              "recourse_adult": "PrivRecourse, Adult (epsilon 2)",
+              "dpc_adult": "DPCounterfactualGenerator, Adult"}
+#: How a measure's values are shown.
+_RCC_FORMAT = {"test accuracy": "{:.4f}", "DP-SGD noise multiplier": "{:.4f}",
+               "mean local loss (excess)": "{:.6f}", "top-5 agreement": "{:.3f}",
+               "basic answers paid by total epsilon 1": "{:.0f}", "success": "{:.3f}",
+               "Den": "{:.3f}", "Dist": "{:.4f}", "PL2": "{:.4f}", "nodes": "{:.1f}",
+               "flip ratio": "{:.3f}", "average distance": "{:.3f}"}
+_RCC_MEASURE = {"Den": "path density (Den)", "Dist": "distance to the data (Dist)",
+                "PL2": "path length, L2 (PL2)", "nodes": "graph nodes kept",
+                "success": "success rate",
+                "mean local loss (excess)": "mean local loss above the optimum"}
+
+
+#: The rows shown, in this order: (benchmark, measure, settings or None for all of them).
+_RCC_SHOWN = [
+    ("llm_mnist", "test accuracy", None),
+    ("llm_mnist", "DP-SGD noise multiplier", None),
+    ("dplime_adult", "mean local loss (excess)",
+     ("epsilon/query 0.1, T 30", "epsilon/query 1, T 300")),
+    ("dplime_adult", "top-5 agreement", ("epsilon/query 0.1, T 30", "epsilon/query 1, T 300")),
+    ("dplime_budget", "basic answers paid by total epsilon 1", None),
+    ("recourse_adult", "success", None),
+    ("recourse_adult", "Den", None),
+    ("recourse_adult", "Dist", None),
+    ("dpc_adult", "flip ratio", None),
+    ("dpc_adult", "average distance", None),
+]
+
+
+def _rcc_shown(row):
+    """The row's place in the table (None: not shown; the JSON has every row)."""
+    for i, (bench, measure, settings) in enumerate(_RCC_SHOWN):
+        if (row["benchmark"], row["measure"]) == (bench, measure) and (
+                settings is None or row["setting"] in settings):
+            return i
+    return None
+
+
+def _rcc_value(fmt, mean, std):
+    if mean is None:
+        return "--"
+    return fmt.format(mean) + ("" if std is None else f" (std {fmt.format(std)})")
+
+
+def row_count_cost(results):
+    """The headline figures before and after the private row count (mean, std over seeds).
+
+    A selection (``_RCC_SHOWN``): the file has every figure the benchmarks
+    report (all of DPLime's part a, PrivRecourse's path-quality columns ...).
+    """
+    before, after = results["trees"]["before"]["commit"], results["trees"]["after"]["commit"]
+    header = ["estimator, data", "measure", "setting", "seeds",
+              f"before ({before})", f"after ({after})", "after - before (s.e.)"]
+    rows = []
+    for r in sorted((r for r in results["rows"] if _rcc_shown(r) is not None), key=_rcc_shown):
+        fmt = _RCC_FORMAT.get(r["measure"], "{:.4g}")
+        n = len(r["after_runs"] or [])
+        diff = "--" if r["difference"] is None else fmt.format(r["difference"])
+        if diff.lstrip("-").strip("0.") == "":  # rounds to zero: no sign
+            diff = fmt.format(0.0)
+        elif not diff.startswith("-"):
+            diff = "+" + diff
+        if r["difference_se"] is not None:
+            diff += f" ({fmt.format(r['difference_se'])})"
+        rows.append([_RCC_BENCH.get(r["benchmark"], r["benchmark"]),
+                     _RCC_MEASURE.get(r["measure"], r["measure"]), r["setting"], n,
+                     _rcc_value(fmt, r["before"], r["before_std"]),
+                     _rcc_value(fmt, r["after"], r["after_std"]), diff])
+    # how DPC's counterfactuals were found (summed over the seeds): its latent search, the
+    # method proper, or the input-space fallback
+    found = results.get("details", {}).get("dpc_found_by", {})
+    n_seeds = len(results["settings"].get("dpc_seeds", []))
+    for setting, before_stages in found.get("before", {}).items():
+        after_stages = found["after"][setting]
+        b, a = before_stages.get("latent", 0), after_stages.get("latent", 0)
+        rows.append([_RCC_BENCH["dpc_adult"], "found by the latent search "
+                     f"(of {sum(after_stages.values())}, all seeds)", setting, n_seeds,
+                     str(b), str(a), f"{a - b:+d}" if a != b else "0"])
+    return header, rows
+
+
+def _rcc_command(name, command):
+    """A command as run, without its temporary output file; the inline runs described."""
+    tokens = command.split()
+    kept = [t for i, t in enumerate(tokens) if "row-count-cost-" not in t
+            and not (t == "--out" and i + 1 < len(tokens) and "row-count-cost-" in tokens[i + 1])]
+    if kept[:2] != ["-c", "<inline>"]:
+        return "python " + " ".join(kept)
+    if name.startswith("dplime_adult_seed"):
+        return ("python benchmarks/dplime_adult.py " + " ".join(kept[3:])
+                + f" with the explainers' random_state {kept[2]}")
+    total, steps, queries, *epsilons = kept[2:]
+    return (f"basic DPLimeExplainer, total epsilon {total}, T {steps}, epsilon_per_query "
+            f"{' and '.join(epsilons)}, {queries} queries asked at once")
+
+
+def row_count_settings(results):
+    """What ran on both trees: each benchmark's command, against its full run."""
+    header = ["run", "command (the same on both trees)", "seconds (before, after)",
+              "the full benchmark (not run here)"]
+    rows = []
+    order = ["llm_mnist", "dplime", "recourse", "dpc"]
+    for name, sides in sorted(results["commands"].items(),
+                              key=lambda item: [item[0].startswith(o) for o in order].index(True)):
+        full = results["full_run"].get(name.split("_seed")[0], "--")
+        rows.append([name, _rcc_command(name, sides["after"]["command"]),
+                     f"{sides['before']['seconds']:.0f}, {sides['after']['seconds']:.0f}", full])
     return header, rows
