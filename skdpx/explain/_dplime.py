@@ -35,6 +35,7 @@ from ..privacy import (
     gaussian_to_pure,
     noise_source,
 )
+from ..utils._chunks import UnitCubeRows
 from ..utils._dask import is_dask_collection, partition_sum, refuse_dask_queries
 from ..utils._tables import validate_table
 from ._dpgd import dpgd_explain, dpgd_warm_start
@@ -81,20 +82,22 @@ _RELEASED_ATTRIBUTES = (
 )
 
 
-def _piece_forms(Z, columns, offsets, X, labels, weight, m):
+def _piece_forms(Z, columns, offsets, X, labels, weight, m, prepare=None):
     """The local-loss forms (H, g) of queries ``Z`` over the rows ``X``, divided by m.
 
     ``m`` is the public planning count of the rows (their DP count under
     add-or-remove, never ``len(X)``); ``X`` may be a block of the private
     rows: the forms of the blocks add up to the forms over all rows. Reads
-    private rows and draws no noise.
+    private rows and draws no noise. ``prepare`` makes each block of ``X``
+    read ready (see :func:`_batch_sums`).
     """
-    H, g, _ = _batch_sums(X, labels, queries=Z, columns=columns, weight=weight, offset=offsets)
+    H, g, _ = _batch_sums(X, labels, queries=Z, columns=columns, weight=weight, offset=offsets,
+                          prepare=prepare)
     return H / m, g / m
 
 
 def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_multiplier,
-                 sensitivity, radius, n_iter, m):
+                 sensitivity, radius, n_iter, m, prepare=None):
     """One parallel piece of a "basic" batch: Algorithm 1 for its queries, in a worker.
 
     The spend of the whole batch was committed by the explainer's process
@@ -105,7 +108,7 @@ def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_mu
     of a seed); the noise is drawn by the privacy core
     (:func:`~skdpx.privacy.noisy_gradient`, through :func:`dpgd_explain`).
     """
-    H, g = _piece_forms(Z, columns, offsets, X, labels, weight, m)
+    H, g = _piece_forms(Z, columns, offsets, X, labels, weight, m, prepare)
     with key.open() as noise:  # closed (its key wiped) when the piece ends
         return dpgd_explain(H, g, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
                             radius=radius, n_iter=n_iter, smoothness=_C / radius,
@@ -143,13 +146,17 @@ def _block_given_labels(y, *, bounds):
     return row_labels("labels", None, bounds, None, None, y)
 
 
-def _batch_sums(X, labels, *, queries, columns, weight, offset):
+def _batch_sums(X, labels, *, queries, columns, weight, offset, prepare=None):
     """The local loss's sums over one block of rows for a batch of queries (in a worker).
 
     Query ``i`` uses the label column ``columns[i]`` (minus ``offset[i]``);
     every column of the batch is summed in this one pass over the block,
     in sub-blocks of queries x rows of bounded memory as in memory
     (:func:`~skdpx.explain._local_loss.local_loss_terms`). Not divided by m.
+    ``prepare`` (in memory: :class:`~skdpx.utils._chunks.UnitCubeRows`)
+    makes each sub-block of rows ready (filled, clipped, scaled) as it is
+    read: the explainer keeps the rows as they were given, never a scaled
+    copy of them.
     """
     n, d = queries.shape
     H, g, s = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros(n)
@@ -157,7 +164,7 @@ def _batch_sums(X, labels, *, queries, columns, weight, offset):
         rows = np.flatnonzero(columns == col)
         H[rows], g[rows], s[rows] = blocked_sums(
             queries[rows], X, labels[:, col], weight=weight,
-            offset=None if offset is None else offset[rows])
+            offset=None if offset is None else offset[rows], prepare=prepare)
     return H, g, s
 
 
@@ -783,19 +790,22 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # nothing is released here but the bounds when they are not declared
         X, y, (kind, classes, output_bounds) = data.X, data.y, data.output
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
-        # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
-        X = fill_nonfinite(X, lower, upper)
         if is_dask_collection(X):
-            # scaled and labelled in the workers, and kept there
+            # a missing or infinite value: the bounds' midpoint (a rule on its cell
+            # alone); scaled and labelled in the workers, and kept there
+            X = fill_nonfinite(X, lower, upper)
             self._X, self._labels = _persist(BoundsScaler(lower, upper).transform(X),
                                              self._dask_labels(X, y, data.output))
+            self._rows = None
         else:
             # the black box gets rows of the kind it was fitted on (DataFrame columns,
             # dtypes); a row it fails on (raises, NaN) gets the neutral labels
-            self._labels = private_row_labels(kind, classes, output_bounds, self.estimator,
-                                              lambda idx: self.schema_.decode(X[idx]),
-                                              len(X), y)
-            self._X = BoundsScaler(lower, upper).transform(X)
+            self._labels = self._row_labels(X, y, data.output, lower, upper)
+            # the rows are kept as validated (a reference to X itself when it is a
+            # float64 array: no copy); each block read by a query is filled (a missing
+            # or infinite value at the bounds' midpoint, a rule on its cell alone),
+            # clipped and scaled then (skdpx.utils._chunks.UnitCubeRows)
+            self._X, self._rows = X, UnitCubeRows(lower, upper)
         self.output_, self.output_bounds_ = kind, output_bounds
         if classes is not None:
             self.classes_ = classes
@@ -809,6 +819,28 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.n_iter_ = self.max_iter  # gradient steps of every interactive answer
         self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
                          "n_iter": [], "private": [], "target": []}
+
+    def _row_labels(self, X, y, output, lower, upper):
+        """The rows' labels (m, K), block by block of rows (in memory).
+
+        Each block is filled (a missing value: the bounds' midpoint) and
+        decoded for the black box, which runs on one block at a time: the
+        memory is one block's, never a copy of X. A row the black box fails on
+        gets the neutral labels (:func:`~skdpx.explain._outputs.private_row_labels`),
+        a rule on that row alone, so the labels are those of one call on all
+        rows.
+        """
+        from ..utils._chunks import row_slices
+
+        kind, classes, output_bounds = output
+        parts = []
+        for rows in row_slices(X.shape[0], X.shape[1]):
+            block = fill_nonfinite(X[rows], lower, upper)
+            parts.append(private_row_labels(
+                kind, classes, output_bounds, self.estimator,
+                lambda idx, block=block: self.schema_.decode(block[idx]), len(block),
+                None if y is None else y[rows]))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
     def _dask_labels(self, X, y, output):
         """The rows' labels (m, K) as a lazy dask array with ``X``'s row chunks.
@@ -1314,7 +1346,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 weight=self._weight_function())
             return H / self._m, g / self._m
         # Z and the rows were validated (finite) and scaled already
-        return _piece_forms(Z, columns, offsets, self._X, self._labels, self._weight, self._m)
+        return _piece_forms(Z, columns, offsets, self._X, self._labels, self._weight, self._m,
+                            self._rows)
 
     def _n_workers(self, k):
         """How many parallel pieces ``k`` queries (or row blocks) are split into (1: none)."""
@@ -1346,7 +1379,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             delayed(_basic_piece)(
                 Z[p], columns[p], offsets[p], self._X, self._labels, weight, key=key,
                 share=share, noise_multiplier=z, sensitivity=self.sensitivity_,
-                radius=self.radius, n_iter=T, m=self._m)
+                radius=self.radius, n_iter=T, m=self._m, prepare=self._rows)
             for p, key, share in zip(parts, keys, shares))
         return np.concatenate(out, axis=0)
 
@@ -1372,7 +1405,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         with Parallel(n_jobs=self.n_jobs) as parallel:
             def forms(Z, columns, offsets):
                 parts = parallel(delayed(_piece_forms)(Z, columns, offsets, Xb, yb, weight,
-                                                       self._m)
+                                                       self._m, self._rows)
                                  for Xb, yb in zip(X_blocks, label_blocks))
                 return sum(p[0] for p in parts), sum(p[1] for p in parts)
 

@@ -91,12 +91,15 @@ def local_loss_sums(X, y, *, queries, weight=stable_weight, offset=None):
 
 
 def blocked_sums(queries, X, y, *, weight=stable_weight, offset=None, chunk=None,
-                 working_memory=None):
+                 working_memory=None, prepare=None):
     """:func:`local_loss_sums` over all rows of ``X``, in blocks of bounded memory.
 
     The sums, not divided by m: what :func:`local_loss_terms` divides, and
     what one worker returns for its rows (then added over the workers).
-    ``queries``, ``X`` and ``y`` are validated float arrays.
+    ``queries``, ``X`` and ``y`` are validated float arrays. ``prepare``
+    (optional) maps each block of ``X``'s rows to the rows the sums are
+    over (e.g. clipped and scaled: :class:`~skdpx.utils._chunks.UnitCubeRows`),
+    block by block: no mapped copy of the whole ``X`` is made.
     """
     m, d = X.shape
     n = len(queries)
@@ -109,7 +112,8 @@ def blocked_sums(queries, X, y, *, weight=stable_weight, offset=None, chunk=None
             qs = slice(start, start + q_block)
             for row in range(0, m, r_block):
                 rs = slice(row, row + r_block)
-                h, gg, ss = local_loss_sums(X[rs], y[rs], queries=queries[qs], weight=weight,
+                block = X[rs] if prepare is None else prepare(X[rs])
+                h, gg, ss = local_loss_sums(block, y[rs], queries=queries[qs], weight=weight,
                                             offset=None if offset is None else offset[qs])
                 H[qs] += h
                 g[qs] += gg

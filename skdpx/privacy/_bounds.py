@@ -65,7 +65,7 @@ def bounds_bins():
     return np.concatenate([-magnitudes[::-1], magnitudes])
 
 
-def histogram_bounds(X, *, noise_multiplier, relation, noise, commitment):
+def histogram_bounds(X, *, noise_multiplier, relation, noise, commitment, columns=None):
     """DP per-feature bounds from one Gaussian release of per-feature octave histograms.
 
     Parameters
@@ -81,6 +81,9 @@ def histogram_bounds(X, *, noise_multiplier, relation, noise, commitment):
     noise : NoiseSource
     commitment : Commitment
         Must hold ``gaussian_event(noise_multiplier)``.
+    columns : boolean mask or indices of X's columns, optional
+        The features to estimate (default all); selected block by block,
+        never as a copy of X.
 
     Returns
     -------
@@ -88,7 +91,7 @@ def histogram_bounds(X, *, noise_multiplier, relation, noise, commitment):
         Bin edges with ``lower < upper`` for every feature.
     """
     noisy = octave_histograms(X, noise_multiplier=noise_multiplier, relation=relation,
-                              noise=noise, commitment=commitment)
+                              noise=noise, commitment=commitment, columns=columns)
     # post-processing only from here
     edges = bounds_bins()
     n_bins = len(edges) - 1
@@ -107,20 +110,27 @@ def _sensitivity(n_features, relation):
     return math.sqrt(n_features * (2 if relation == "replace_one" else 1))
 
 
-def octave_histograms(X, *, noise_multiplier, relation, noise, commitment):
+def octave_histograms(X, *, noise_multiplier, relation, noise, commitment, columns=None):
     """The Gaussian release behind :func:`histogram_bounds`: (d, n_bins) noisy counts.
 
     Row i adds 1 to bin ``b`` of feature ``j`` when ``edges[b] <= X[i, j] <
     edges[b + 1]`` (the outer bins extended to +-inf), ``edges`` =
     :func:`bounds_bins`. L2 sensitivity ``sqrt(d)`` (add-or-remove) or
-    ``sqrt(2 d)`` (replace-one).
+    ``sqrt(2 d)`` (replace-one); ``d`` the number of ``columns`` (default:
+    all of X's).
     """
-    from ..utils._dask import partition_sum  # (skdpx.utils imports the privacy core)
+    # (skdpx.utils imports the privacy core)
+    from ..utils._chunks import TakeColumns
+    from ..utils._dask import partition_sum
 
-    d = X.shape[1]
-    # exact counts: one call in memory, or summed over a dask array's row blocks
-    # in the workers; the noise is drawn here, in the client, after the sum
-    counts = partition_sum(octave_counts, X)
+    if columns is None:
+        d, take = X.shape[1], None
+    else:
+        take = TakeColumns(columns)
+        d = len(np.arange(X.shape[1])[take.columns])
+    # exact counts: summed over blocks of rows in memory, or over a dask array's
+    # row blocks in the workers; the noise is drawn here, in the client, after the sum
+    counts = partition_sum(octave_counts, X, prepare=take)
     return gaussian_release(counts, noise_multiplier=noise_multiplier,
                             sensitivity=_sensitivity(d, relation), noise=noise,
                             commitment=commitment)
@@ -224,12 +234,13 @@ class FitBounds:
         est = self.estimated
         from ..utils._dask import is_dask_collection
 
-        # a dask array stays in the workers (its columns selected lazily)
+        # a dask array stays in the workers; in memory the columns are selected
+        # block by block (no copy of X)
         X = X if is_dask_collection(X) else np.asarray(X)
-        lower, upper = histogram_bounds(X[:, est],
-                                        noise_multiplier=self.noise_multiplier,
+        lower, upper = histogram_bounds(X, noise_multiplier=self.noise_multiplier,
                                         relation=self.relation, noise=noise,
-                                        commitment=commitment)
+                                        commitment=commitment,
+                                        columns=None if est.all() else est)
         if est.all():
             return lower, upper
         # the declared features keep their public bounds

@@ -83,16 +83,19 @@ def histograms(X01):
     return np.stack([np.bincount(bins[:, j], minlength=_BINS) for j in range(d)]).astype(float)
 
 
-def marginal_histograms(X01, noise_multiplier, *, relation, noise, commitment):
+def marginal_histograms(X01, noise_multiplier, *, relation, noise, commitment, prepare=None):
     """The d per-feature histograms of ``_BINS`` bins on [0, 1], one Gaussian release.
 
     Noise std ``noise_multiplier * init_sensitivity(d, relation)``; the
     release draws ``gaussian_event(noise_multiplier)`` from ``commitment``.
+    ``prepare``: maps each block of ``X01``'s rows into [0, 1]^d first (see
+    :func:`dp_lloyd`).
     """
     d = X01.shape[1]
-    # exact counts (summed over a dask array's row blocks in the workers);
-    # the noise is drawn in the client, after the sum
-    return gaussian_release(partition_sum(histograms, X01), noise_multiplier=noise_multiplier,
+    # exact counts (summed over blocks of rows in memory, over a dask array's row
+    # blocks in the workers); the noise is drawn in the client, after the sum
+    return gaussian_release(partition_sum(histograms, X01, prepare=prepare),
+                            noise_multiplier=noise_multiplier,
                             sensitivity=init_sensitivity(d, relation), noise=noise,
                             commitment=commitment)
 
@@ -113,21 +116,24 @@ def lloyd_table(X01, centers01):
     return table
 
 
-def lloyd_step(X01, centers01, noise_multiplier, *, relation, noise, commitment):
+def lloyd_step(X01, centers01, noise_multiplier, *, relation, noise, commitment, prepare=None):
     """One DP Lloyd release: the noisy table of centred sums and counts per cluster.
 
     The (n_clusters, d + 1) table of :func:`lloyd_table` gets Gaussian noise
     of std ``noise_multiplier * table_sensitivity(d, relation)``; the release
     draws ``gaussian_event(noise_multiplier)`` from ``commitment``.
+    ``prepare``: as in :func:`dp_lloyd`.
     """
     d = X01.shape[1]
-    table = partition_sum(lloyd_table, X01, centers01=centers01)  # one pass over the rows
+    # one pass over the rows, block by block
+    table = partition_sum(lloyd_table, X01, centers01=centers01, prepare=prepare)
     return gaussian_release(table, noise_multiplier=noise_multiplier,
                             sensitivity=table_sensitivity(d, relation), noise=noise,
                             commitment=commitment)
 
 
-def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, commitment):
+def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, commitment,
+             prepare=None):
     """DP Lloyd's algorithm: ``n_iter + 1`` Gaussian releases at ``noise_multiplier``.
 
     Parameters
@@ -144,6 +150,11 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, comm
     commitment : Commitment
         Holds ``n_iter + 1`` copies of ``gaussian_event(noise_multiplier)``
         (committed before this is called).
+    prepare : callable, optional
+        Maps a block of ``X01``'s rows into [0, 1]^d (e.g.
+        :class:`~skdpx.utils._chunks.UnitCubeRows`: the rows given as they
+        are, filled, clipped and scaled block by block, so that no scaled
+        copy of them is made); default: ``X01`` is in [0, 1]^d already.
 
     Returns
     -------
@@ -156,7 +167,7 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, comm
     d = X01.shape[1]
     # the initial centres: samples of the product of the noisy marginals
     hist = marginal_histograms(X01, noise_multiplier, relation=relation, noise=noise,
-                               commitment=commitment)
+                               commitment=commitment, prepare=prepare)
     aux = noise.auxiliary()  # sampling from released values: post-processing
     prob = np.clip(hist, 0.0, None)
     prob[prob.sum(axis=1) == 0] = 1.0
@@ -168,7 +179,7 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, comm
     counts = np.zeros(n_clusters)
     for _ in range(n_iter):
         table = lloyd_step(X01, centers + 0.5, noise_multiplier, relation=relation,
-                           noise=noise, commitment=commitment)
+                           noise=noise, commitment=commitment, prepare=prepare)
         counts = table[:, -1]
         grown = counts >= 1.0
         means = np.clip(table[:, :d] / np.maximum(counts, 1.0)[:, None], -0.5, 0.5)

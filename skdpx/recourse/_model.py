@@ -94,7 +94,8 @@ class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
         return self.classes_[idx]
 
 
-def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARNING_RATE):
+def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARNING_RATE,
+                      prepare=None):
     """Train the black box with the bound DP-SGD ``engine`` (all its planned steps).
 
     Parameters
@@ -116,6 +117,11 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
         is added after the noise.
     learning_rate : float
         Of SGD with Nesterov momentum 0.9 on the noisy mean gradients.
+    prepare : callable, optional
+        Maps rows of ``X01`` into [0, 1]^d (e.g.
+        :class:`~skdpx.utils._chunks.UnitCubeRows`), applied to each step's
+        Poisson batch only: no scaled copy of all the rows is made. Default:
+        ``X01`` is in [0, 1]^d already (then centred once, a copy).
 
     Returns
     -------
@@ -124,8 +130,21 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
     d = X01.shape[1]
     k = len(classes)
     outputs = 1 if k == 2 else k
-    A = X01 - 0.5  # centred: public shift, smaller gradients, better conditioned
-    A_sq = np.einsum("ij,ij->i", A, A)
+    if prepare is None:
+        A_all = X01 - 0.5  # centred: public shift, smaller gradients, better conditioned
+        A_sq_all = np.einsum("ij,ij->i", A_all, A_all)
+
+        def batch(idx):
+            return A_all[idx], A_sq_all[idx]
+    else:
+        last = {}
+
+        def batch(idx):
+            # the batch's rows only, made ready and centred as above (the same values)
+            if last.get("idx") is not idx:
+                A = prepare(X01[idx]) - 0.5
+                last.update(idx=idx, rows=(A, np.einsum("ij,ij->i", A, A)))
+            return last["rows"]
     Y = (codes[:, None] == (np.arange(1, 2) if k == 2 else np.arange(k))[None, :]).astype(float)
     used = (np.asarray(codes) >= 0).astype(float)[:, None]
     W = np.zeros((d, outputs))
@@ -134,7 +153,7 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
     decay = 1.0 / (C * engine.n_samples)  # the public count: never the private n
 
     def errors(idx):
-        z = A[idx] @ W + b
+        z = batch(idx)[0] @ W + b
         p = expit(z) if k == 2 else softmax(z, axis=1)
         return (p - Y[idx]) * used[idx]
 
@@ -142,11 +161,12 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
 
     def grad_norms(idx):
         cache["D"] = errors(idx)
-        return np.sqrt(dense_grad_sq_norms(A[idx], cache["D"], a_sq=A_sq[idx]))
+        A, A_sq = batch(idx)
+        return np.sqrt(dense_grad_sq_norms(A, cache["D"], a_sq=A_sq))
 
     def clipped_grad_sum(idx, factors):
         D = cache.pop("D") if "D" in cache else errors(idx)
-        return dense_clipped_grad(A[idx], D, factors)
+        return dense_clipped_grad(batch(idx)[0], D, factors)
 
     for _ in range(engine.max_steps):
         (gW, gb), _ = engine.step(grad_norms, clipped_grad_sum)

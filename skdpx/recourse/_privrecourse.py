@@ -26,6 +26,7 @@ from ..privacy import (
     fill_nonfinite,
     gaussian_event,
 )
+from ..utils._chunks import UnitCubeRows
 from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
@@ -547,8 +548,11 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                                                            for f in b]), dtype=int)
         self.bounds_ = (lower, upper)
         scaler = BoundsScaler(lower, upper)
-        # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
-        X01 = scaler.transform(fill_nonfinite(X, lower, upper))
+        # each block of rows read: a missing or infinite value at the bounds' midpoint
+        # (a rule on its cell alone), clipped and scaled into the unit cube. Never a
+        # scaled copy of X: the sums are computed block by block (in memory, or in
+        # the Dask workers), and DP-SGD prepares only its batches
+        rows = UnitCubeRows(lower, upper)
         self.noise_multiplier_ = plan.noise_multiplier
         self.model_epsilon_ = plan.model_epsilon
         engine = plan.engine
@@ -558,13 +562,14 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if self.estimator is not None:
             self.estimator_ = self.estimator
         else:
-            self.estimator_ = self._fit_model(X01, data.codes, scaler, engine, commitment,
-                                              noise)
+            self.estimator_ = self._fit_model(X, rows, data.codes, scaler, engine,
+                                              commitment, noise)
             self.model_n_steps_ = engine.n_steps if engine is not None else 0
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
         self.n_clusters_ = plan.n_clusters
-        centers, counts = dp_lloyd(X01, plan.n_clusters, self.max_iter, plan.noise_multiplier,
-                                   relation=plan.relation, noise=noise, commitment=commitment)
+        centers, counts = dp_lloyd(X, plan.n_clusters, self.max_iter, plan.noise_multiplier,
+                                   relation=plan.relation, noise=noise, commitment=commitment,
+                                   prepare=rows)
         self.count_noise_std_ = plan.count_noise_std
         keep = counts >= max(1.0, self.count_threshold * self.count_noise_std_)
         nodes = centers[keep]
@@ -585,22 +590,24 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         self._routes = RecourseGraph(nodes, self.graph_, self.candidates_, **constraints)
         self.path_cost_ = self._routes.cost
 
-    def _fit_model(self, X01, codes, scaler, engine, commitment, noise):
+    def _fit_model(self, X, rows, codes, scaler, engine, commitment, noise):
         """The DP logistic regression on the scaled rows, behind the public scaler.
 
-        ``codes``: each row's class index in ``classes_``; a row of code -1
-        (no usable label) is dropped (its gradients are 0).
+        ``X``: the encoded rows; ``rows`` makes a block of them ready (filled,
+        clipped, scaled: :class:`~skdpx.utils._chunks.UnitCubeRows`), for each
+        DP-SGD batch only. ``codes``: each row's class index in ``classes_``;
+        a row of code -1 (no usable label) is dropped (its gradients are 0).
         """
-        if engine is None:  # epsilon = inf: the non-private baseline
+        if engine is None:  # epsilon = inf: the non-private baseline (all rows at once)
             used = codes >= 0
-            model = LogisticRegression(C=self.model_C).fit(X01[used],
+            model = LogisticRegression(C=self.model_C).fit(rows(X[used]),
                                                            self.classes_[codes[used]])
         else:
-            model = _model.train_dp_logistic(X01, codes, self.classes_,
-                                             engine.bind(noise, commitment, n_rows=len(X01)),
-                                             C=self.model_C)
+            model = _model.train_dp_logistic(X, codes, self.classes_,
+                                             engine.bind(noise, commitment, n_rows=len(X)),
+                                             C=self.model_C, prepare=rows)
         encode = FunctionTransformer(_UnitCube(self.schema_, scaler))
-        encode.fit(self.schema_.decode(X01[:0]))  # the columns it takes: those fitted on
+        encode.fit(self.schema_.decode(np.zeros((0, X.shape[1]))))  # the columns it takes
         return make_pipeline(encode, model)
 
     # ------------------------------------------------------------ queries

@@ -90,32 +90,62 @@ def _add(a, b):
     return a + b
 
 
-def partition_sum(func, X, *row_arrays, **kwargs):
-    """``func`` summed over the row partitions of ``X`` (and of ``row_arrays``).
+def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
+    """``func`` summed over the row blocks of ``X`` (and of ``row_arrays``).
 
     ``func(X_block, *row_blocks, **kwargs)`` must return an array (or a tuple
     of arrays) whose sum over any split of the rows is the value on all rows,
-    e.g. counts or sums over rows. For a numpy ``X`` this is one call of
-    ``func``. For a dask array, ``func`` runs in the workers on each block of
-    rows (``row_arrays`` are dask arrays or Series with the same row chunks,
-    or numpy arrays split to match) and the partial results are added in a
-    tree; the client receives only the total, as numpy.
+    e.g. counts or sums over rows. ``prepare`` (optional, picklable) maps a
+    block of ``X``'s rows to what ``func`` takes (e.g.
+    :class:`~skdpx.utils._chunks.UnitCubeRows`: missing values filled,
+    clipped and scaled), block by block, so that no prepared copy of the
+    whole ``X`` is ever made.
+
+    For a numpy ``X``, ``func`` runs on consecutive blocks of rows
+    (:func:`~skdpx.utils._chunks.row_slices`: a fixed number of rows from
+    the width only) and the results are added: the memory is X plus one
+    block's temporaries. For a dask array, ``func`` (after ``prepare``) runs
+    in the workers on each block of rows (``row_arrays`` are dask arrays or
+    Series with the same row chunks, or numpy arrays split to match) and
+    the partial results are added in a tree; the client receives only the
+    total, as numpy. Either way the total equals ``func`` on all the
+    (prepared) rows up to floating-point summation order.
 
     Exact, not private: the caller releases the total through the privacy
     core.
     """
     if not is_dask_collection(X):
-        return func(X, *row_arrays, **kwargs)
+        from ._chunks import row_slices
+
+        total = None
+        for rows in row_slices(X.shape[0], X.shape[1]):
+            part = _prepared_call(func, prepare, _take_rows(X, rows),
+                                  *[_take_rows(a, rows) for a in row_arrays], **kwargs)
+            total = part if total is None else _add(total, part)
+        return total
     import dask
 
     X = as_dask_array(X)
     chunks = X.chunks[0]
     blocks = X.to_delayed().ravel()
     others = [_row_blocks(a, chunks) for a in row_arrays]
-    call = dask.delayed(func, pure=True)
-    parts = [call(b, *[o[i] for o in others], **kwargs) for i, b in enumerate(blocks)]
+    call = dask.delayed(_prepared_call, pure=True)
+    parts = [call(func, prepare, b, *[o[i] for o in others], **kwargs)
+             for i, b in enumerate(blocks)]
     (total,) = dask.compute(_tree_sum(parts))
     return total
+
+
+def _take_rows(a, rows):
+    """The rows ``rows`` (a slice) of an array or a pandas object (a view where possible)."""
+    return a.iloc[rows] if hasattr(a, "iloc") else a[rows]
+
+
+def _prepared_call(func, prepare, block, *row_blocks, **kwargs):
+    """``func`` on one block of rows, prepared first (in a worker, or in memory)."""
+    if prepare is not None:
+        block = prepare(block)
+    return func(block, *row_blocks, **kwargs)
 
 
 def _row_blocks(a, chunks):
