@@ -669,6 +669,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
         return SimpleNamespace(X=X, y=y, output=output)
 
+    def _row_memory(self, data):
+        # kept per row: the labels (one column per class, or one); X itself is kept
+        # as validated, and read in blocks
+        classes = data.output[1]
+        return 8.0 * (1 if classes is None else len(classes))
+
     def _count_basis(self):
         # epsilon caps many answers: the count is as precise as one answer needs,
         # a share of epsilon_per_query (a share of a large cap would starve the answers)

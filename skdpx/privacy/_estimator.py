@@ -147,6 +147,30 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         Subclasses override it; the default checks nothing.
         """
 
+    def _row_memory(self, data):
+        """Bytes the fit keeps per row of X on top of the validated X (None: no check).
+
+        Read from public facts (the parameters, the schema); the rows are
+        read in blocks, whose temporaries are a fixed allowance
+        (:func:`~skdpx.utils._memory.check_fit_memory`).
+        """
+        return None
+
+    def _check_memory(self, X, data):
+        """Refuse, before anything is spent, a fit that cannot fit in the available memory.
+
+        The estimate uses X's number of rows rounded up to a power of two
+        (:mod:`skdpx.utils._memory`); a Dask collection is not checked (its
+        rows stay in the workers).
+        """
+        from ..utils._dask import is_dask_collection
+        from ..utils._memory import check_fit_memory
+
+        per_row = self._row_memory(data)
+        if per_row is None or is_dask_collection(X) or is_dask_collection(getattr(data, "X", None)):
+            return
+        check_fit_memory(self, per_row, _n_samples(X, data))
+
     def _count_basis(self):
         """The epsilon the DP row count takes its share (``COUNT_SHARE``) of: the fit's."""
         return self.epsilon
@@ -204,6 +228,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         # public facts, checked before anything is spent
         bounds = self._fit_bounds(ledger.relation)
         self._check_plan(ledger.relation, bounds, count)
+        self._check_memory(X, data)
         # closed (its key wiped) when the fit ends, however it ends
         with noise_source(self.random_state) as noise:
             if count.private:

@@ -470,6 +470,17 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
         return SimpleNamespace(X=X, codes=codes, favorable=favorable, sets=sets)
 
+    def _row_memory(self, data):
+        # with a black box, nothing per row (X is read in blocks); DP-SGD keeps the
+        # labels' indicators and the row weights, and draws one uniform per row a step;
+        # the non-private baseline (epsilon=inf) fits on all the scaled rows at once
+        if self.estimator is not None:
+            return 0.0
+        per_row = 8.0 * (len(self.classes_) + 3)
+        if math.isinf(self.epsilon):
+            per_row += 16.0 * data.X.shape[1]
+        return per_row
+
     def _plan_spend(self, data, relation, bounds, count):
         """The model's DP-SGD steps and the clustering's releases, from public facts.
 

@@ -135,10 +135,26 @@ class TableSchema:
         refusal would be a release about its row): a numeric cell that is
         not a number is NaN, a categorical value that is not a declared level
         encodes as missing (an all-zero block).
+
+        A table with an encoder is encoded block by block of rows
+        (:func:`~skdpx.utils._chunks.row_slices`) into one float64 array:
+        the memory is the encoded rows and one block's temporaries (object
+        columns, one-hot blocks), never a second copy of the table. Each
+        cell is encoded alone, so the blocks give the rows of one call.
         """
-        if self.encoder is not None:
+        if self.encoder is None:
+            return X
+        from ._chunks import row_slices
+
+        n = X.shape[0]
+        slices = row_slices(n, self.n_encoded)
+        if len(slices) == 1:
             return self.encoder._encode(X, allow_nonfinite=True, private=private)
-        return X
+        Z = np.empty((n, self.n_encoded))
+        for rows in slices:
+            Z[rows] = self.encoder._encode(X.iloc[rows] if _is_frame(X) else X[rows],
+                                           allow_nonfinite=True, private=private)
+        return Z
 
     def probe(self, bounds=None):
         """One public point in the encoded space: what a black box is checked on before a fit.
