@@ -597,6 +597,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         on the public probe point) spends nothing either; a value of a row
         (e.g. a NaN in ``X``) is neutralised, never refused (see above).
 
+        **Memory.** In memory, the explainer keeps the validated X itself
+        (a float64 array is not copied: do not modify it while the
+        explainer answers queries) and its labels; the DP bounds, the labels
+        and every query's local loss read X in blocks of rows, each filled,
+        clipped and scaled as it is read, so no scaled copy of X is made
+        (see the docs' "In memory first: blocks of rows"). A fit whose
+        memory cannot fit is refused before anything is spent.
+
         **Dask.** ``X`` may be a dask array or a dask DataFrame (the
         ``dask`` extra) whose rows stay in the Dask workers: the same
         validation and schema as in memory (a bad value is neutralised in
