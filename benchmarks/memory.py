@@ -12,7 +12,10 @@ LogisticRegression fitted there on 20,000 separate public rows:
   max_iter=2, bounds=None)``, ``fit(X)``;
 * ``recourse_dpsgd`` (1e6 rows only): the same with ``estimator=None`` (its
   logistic regression trained on (X, y) by DP-SGD: 10 epochs of batches of
-  m / 40 rows, 400 steps).
+  m / 40 rows, 400 steps);
+* ``dplime_declared``, ``recourse_declared``: ``dplime`` and ``recourse``
+  with declared bounds (-5, 5) (no DP bounds: the fit's first pass is the
+  clipping and scaling).
 
 All at delta 1e-6 (DPLime) or 1e-5 (PrivRecourse), with a seeded
 ``random_state`` (reproducible; the warning is silenced) and a
@@ -94,16 +97,18 @@ def child(case, m, limit_gib):
         rss_after_x = _rss()
         peak_before_fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         t1 = time.perf_counter()
-        if case == "dplime":
+        bounds = (-5.0, 5.0) if case.endswith("_declared") else None
+        if case.startswith("dplime"):
             est = DPLimeExplainer(box, epsilon=2.0, delta=1e-6, epsilon_per_query=0.5,
-                                  max_iter=20, bounds=None, accountant=ledger, random_state=0)
+                                  max_iter=20, bounds=bounds, accountant=ledger,
+                                  random_state=0)
             est.fit(X)
             values = est.explain(queries).values
             out["finite_answers"] = bool(np.isfinite(values).all())
         else:
-            est = PrivRecourse(box if case == "recourse" else None, epsilon=2.0, delta=1e-5,
-                               n_clusters=20, max_iter=2, bounds=None, accountant=ledger,
-                               random_state=0)
+            est = PrivRecourse(None if case == "recourse_dpsgd" else box, epsilon=2.0,
+                               delta=1e-5, n_clusters=20, max_iter=2, bounds=bounds,
+                               accountant=ledger, random_state=0)
             est.fit(X, y)
             out["n_nodes"] = int(len(est.cluster_centers_))
         out["ok"] = True
@@ -178,7 +183,9 @@ def main(argv=None):
     parser.add_argument("--before", default="423cf95")
     parser.add_argument("--codes", nargs="+", default=["before", "after"])
     parser.add_argument("--cases", nargs="+",
-                        default=["dplime", "recourse", "recourse_dpsgd"])
+                        default=["dplime", "recourse", "recourse_dpsgd", "dplime_declared",
+                                 "recourse_declared"],
+                        help="what to run; the runs of other cases saved in --out are kept")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--quick", action="store_true", help="1e5 rows, 1e6 under 1 GiB")
     parser.add_argument("--out", default=str(RESULTS))
@@ -214,8 +221,17 @@ def main(argv=None):
     finally:
         if "before" in sources:
             shutil.rmtree(sources["before"], ignore_errors=True)
-    results["run"] = run_info(started, time.perf_counter() - t0, packages=("psutil",))
-    results["run"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    record = run_info(started, time.perf_counter() - t0, packages=("psutil",))
+    record["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    record["cases"] = args.cases
+    out = Path(args.out)
+    if out.is_file():  # keep the saved runs of the cases not run now
+        saved = json.loads(out.read_text())
+        if saved["settings"]["before"] == results["settings"]["before"]:
+            kept = [r for r in saved["runs"] if r["case"] not in args.cases]
+            results["runs"] = kept + results["runs"]
+            results["earlier_runs"] = saved.get("earlier_runs", []) + [saved["run"]]
+    results["run"] = record
     print_table(results)
     save(args.out, results)
     print(f"\nsaved {args.out}")

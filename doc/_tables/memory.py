@@ -6,7 +6,9 @@
 
 CASES = {"dplime": "DPLimeExplainer: fit (DP bounds) + 3 queries",
          "recourse": "PrivRecourse: fit (DP bounds), a black box",
-         "recourse_dpsgd": "PrivRecourse: fit (DP bounds), DP-SGD black box"}
+         "recourse_dpsgd": "PrivRecourse: fit (DP bounds), DP-SGD black box",
+         "dplime_declared": "DPLimeExplainer: fit (declared bounds) + 3 queries",
+         "recourse_declared": "PrivRecourse: fit (declared bounds), a black box"}
 
 
 def _ratio(run, key):
