@@ -216,6 +216,7 @@ def main(argv=None):
         for code, case, m, limit in plan:
             out = run(sources[code], case, m, limit, args.timeout)
             out["code"] = code
+            out["commit"] = results["settings"][code]  # the code's commit (of this run)
             results["runs"].append(out)
             print_table({"runs": [out]})
     finally:

@@ -19,17 +19,17 @@ def runs(results):
     """Peak memory over the size of X, and the fits under an address-space limit."""
     st = results["settings"]
     header = ["case", "rows x 50", "code", "address-space limit", "fitted", "fit (s)",
-              "epsilon recorded", "(peak - RSS with X) / X", "outcome"]
+              "epsilon recorded", "(peak - RSS with X) / X", "peak / X (X included)",
+              "outcome"]
     out = []
     order = {"before": 0, "after": 1}
     for run in sorted(results["runs"], key=lambda r: (r.get("limit_gib") is not None,
                                                       r["case"], order[r["code"]])):
-        code = (f"before ({st['before']})" if run["code"] == "before"
-                else f"after ({st['after']})")
+        code = f"{run['code']} ({run.get('commit', st[run['code']])})"
         limit = f"{run['limit_gib']:g} GiB" if run.get("limit_gib") else "-"
         fit = "-" if run.get("fit_seconds") is None else f"{run['fit_seconds']:.0f}"
         outcome = "ok" if run["ok"] else run.get("error", "failed").split(":")[0]
         out.append([CASES.get(run["case"], run["case"]), f"{run['rows']:.0e}", code, limit,
                     "yes" if run["ok"] else "no", fit, f"{run.get('epsilon_spent', '-')}",
-                    _ratio(run, "peak_over_x"), outcome])
+                    _ratio(run, "peak_over_x"), _ratio(run, "peak_with_x_over_x"), outcome])
     return header, out
