@@ -59,7 +59,12 @@ class TableSchema:
             self.kind = "sparse" if sparse.issparse(X) else "array"
             self.columns = list(range(n_features))
             self.dtypes = None
-        needs_encoder = bool(categories) or isinstance(bounds, dict)
+        # a DataFrame with a column that is not numeric goes through the encoder too,
+        # which refuses (before anything is spent) a column the declared schema does
+        # not allow: without it, such a column reached the fit's first numeric step,
+        # after the commit (issue 36)
+        needs_encoder = (bool(categories) or isinstance(bounds, dict)
+                         or (self.kind == "frame" and not _all_numeric(X)))
         if needs_encoder:
             self.encoder = PublicSchemaEncoder(bounds=bounds, categories=categories,
                                                scale=False, clip=False)
