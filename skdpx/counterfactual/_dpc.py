@@ -25,7 +25,7 @@ from ..privacy import (
     label_codes,
     laplace_event,
 )
-from ..utils._blackbox import map_rows
+from ..utils._blackbox import check_output, map_rows, spent_after_commit
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
@@ -392,6 +392,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         # codes: each row's class index, -1 for a label that is not a class (the
         # row then enters no prototype); None with a black box (it labels the rows)
         X, codes = validate_classes(self, X, y, needs="counterfactuals need")
+        # a public parameter against the public classes_: refused before the spend
+        self._check_desired(self.desired_class)
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
@@ -537,18 +539,17 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         signal = self._signal()
         if signal == "predict_proba":
-            proba = np.asarray(self.estimator.predict_proba(self._rows(Z)), dtype=float)
+            proba = self._checked(self.estimator.predict_proba(self._rows(Z)), len(Z),
+                                  "columns", signal).astype(float)
             return np.log(np.clip(proba, 1e-12, 1.0))
         if signal == "decision_function":
-            margins = np.asarray(self.estimator.decision_function(self._rows(Z)), dtype=float)
+            # (n,) for two classes or (n, n_classes) (one-vs-rest margins, e.g.
+            # SVC(decision_function_shape='ovr')); anything else raises
+            margins = self._checked(self.estimator.decision_function(self._rows(Z)), len(Z),
+                                    "margins", signal).astype(float)
             k = len(self.classes_)
             if margins.ndim == 1 and k == 2:
                 margins = np.column_stack([np.zeros_like(margins), margins])
-            elif margins.shape != (len(Z), k):
-                raise ValueError(
-                    f"the black box's decision_function returned shape {margins.shape}; "
-                    f"DPCounterfactualGenerator needs (n,) for two classes or (n, n_classes) = "
-                    f"(n, {k}) (one-vs-rest margins, e.g. SVC(decision_function_shape='ovr')).")
             return log_softmax(margins, axis=1)
         codes = self.autoencoder_.encode(self._scaler().transform(Z))
         sq = ((codes[:, None, :] - self.prototypes_[None]) ** 2).sum(axis=2)
@@ -561,20 +562,45 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         if self.estimator is None:
             return self.classes_[np.argmax(self._scores(Z), axis=1)]
-        return np.asarray(self.estimator.predict(self._rows(Z)))
+        return self._checked(self.estimator.predict(self._rows(Z)), len(Z), "labels", "predict")
+
+    def _checked(self, out, n, expect, method):
+        """The black box's output on ``n`` public rows (queries, search points), checked.
+
+        Read after the fit's commit: an output that cannot be used (NaN,
+        infinite, misshapen, not numbers, a label outside ``classes_``)
+        raises, saying that the budget was spent; it is never an answer.
+        """
+        return check_output(out, n, expect=expect, name=type(self.estimator).__name__,
+                            method=method, classes=self.classes_,
+                            where="public rows (queries or points of the counterfactual search)",
+                            consequence=spent_after_commit(self, "at fit"))
 
     def _scaler(self):
         """The public map between input units and the autoencoder's [-1, 1]^d."""
         lower, upper = self.bounds_
         return BoundsScaler(lower, upper, feature_range=(-1.0, 1.0))
 
+    def _check_desired(self, desired):
+        """``desired`` is "opposite" or class labels of ``classes_``, or ValueError."""
+        if isinstance(desired, str) and desired == "opposite":
+            return
+        known = set(self.classes_.tolist())
+        try:
+            values = np.asarray(desired, dtype=object).reshape(-1).tolist()
+            ok = len(values) > 0 and all(v in known for v in values)
+        except TypeError:  # unhashable
+            ok = False
+        if not ok:
+            raise ValueError(f"desired_class must be 'opposite' or one of the classes "
+                             f"{self.classes_.tolist()} (one label, or one per query), got "
+                             f"{desired!r}. Nothing was spent.")
+
     def _targets(self, X, desired_class):
         """Index (into classes_) of the desired class of each query."""
         desired = self.desired_class if desired_class is None else desired_class
-        if isinstance(desired, str):
-            if desired != "opposite":
-                raise ValueError(f"desired_class must be 'opposite' or a class label, "
-                                 f"got {desired!r}.")
+        self._check_desired(desired)
+        if isinstance(desired, str) and desired == "opposite":
             scores = self._scores(X)
             label = self._predict(X)
             own = np.clip(np.searchsorted(self.classes_, label), 0, len(self.classes_) - 1)

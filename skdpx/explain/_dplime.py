@@ -36,7 +36,9 @@ from ..privacy import (
     noise_source,
 )
 from ..utils._dask import is_dask_collection, partition_sum, refuse_dask_queries
+from ..utils._blackbox import BlackBoxOutputError, spent_after_commit
 from ..utils._tables import validate_table
+from ..utils._targets import check_ignored_y
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import blocked_sums
 from ._outputs import (
@@ -533,7 +535,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "output_bounds": ["array-like", None],
         "categories": [dict, None],
         "target_class": "no_validation",  # any label of the black box's classes_
-        "n_jobs": [Integral, None],
+        # 0 has no meaning for joblib: refused at fit, before anything is spent
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -643,6 +647,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             else:
                 y = np.asarray(y, dtype=np.float64)  # numbers or NaN (validate_table)
         else:
+            check_ignored_y(self, X, y)  # not read; only its length is checked
             X = validate_table(self, X, reset=True, categories=self.categories)
         if self.delta == 0:
             raise ValueError("the Gaussian mechanism needs delta > 0.")
@@ -656,7 +661,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # target_class... are refused here, before any spend. The probe is made
         # from the declared schema, never a private row
         output = resolve_output(self.estimator, self.output_bounds,
-                                self.schema_.decode(self.schema_.probe(self.bounds)))
+                                self.schema_.decode(self.schema_.probe(self.bounds,
+                                                                       corners=True)))
         if self.target_class is not None:
             # reads the number of queries only (no black box): a public stand-in row
             query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
@@ -1429,6 +1435,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return phi
 
     def _record(self, Z, phi, phase, epsilon, n_iter, columns):
+        if phase == "interactive" and not np.isfinite(phi).all():
+            # never recorded as an answer, nor served again (issue 36)
+            raise BlackBoxOutputError(
+                "an interactive answer came out NaN or infinite and is not recorded; "
+                + spent_after_commit(self, "for it when it was committed"))
         hist = self.history_
         classes = getattr(self, "classes_", None)
         hist["target"].extend([None] * len(Z) if classes is None

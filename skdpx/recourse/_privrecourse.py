@@ -26,6 +26,7 @@ from ..privacy import (
     fill_nonfinite,
     gaussian_event,
 )
+from ..utils._blackbox import check_output, spent_after_commit
 from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
@@ -629,7 +630,13 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """The black box's labels of encoded rows, given as the rows it was fitted on."""
         if len(Z) == 0:
             return np.empty(0, dtype=self.classes_.dtype)
-        return np.asarray(self.estimator_.predict(self._decode(Z)))
+        # public rows (DP centres, queries, path points), read after the commit: an
+        # output that cannot be used raises, saying the budget was spent
+        return check_output(self.estimator_.predict(self._decode(Z)), len(Z), expect="labels",
+                            name=type(self.estimator_).__name__, method="predict",
+                            classes=self.classes_, where="public rows (DP cluster centres, "
+                            "queries or path points)",
+                            consequence=spent_after_commit(self, "at fit"))
 
     def _finish(self, points, queries):
         """Path points made valid records that hold every constraint relative to their query.

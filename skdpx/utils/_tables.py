@@ -145,19 +145,22 @@ class TableSchema:
             return self.encoder._encode(X, allow_nonfinite=True, private=private)
         return X
 
-    def probe(self, bounds=None):
-        """One public point in the encoded space: what a black box is checked on before a fit.
+    def probe(self, bounds=None, *, corners=False):
+        """Public points in the encoded space: what a black box is checked on before a fit.
 
         Each numeric column at the midpoint of its declared bounds (the
         schema's, else those of ``bounds``, the estimator's parameter), 0
         where none are declared; each categorical column at its first
-        declared level. Built from the public schema only, never from a
-        row: whether the black box runs on it, and what it returns, is a
-        fact about the black box.
+        declared level. With ``corners``, two more points: every numeric
+        column at its declared lower bound (each categorical column at its
+        last level), then at its upper bound (at its second level, or its
+        only one); a column without declared bounds stays at 0. Built from
+        the public schema only, never from a row: whether the black box runs
+        on them, and what it returns, is a fact about the black box.
 
         Returns
         -------
-        ndarray of shape (1, n_encoded)
+        ndarray of shape (1, n_encoded), or (3, n_encoded) with ``corners``
         """
         from ..privacy import check_bounds
 
@@ -167,14 +170,26 @@ class TableSchema:
                 lower, upper = check_bounds(bounds, self.n_encoded, allow_missing=True)
             except ValueError:  # refused later, by the fit's own check of its bounds
                 pass
-        point = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2.0, 0.0)
+        declared = np.isfinite(lower) & np.isfinite(upper)
+        point = np.where(declared, (lower + upper) / 2.0, 0.0)
         for _, block in self.groups:
             if self.categorical[block].all():
                 point[block] = 0.0
                 point[block[0]] = 1.0
         if self.integer.any():
             point = np.where(self.integer, np.rint(point), point)
-        return point[None, :]
+        if not corners:
+            return point[None, :]
+        points = np.repeat(point[None, :], 3, axis=0)
+        for row, (end, level) in enumerate([(lower, -1), (upper, 1)], start=1):
+            at = declared & ~self.categorical
+            rounded = np.ceil(end) if level < 0 else np.floor(end)
+            points[row, at] = np.where(self.integer, rounded, end)[at]
+            for _, block in self.groups:
+                if self.categorical[block].all():
+                    points[row, block] = 0.0
+                    points[row, block[min(level, len(block) - 1) if level > 0 else -1]] = 1.0
+        return points
 
     def decode(self, Z, lower=None, upper=None):
         """Rows of the kind the estimator was fitted on, from encoded ``Z``.
