@@ -25,7 +25,7 @@ from ..privacy import (
     label_codes,
     laplace_event,
 )
-from ..utils._blackbox import check_output, map_rows, spent_after_commit
+from ..utils._blackbox import call_checked, map_rows, spent_after_commit
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
@@ -539,14 +539,13 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         signal = self._signal()
         if signal == "predict_proba":
-            proba = self._checked(self.estimator.predict_proba(self._rows(Z)), len(Z),
-                                  "columns", signal).astype(float)
+            proba = self._checked(self.estimator.predict_proba, Z, "columns").astype(float)
             return np.log(np.clip(proba, 1e-12, 1.0))
         if signal == "decision_function":
             # (n,) for two classes or (n, n_classes) (one-vs-rest margins, e.g.
             # SVC(decision_function_shape='ovr')); anything else raises
-            margins = self._checked(self.estimator.decision_function(self._rows(Z)), len(Z),
-                                    "margins", signal).astype(float)
+            margins = self._checked(self.estimator.decision_function, Z,
+                                    "margins").astype(float)
             k = len(self.classes_)
             if margins.ndim == 1 and k == 2:
                 margins = np.column_stack([np.zeros_like(margins), margins])
@@ -562,17 +561,18 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         if self.estimator is None:
             return self.classes_[np.argmax(self._scores(Z), axis=1)]
-        return self._checked(self.estimator.predict(self._rows(Z)), len(Z), "labels", "predict")
+        return self._checked(self.estimator.predict, Z, "labels")
 
-    def _checked(self, out, n, expect, method):
-        """The black box's output on ``n`` public rows (queries, search points), checked.
+    def _checked(self, method, Z, expect):
+        """The black box's ``method`` on public encoded rows ``Z`` (queries, search points).
 
-        Read after the fit's commit: an output that cannot be used (NaN,
-        infinite, misshapen, not numbers, a label outside ``classes_``)
-        raises, saying that the budget was spent; it is never an answer.
+        Read after the fit's commit: a failure, or an output that cannot be
+        used (NaN, infinite, misshapen, not numbers, a label outside
+        ``classes_``), raises, saying that the budget was spent; it is
+        never an answer.
         """
-        return check_output(out, n, expect=expect, name=type(self.estimator).__name__,
-                            method=method, classes=self.classes_,
+        return call_checked(method, self._rows(Z), len(Z), expect=expect,
+                            name=type(self.estimator).__name__, classes=self.classes_,
                             where="public rows (queries or points of the counterfactual search)",
                             consequence=spent_after_commit(self, "at fit"))
 

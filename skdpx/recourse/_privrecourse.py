@@ -26,7 +26,7 @@ from ..privacy import (
     fill_nonfinite,
     gaussian_event,
 )
-from ..utils._blackbox import check_output, spent_after_commit
+from ..utils._blackbox import call_checked, spent_after_commit
 from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
@@ -632,10 +632,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             return np.empty(0, dtype=self.classes_.dtype)
         # public rows (DP centres, queries, path points), read after the commit: an
         # output that cannot be used raises, saying the budget was spent
-        return check_output(self.estimator_.predict(self._decode(Z)), len(Z), expect="labels",
-                            name=type(self.estimator_).__name__, method="predict",
-                            classes=self.classes_, where="public rows (DP cluster centres, "
-                            "queries or path points)",
+        return call_checked(self.estimator_.predict, self._decode(Z), len(Z), expect="labels",
+                            name=type(self.estimator_).__name__, classes=self.classes_,
+                            where="public rows (DP cluster centres, queries or path points)",
                             consequence=spent_after_commit(self, "at fit"))
 
     def _finish(self, points, queries):

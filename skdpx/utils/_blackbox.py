@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["BlackBoxOutputError", "check_output", "map_rows", "probe_black_box"]
+__all__ = ["BlackBoxOutputError", "call_checked", "check_output", "map_rows", "probe_black_box"]
 
 #: Where the public probe points come from, for the messages.
 PROBE_POINTS = ("public probe points made from the declared bounds and categories (the "
@@ -94,6 +94,23 @@ def check_output(out, n_rows, *, expect, name, method, classes=None, where, cons
     if not np.isfinite(out).all():
         refuse("returned NaN or infinite values")
     return out
+
+
+def call_checked(method, rows, n_rows, *, expect, name, classes=None, where, consequence):
+    """``method(rows)`` (a black box's method on ``n_rows`` public rows), checked.
+
+    A failure of the call raises :class:`BlackBoxOutputError` with
+    ``where`` and ``consequence`` as :func:`check_output` does for an
+    output that cannot be used.
+    """
+    try:
+        out = method(rows)
+    except Exception as exc:
+        raise BlackBoxOutputError(f"the black box ({name}) failed on {where}: "
+                                  f"{type(exc).__name__}: {exc}. {consequence}") from exc
+    return check_output(out, n_rows, expect=expect, name=name,
+                        method=getattr(method, "__name__", "predict"), classes=classes,
+                        where=where, consequence=consequence)
 
 
 def probe_black_box(schema, bounds, estimator, expect, *, method="predict", classes=None):
