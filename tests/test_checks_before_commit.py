@@ -316,3 +316,20 @@ def test_a_y_with_a_black_box_is_not_read(cls):
         results.append(est.transform(X[:4]))
     np.testing.assert_allclose(results[1], results[0])
     np.testing.assert_allclose(results[2], results[0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_dplime_whose_black_box_broke_since_the_fit_spends_nothing_more(mode):
+    # each explain probes the black box again before its answers are committed:
+    # a model server down since the fit refuses the queries, spending nothing
+    # (before: every explain committed its answers, on neutral labels only)
+    ledger = PrivacyLedger()
+    box = BrokenBox(mode, broken=False)
+    est = _fit(_explainer(DPLimeExplainer, ledger, box), X, Y)
+    spent = len(ledger)
+    box.broken = True
+    with pytest.raises(ValueError, match="Nothing was spent"):
+        est.explain(X[:3])
+    assert len(ledger) == spent and not est.history_["phase"]
+    box.broken = False  # back up: answered again
+    assert np.isfinite(est.explain(X[:3]).values).all() and len(ledger) > spent

@@ -919,6 +919,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # the class explained at each query (and a regressor's output there):
         # validated before anything is recorded or spent
         columns, offsets, targets = self._query_targets(X, target_class)
+        if self._is_curator() and self.estimator is not None:
+            # the black box on the public probe points again: one that broke since the
+            # fit (a model server down) spends nothing for these queries (issue 36)
+            resolve_output(self.estimator, self.output_bounds, self.schema_.decode(
+                self.schema_.probe(self.bounds, corners=True)))
         # one source per call, never kept: a seeded one is told apart by the
         # number of answers given before; closed (its key wiped) when the call ends
         with noise_source(self.random_state, stream=(len(self.history_["queries"]),)) as noise:
