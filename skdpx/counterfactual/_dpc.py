@@ -150,9 +150,15 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     returns a label outside its ``classes_``, enters no class prototype
     (its features still train the autoencoder, which reads no label).
     Nothing reports which rows or how many (:ref:`privacy-refusals`). The
-    black box is checked before anything is spent on one public probe point
-    made from the declared bounds and categories; one that fails there is
-    refused.
+    black box is checked before anything is spent on public probe points
+    made from the declared bounds and categories (their middle and two
+    corners): one that fails there, or whose labels (not one of
+    ``classes_``) or scores (``predict_proba`` / ``decision_function``:
+    misshapen, not numbers, NaN or infinite) cannot be used, is refused, as
+    is a ``desired_class`` that is not one of ``classes_``. After the
+    commit, such an output on a public row (a query, a point of the search)
+    raises a ``BlackBoxOutputError`` saying that the budget was spent; it
+    is never an answer.
 
     Parameters
     ----------
@@ -374,7 +380,9 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             The private training rows.
         y : array-like of shape (n_samples,), optional
             The classes when ``estimator`` is None (ignored otherwise: the
-            black box's predictions are the classes). The set of class
+            black box's predictions are the classes; its values are never
+            read, and a ``y`` of another length than ``X`` is refused
+            before anything is spent). The set of class
             labels is then read from ``y``, as scikit-learn's classifiers
             (and the DP libraries') do; it is not noised (with a black box,
             its public ``classes_`` are used).

@@ -313,8 +313,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     black box fails on none), the black box's warnings on private rows are
     not shown, and nothing reports which rows or how many
     (:ref:`privacy-refusals`). The black box is checked before anything is
-    spent on one public probe point made from the declared bounds and
-    categories (never a private row); one that fails there is refused.
+    spent on public probe points made from the declared bounds and
+    categories (their middle and two corners, never a private row), at fit
+    and again before each :meth:`explain` commits its answers: one that
+    fails there, or whose output is misshapen, not numbers, NaN or
+    infinite, is refused (a model server that is down spends nothing). A
+    regressor's output at the queries is checked the same way before their
+    answers are committed, and an interactive answer that came out NaN is
+    never recorded (an error says it was spent).
 
     Parameters
     ----------
@@ -622,7 +628,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         X : array-like, dask array or dask DataFrame of shape (m, n_features)
         y : array-like or dask array of shape (m,), optional
             The labels when ``estimator`` is None (clipped to
-            ``output_bounds``, default (-1, 1)).
+            ``output_bounds``, default (-1, 1)). With a black box, ``y``
+            (e.g. given by a Pipeline) is not read: only its length is
+            checked against ``X``'s, before anything is spent.
 
         Returns
         -------

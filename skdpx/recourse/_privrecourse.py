@@ -138,8 +138,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     training (a zero gradient; it still counts in the clustering, which
     reads no label). Nothing reports which rows or how many
     (:ref:`privacy-refusals`). A given black box is checked before anything
-    is spent on one public probe point made from the declared bounds and
-    categories; one that fails there is refused.
+    is spent on public probe points made from the declared bounds and
+    categories (their middle and two corners); one that fails there, or
+    does not give one label of its ``classes_`` per point, is refused.
+    After the commit, such an output on a public row (a DP centre, a query,
+    a path point) raises a ``BlackBoxOutputError`` saying that the budget
+    was spent.
 
     Parameters
     ----------
@@ -438,7 +442,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             The private training rows.
         y : array-like of shape (n_samples,), optional
             Needed when ``estimator`` is None (the DP model's labels);
-            ignored otherwise. The set of class labels is then read from
+            ignored otherwise (its values never read; a ``y`` of another
+            length than ``X`` is refused before anything is spent). The set
+            of class labels is then read from
             ``y``, as scikit-learn classifiers do; it is not
             noised (with a black box, its public ``classes_`` are used).
 
