@@ -110,7 +110,7 @@ def bad_input(results):
     rows = []
     for name, cases in by.items():
         outcomes = Counter(r["outcome"] for r in cases)
-        refused = sum(r["outcome"] != "accepted" for r in cases)
+        refused = sum(not r["outcome"].startswith("accepted") for r in cases)
         rows.append([name, len(cases), refused,
                      ", ".join(f"{k} ({v})" for k, v in sorted(outcomes.items())),
                      sum(int(r["spent"]) for r in cases)])
