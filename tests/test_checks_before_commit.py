@@ -333,3 +333,24 @@ def test_dplime_whose_black_box_broke_since_the_fit_spends_nothing_more(mode):
     assert len(ledger) == spent and not est.history_["phase"]
     box.broken = False  # back up: answered again
     assert np.isfinite(est.explain(X[:3]).values).all() and len(ledger) > spent
+
+
+@pytest.mark.parametrize("cls", EXPLAINERS, ids=lambda c: c.__name__)
+def test_the_probe_points_include_other_declared_levels(cls):
+    # a black box that fails on the last declared level of a categorical column
+    # (the first level alone passed before)
+    class LevelBox(BrokenBox):
+        def _out(self, rows, method):
+            if (rows["job"].astype(str) == "c").any():
+                raise KeyError("an unseen level")
+            return getattr(BLACK_BOX, method)(rows[["a", "b", "c", "d"]].to_numpy(float))
+
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    df["job"] = np.where(Y == 1, "a", "b")
+    ledger = PrivacyLedger()
+    est = _explainer(cls, ledger, LevelBox("raise"),
+                     bounds={c: (-10.0, 10.0) for c in "abcd"},
+                     categories={"job": ["a", "b", "c"]})
+    with pytest.raises(BlackBoxOutputError, match="KeyError.*Nothing was spent"):
+        _fit(est, df, Y)
+    assert len(ledger) == 0
