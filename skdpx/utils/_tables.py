@@ -15,7 +15,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils.validation import validate_data
 
-from sklearn.utils.validation import check_consistent_length, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_float
 from ._dask import is_dask_collection, validate_dask_table
@@ -367,7 +367,7 @@ def _labels(estimator, X, y, *, y_numeric):
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
                          "y is None.")
     y = column_or_1d(y, warn=True)
-    check_consistent_length(X, y)
+    check_same_rows(estimator, X.shape[0], len(y))
     if y_numeric and y.dtype.kind not in "biuf":
         y = cells_to_float(y)
     return y
@@ -395,3 +395,16 @@ def _refuse_values_in_messages(X):
     if A.dtype.kind == "c":
         raise ValueError("Complex data not supported (the values are not shown: they may be "
                          "private).")
+
+
+def check_same_rows(estimator, n_x, n_y):
+    """Refuse an ``X`` and a ``y`` of different lengths, showing neither.
+
+    Under add-or-remove neighbours the number of rows is private: scikit-learn's
+    message ("inconsistent numbers of samples: [n, m]") would print it.
+    """
+    if n_x != n_y:
+        raise ValueError(
+            f"X and y passed to {type(estimator).__name__} have different numbers of rows "
+            "(not shown: the number of rows is private). Nothing was spent.")
+
