@@ -197,6 +197,14 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         -------
         self
         """
+        # inside scikit-learn's GridSearchCV / RandomizedSearchCV / cross_validate on a
+        # capped ledger: the whole search is priced and checked at its first fit
+        from ..model_selection._outer import outer_search_guard
+
+        with outer_search_guard(self):
+            return self._fit_committed(X, y)
+
+    def _fit_committed(self, X, y):
         data = self._validate_fit(X, y)
         ledger = self._new_ledger()
         count = FitCount(epsilon=self._count_basis(), relation=ledger.relation,
