@@ -977,39 +977,48 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
 
     # ------------------------------------------------------------ delegation
     def _best_has(name):
+        # as scikit-learn's searches: the method is there when the fitted best estimator
+        # (or, before fit, the estimator) has it; called before fit, it raises NotFittedError
         def check(self):
-            check_is_fitted(self, "best_estimator_")
-            return hasattr(self.best_estimator_, name)
+            if hasattr(self, "best_estimator_"):
+                return hasattr(self.best_estimator_, name)
+            return hasattr(self.estimator, name)
         return check
 
     @available_if(_best_has("predict"))
     def predict(self, X):
         """``best_estimator_.predict``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
     @available_if(_best_has("predict_proba"))
     def predict_proba(self, X):
         """``best_estimator_.predict_proba``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_best_has("decision_function"))
     def decision_function(self, X):
         """``best_estimator_.decision_function``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
     @available_if(_best_has("transform"))
     def transform(self, X):
         """``best_estimator_.transform``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.transform(X)
 
     @available_if(_best_has("explain"))
     def explain(self, X, *args, **kwargs):
         """``best_estimator_.explain``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.explain(X, *args, **kwargs)
 
     @available_if(_best_has("score"))
     def score(self, X, y=None):
         """``best_estimator_.score`` (exact: on private rows, an unaccounted release)."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.score(X, y)
 
     @property
