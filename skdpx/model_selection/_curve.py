@@ -269,7 +269,11 @@ class PrivacyUtilityCurve:
 # Checks (all before anything is spent)
 # --------------------------------------------------------------------------
 def _check_epsilons(epsilons):
-    eps = np.asarray(epsilons, dtype=float) if not isinstance(epsilons, str) else None
+    if isinstance(epsilons, str) or not np.iterable(epsilons) or any(
+            isinstance(e, (bool, np.bool_)) or not isinstance(e, (Real, np.number))
+            for e in np.asarray(epsilons, dtype=object).ravel()):
+        raise ValueError(f"epsilons must be a non-empty 1-d list of numbers, got {epsilons!r}.")
+    eps = np.asarray(epsilons, dtype=float)
     if eps is None or eps.ndim != 1 or eps.size == 0:
         raise ValueError(f"epsilons must be a non-empty 1-d list of numbers, got {epsilons!r}.")
     if not np.all(np.isfinite(eps)) or not np.all(eps > 0):
