@@ -24,7 +24,8 @@ against the estimator's capped ledger, recording nothing:
   else spent from the ledger meanwhile), every later fit of the search is
   refused before it spends, and the refit, which scikit-learn does not
   guard, raises ``BudgetError``: the search raises rather than report a
-  best chosen by the cap.
+  best chosen by the cap (the ``best_*`` attributes scikit-learn set before
+  the refit are removed).
 
 The check reads public facts only (the search's parameters and splitter,
 the ledger's record), as ``price_search`` does; the verdict is kept for
@@ -151,6 +152,10 @@ def outer_search_guard(estimator):
             _VERDICTS[key] = verdict
     if verdict is not None:
         if is_refit:
+            # scikit-learn set the choice before the refit: a choice the cap made is
+            # not left on the search (cv_results_ keeps the folds' scores, NaN included)
+            for name in ("best_index_", "best_params_", "best_score_"):
+                owner.__dict__.pop(name, None)
             raise BudgetError(
                 f"{type(owner).__name__}: a fit of this search was refused by the ledger's "
                 f"cap ({verdict}), so its scores are incomplete and its choice would be the "
