@@ -328,3 +328,11 @@ def test_bad_arguments_of_the_mechanisms_ledger_and_curve_are_refused():
         with pytest.raises(ValueError, match="list of numbers"):
             privacy_utility_curve(_clf(ledger), X, y, epsilons=epsilons, accountant=ledger)
     assert len(ledger) == 0
+
+
+def test_attack_result_from_json_without_its_optional_keys():
+    # AttackResult.from_json read data["meta"] and data["signal"]: a KeyError without them
+    payload = json.loads(AttackResult([0.9, 0.8], [0.1, 0.3], signal="loss").to_json())
+    del payload["meta"], payload["signal"]
+    again = AttackResult.from_json(json.dumps(payload))
+    assert again.meta == {} and again.signal == "callable"
