@@ -336,3 +336,13 @@ def test_attack_result_from_json_without_its_optional_keys():
     del payload["meta"], payload["signal"]
     again = AttackResult.from_json(json.dumps(payload))
     assert again.meta == {} and again.signal == "callable"
+
+
+def test_privacy_utility_curve_validates_the_estimator_before_its_count():
+    # it committed its count and points (0.76 of 5), then failed with a RuntimeError
+    X, y = _data()
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-3)
+    with pytest.raises(InvalidParameterError, match="n_maps"):
+        privacy_utility_curve(_clf(ledger, n_maps=0), X, y, epsilons=[0.5, 1.0],
+                              accountant=ledger)
+    assert len(ledger) == 0

@@ -50,6 +50,7 @@ from ._search import (
     _recording,
     _row_contributions,
     _silenced,
+    _validate_candidates,
     _warn_once,
 )
 
@@ -496,6 +497,11 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     if eps.size * float(delta) >= 1:
         raise ValueError(f"{eps.size} points at delta={delta:g} declare a total delta >= 1.")
     prefix, step = _dp_step(estimator)
+    # the estimator's parameters, with its own constraints, at the budget of every point
+    for e in eps:
+        _validate_candidates(estimator, [{}], prefix,
+                             {"epsilon": float(e), "delta": float(delta), "accountant": None,
+                              "random_state": None})
     public_rows = X_val is not None
     if (y_val is not None) and not public_rows:
         raise ValueError("y_val was given without X_val.")

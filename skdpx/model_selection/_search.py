@@ -307,9 +307,11 @@ def _validate_candidates(estimator, candidates, prefix, budget):
                 if hasattr(part, "_validate_params"):
                     part._validate_params()
         except (ValueError, TypeError) as err:
+            what = f"candidate {i} of the search's pool, {params!r}," if params else \
+                f"the estimator {type(estimator).__name__}"
             raise InvalidParameterError(
-                f"candidate {i} of the search's pool, {params!r}, is invalid: {err} "
-                "Every candidate is checked before anything is spent; nothing was."
+                f"{what} is invalid: {err} Every parameter is checked before anything is "
+                "spent; nothing was."
             ) from err
 
 
