@@ -105,22 +105,37 @@ def test_gridsearchcv_over_epsilon_on_a_ledger_capped_at_4_is_refused_before_any
     X, y = _data()
     ledger = PrivacyLedger(epsilon=4.0, delta=1e-3)
     search = GridSearchCV(_clf(ledger), {"epsilon": [1.0, 2.0]}, cv=2)
-    with pytest.raises(ValueError, match="BudgetError") as err:
-        search.fit(X, y)
-    assert "refused before its first fit" in str(err.value)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        # refused at the search's first clone of its estimator, before any fit: the
+        # BudgetError itself, whatever error_score
+        with pytest.raises(BudgetError, match="refused before its first fit"):
+            search.fit(X, y)
     assert len(ledger) == 0 and ledger.epsilon_spent == 0
-    assert not hasattr(search, "best_params_")
+    assert not hasattr(search, "best_params_") and not hasattr(search, "cv_results_")
+    assert not [w for w in seen if "fits failed" in str(w.message)]
+
+
+def test_a_search_in_worker_processes_is_refused_before_any_fit(tmp_path):
+    # n_jobs=2: the fits run in other processes (where the stack shows no search); the
+    # search's first clone, in this process, prices it
+    X, y = _data()
+    ledger = PrivacyLedger(epsilon=4.0, delta=1e-3, path=tmp_path / "budget.sqlite")
+    search = GridSearchCV(_clf(ledger), {"epsilon": [1.0, 2.0]}, cv=2, n_jobs=2)
+    with pytest.raises(BudgetError, match="refused before its first fit"):
+        search.fit(X, y)
+    assert len(ledger) == 0
 
 
 @pytest.mark.parametrize("make", [
     lambda led: GridSearchCV(_clf(led), {"epsilon": [1.0, 2.0]}, cv=2, error_score="raise"),
     lambda led: RandomizedSearchCV(_clf(led), {"epsilon": [1.0, 2.0]}, n_iter=2, cv=2,
-                                   error_score="raise", random_state=0),
+                                   random_state=0),
+    lambda led: RandomizedSearchCV(_clf(led), {"epsilon": [1.0, 2.0]}, n_iter=2, cv=2),
     lambda led: GridSearchCV(make_pipeline(FunctionTransformer(), _clf(led)),
-                             {"dplocallylinearclassifier__epsilon": [1.0, 2.0]}, cv=2,
-                             error_score="raise"),
-], ids=["grid", "random", "pipeline"])
-def test_a_search_that_cannot_finish_raises_budget_error_with_error_score_raise(make):
+                             {"dplocallylinearclassifier__epsilon": [1.0, 2.0]}, cv=2),
+], ids=["grid-raise", "random", "random-unseeded", "pipeline"])
+def test_a_search_that_cannot_finish_raises_budget_error(make):
     X, y = _data()
     ledger = PrivacyLedger(epsilon=4.0, delta=1e-3)
     with pytest.raises(BudgetError, match="refused before its first fit"):
@@ -148,7 +163,7 @@ def test_a_search_the_ledger_can_pay_for_runs_as_before():
     # the verdict is kept for that call only: the same search again, on an emptier ledger
     ledger2 = PrivacyLedger(epsilon=4.0, delta=1e-3)
     search.set_params(estimator=_clf(ledger2))
-    with pytest.raises(ValueError, match="BudgetError"):
+    with pytest.raises(BudgetError, match="refused before its first fit"):
         search.fit(X, y)
     assert len(ledger2) == 0
 
@@ -156,7 +171,7 @@ def test_a_search_the_ledger_can_pay_for_runs_as_before():
 def test_a_search_that_cannot_be_priced_is_refused_on_a_capped_ledger():
     X, y = _data(n=12)
     ledger = PrivacyLedger(epsilon=100.0, delta=1e-3)
-    search = GridSearchCV(_clf(ledger), {"n_maps": [1]}, cv=LeaveOneOut(), error_score="raise")
+    search = GridSearchCV(_clf(ledger), {"n_maps": [1]}, cv=LeaveOneOut())
     with pytest.raises(BudgetError, match="cannot be"):
         search.fit(X, y)
     assert len(ledger) == 0

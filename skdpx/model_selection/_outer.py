@@ -41,7 +41,7 @@ import weakref
 
 from ..privacy import BudgetError, PrivacyLedger
 
-__all__ = ["outer_search_guard"]
+__all__ = ["check_search_at_clone", "outer_search_guard"]
 
 _LOCK = threading.Lock()
 #: The verdict of each running scikit-learn search, keyed by its Parallel object:
@@ -123,6 +123,42 @@ def _verdict(kind, owner, local, ledger):
                 "refused; nothing was spent. Lower the candidates' epsilons, use fewer folds "
                 "or candidates, or a private search (DPGridSearchCV).")
     return None
+
+
+def check_search_at_clone(estimator):
+    """At a scikit-learn search's first clone of its estimator, refuse a search the
+    estimator's capped ledger cannot pay for, with ``BudgetError``, before any fit.
+
+    Used by :meth:`skdpx.privacy.DPEstimator.__sklearn_clone__`.
+    ``BaseSearchCV.fit`` clones its estimator (``base_estimator``) in its
+    own frame, outside the ``try`` that turns a fit's error into
+    ``error_score``, before it starts any fit, in this process whatever
+    ``n_jobs``: a ``BudgetError`` raised here leaves the search as it came,
+    nothing fitted, nothing spent. Every other clone (the candidates', the
+    refit's) passes through unchecked.
+    """
+    ledger = getattr(estimator, "accountant", None)
+    if not _capped(ledger):
+        return
+    from sklearn.model_selection._search import BaseSearchCV
+
+    frame = sys._getframe(2)
+    depth = 0
+    while frame is not None and depth < 50:
+        module = frame.f_globals.get("__name__", "")
+        if module != "sklearn.base":  # clone's own frames (nested estimators)
+            break
+        frame = frame.f_back
+        depth += 1
+    if frame is None or frame.f_code.co_name != "fit":
+        return
+    local = frame.f_locals
+    owner = local.get("self")
+    if not isinstance(owner, BaseSearchCV) or "base_estimator" in local:
+        return  # not the search's first clone of its estimator
+    verdict = _verdict("search", owner, local, ledger)
+    if verdict is not None:
+        raise BudgetError(verdict)
 
 
 @contextmanager

@@ -179,6 +179,14 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
                           else ComposedDpEvent([bounds.event, plan.event]))
         return plan
 
+    def __sklearn_clone__(self):
+        # a scikit-learn search's first clone of its estimator: on a capped ledger, the
+        # whole search is priced and refused (BudgetError) before any fit if it cannot pay
+        from ..model_selection._outer import check_search_at_clone
+
+        check_search_at_clone(self)
+        return super().__sklearn_clone__()
+
     def _new_ledger(self):
         # the shared ledger's labels name the estimator
         return EstimatorLedger(self.epsilon, self.delta, self.accountant,
