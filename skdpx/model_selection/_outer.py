@@ -1,35 +1,31 @@
-"""A scikit-learn search over skdpx estimators on a capped ledger: priced at its first fit.
+"""A scikit-learn search over skdpx estimators on a capped ledger: priced before it fits.
 
 scikit-learn's ``GridSearchCV``, ``RandomizedSearchCV`` and
 ``cross_validate`` catch every exception a fit raises and score that fit
 ``error_score`` (NaN by default) with a warning. On a capped ledger, a
 search whose folds run the budget out would then report a best candidate
 chosen among the folds that the cap let through: the cap, not the data,
-decides. So when a skdpx estimator's ``fit`` runs inside one of them (in
-the search's own thread: ``n_jobs=None`` or 1), it looks up the search on
-the call stack and, at the search's first fit, prices the whole search
-with :func:`~skdpx.model_selection.price_search` and checks the price
-against the estimator's capped ledger, recording nothing:
+decides. So a skdpx estimator whose ``accountant`` is a capped
+:class:`~skdpx.privacy.PrivacyLedger` checks the search it is in, with
+:func:`~skdpx.model_selection.price_search` (recording nothing):
 
-* a ledger that cannot pay for every fold and the refit refuses the first
-  fit, and every later fit of the same search, with ``BudgetError`` before
-  anything is spent. Every fit fails, so scikit-learn raises (its "All the
-  N fits failed" ``ValueError``, whose text holds the ``BudgetError``; the
-  ``BudgetError`` itself with ``error_score="raise"``): no score, no best;
-* a search that cannot be priced (a splitter that counts the rows, a
-  meta-estimator that fits its skdpx estimator an unknown number of times,
-  a successive-halving search) is refused the same way on a capped ledger:
-  nothing shows that it can finish;
-* if a fit of a search that was priced is refused all the same (something
-  else spent from the ledger meanwhile), every later fit of the search is
-  refused before it spends, and the refit, which scikit-learn does not
-  guard, raises ``BudgetError``: the search raises rather than report a
-  best chosen by the cap (the ``best_*`` attributes scikit-learn set before
-  the refit are removed).
+* :func:`check_search_at_clone`, at ``BaseSearchCV.fit``'s first clone of
+  its estimator (before any fit, in the calling process whatever
+  ``n_jobs``, outside the ``try`` that makes errors NaN): a ledger that
+  cannot pay for every fold and the refit, or a search that cannot be
+  priced, refuses the search with ``BudgetError``, raised by ``fit``;
+* :func:`outer_search_guard`, around every fit run in the caller's thread:
+  at the first fit of a search or a ``cross_validate`` call it prices and
+  checks the call (a refusal refuses every fit of it before it spends, and
+  scikit-learn raises "All the N fits failed"); if a fit of a priced search
+  is refused all the same (something else spent meanwhile), every later fit
+  of it is refused before it spends and the refit, which scikit-learn does
+  not guard, raises ``BudgetError`` (the ``best_*`` attributes set before it
+  are removed).
 
-The check reads public facts only (the search's parameters and splitter,
-the ledger's record), as ``price_search`` does; the verdict is kept for
-the search's call only (its ``Parallel`` object), never across calls.
+The checks read public facts only (the search's parameters and splitter,
+the ledger's record); a verdict is kept for one call of the search (its
+``Parallel`` object), never across calls.
 """
 
 from contextlib import contextmanager
