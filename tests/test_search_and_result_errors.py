@@ -361,3 +361,11 @@ def test_privacy_utility_curve_validates_the_estimator_before_its_count():
         privacy_utility_curve(_clf(ledger, n_maps=0), X, y, epsilons=[0.5, 1.0],
                               accountant=ledger)
     assert len(ledger) == 0
+
+
+def test_the_search_base_class_comes_from_the_compat_module():
+    from sklearn.model_selection import GridSearchCV as Grid
+
+    from skdpx import _sklearn_compat as compat
+
+    assert compat.BaseSearchCV is not None and issubclass(Grid, compat.BaseSearchCV)

@@ -35,6 +35,7 @@ import threading
 import warnings
 import weakref
 
+from .._sklearn_compat import BaseSearchCV
 from ..privacy import BudgetError, PrivacyLedger
 
 __all__ = ["check_search_at_clone", "outer_search_guard"]
@@ -56,7 +57,6 @@ def _capped(ledger):
 def _outer_search():
     """``(kind, owner, frame locals, is_refit)`` of the scikit-learn search (or
     ``cross_validate``) whose fit runs in this thread, or None."""
-    from sklearn.model_selection._search import BaseSearchCV
 
     frame = sys._getframe(2)
     in_fold = False
@@ -134,9 +134,8 @@ def check_search_at_clone(estimator):
     refit's) passes through unchecked.
     """
     ledger = getattr(estimator, "accountant", None)
-    if not _capped(ledger):
+    if BaseSearchCV is None or not _capped(ledger):
         return
-    from sklearn.model_selection._search import BaseSearchCV
 
     frame = sys._getframe(2)
     depth = 0
@@ -166,7 +165,7 @@ def outer_search_guard(estimator):
     ``accountant`` is not a capped :class:`~skdpx.privacy.PrivacyLedger`.
     """
     ledger = getattr(estimator, "accountant", None)
-    found = _outer_search() if _capped(ledger) else None
+    found = _outer_search() if BaseSearchCV is not None and _capped(ledger) else None
     if found is None:
         yield
         return
