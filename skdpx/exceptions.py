@@ -8,6 +8,7 @@ elsewhere (diffprivlib is not a dependency) they have plain bases. See
 ``skdpx/privacy/_exceptions.py`` and ``doc/privacy_core.rst`` ("diffprivlib's vocabulary").
 """
 
+from ._explanation import ResultIndexError
 from .privacy import (
     BudgetError,
     LedgerDetachedError,
@@ -16,5 +17,5 @@ from .privacy import (
     UtilityWarning,
 )
 
-__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "UncappedBudgetWarning",
-           "UtilityWarning"]
+__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "ResultIndexError",
+           "UncappedBudgetWarning", "UtilityWarning"]

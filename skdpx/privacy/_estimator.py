@@ -179,6 +179,14 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
                           else ComposedDpEvent([bounds.event, plan.event]))
         return plan
 
+    def __sklearn_clone__(self):
+        # a scikit-learn search's first clone of its estimator: on a capped ledger, the
+        # whole search is priced and refused (BudgetError) before any fit if it cannot pay
+        from ..model_selection._outer import check_search_at_clone
+
+        check_search_at_clone(self)
+        return super().__sklearn_clone__()
+
     def _new_ledger(self):
         # the shared ledger's labels name the estimator
         return EstimatorLedger(self.epsilon, self.delta, self.accountant,
@@ -197,6 +205,14 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         -------
         self
         """
+        # inside scikit-learn's GridSearchCV / RandomizedSearchCV / cross_validate on a
+        # capped ledger: the whole search is priced and checked at its first fit
+        from ..model_selection._outer import outer_search_guard
+
+        with outer_search_guard(self):
+            return self._fit_committed(X, y)
+
+    def _fit_committed(self, X, y):
         data = self._validate_fit(X, y)
         ledger = self._new_ledger()
         count = FitCount(epsilon=self._count_basis(), relation=ledger.relation,

@@ -154,9 +154,9 @@ class PrivacyLedger:
                  relation="add_or_remove"):
         if relation not in RELATIONS:
             raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
-        if not isinstance(epsilon, Real) or not epsilon > 0:
+        if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or not epsilon > 0:
             raise ValueError(f"epsilon must be > 0 (np.inf for no cap), got {epsilon!r}.")
-        if not isinstance(delta, Real) or not 0 <= delta <= 1:
+        if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 <= delta <= 1:
             raise ValueError(f"delta must be in [0, 1], got {delta!r}.")
         if accountant is not None and not is_budget_accountant(accountant):
             raise TypeError(
