@@ -11,10 +11,11 @@ elsewhere (diffprivlib is not a dependency) they have plain bases. See
 from .privacy import (
     BudgetError,
     LedgerDetachedError,
+    LedgerIntegrityError,
     PrivacyLeakWarning,
     UncappedBudgetWarning,
     UtilityWarning,
 )
 
-__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "UncappedBudgetWarning",
-           "UtilityWarning"]
+__all__ = ["BudgetError", "LedgerDetachedError", "LedgerIntegrityError", "PrivacyLeakWarning",
+           "UncappedBudgetWarning", "UtilityWarning"]
