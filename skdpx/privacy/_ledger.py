@@ -732,7 +732,12 @@ def _sqlite_error(exc, path):
             return _missing(path)
         if not os.access(path, os.R_OK):
             return PermissionError(errno.EACCES, "the ledger file cannot be read", path)
-        return OSError(errno.EIO, f"cannot open the ledger file ({text})", path)
+        # the file is there and readable: what failed is the journal sqlite writes next
+        # to it when a transaction starts
+        return PermissionError(errno.EACCES, "cannot write next to the ledger file: its "
+                                             "directory is read-only (sqlite writes a journal "
+                                             "there); nothing was recorded, so nothing may be "
+                                             "released", path)
     if "disk i/o" in low:
         return OSError(errno.EIO, f"cannot read or write the ledger file ({text}); nothing was "
                                   "spent", path)
