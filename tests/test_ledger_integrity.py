@@ -360,10 +360,13 @@ class _FullDisk:
     """A sqlite connection whose writes fail as on a full disk."""
 
     def __init__(self, con, fail_on):
-        self._con, self._fail_on = con, fail_on
+        self._con, self._fail_on, self._wrote = con, fail_on, False
 
     def execute(self, sql, *args):
-        if sql.lstrip().upper().startswith(self._fail_on):
+        verb = sql.lstrip().upper()
+        self._wrote |= verb.startswith(("INSERT", "UPDATE", "CREATE"))
+        # a read's COMMIT does not write: only a write's commit finds the disk full
+        if verb.startswith(self._fail_on) and (self._fail_on != "COMMIT" or self._wrote):
             # as sqlite does on SQLITE_FULL: it rolls the transaction back itself
             if self._con.in_transaction:
                 self._con.execute("ROLLBACK")

@@ -320,7 +320,8 @@ class PrivacyLedger:
                     con.executemany(
                         f"UPDATE {_INTEGRITY} SET value = ? WHERE key = ?",
                         [(head, "head"), (str(state["count"] + 1), "count")])
-                    self._seen = state["count"] + 1
+                # only once committed (a failed commit, on a full disk say, records nothing)
+                self._seen = max(self._seen, state["count"] + 1)
             if self.accountant is not None:
                 self.accountant.spend(*self._own_cost(entry))
         return entry["id"]
