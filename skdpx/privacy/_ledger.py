@@ -631,6 +631,7 @@ def _restore_ledger(state):
         if ledger._cap_digest is None:  # pickled before the file kept a checksum
             ledger._cap_digest = _digest(
                 _cap_text(ledger._epsilon, ledger._delta, ledger._relation))
+        _check_path(ledger._path)
         if not os.path.exists(ledger._path):
             raise LedgerIntegrityError(
                 f"the ledger file {ledger._path!r} that this pickled ledger spends from is "
