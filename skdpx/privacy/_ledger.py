@@ -116,8 +116,17 @@ class PrivacyLedger:
     path : str or os.PathLike, default=None
         A sqlite file that holds the events. Several processes, and a program
         that restarts, then share one budget: restarting never resets it.
-        The file keeps the cap it was created with; opening it with another
-        cap raises ``ValueError``.
+        The file is the budget's only copy. It is created only by
+        ``PrivacyLedger(path, epsilon=..., delta=...)`` (a cap given
+        explicitly, ``np.inf`` included) on a path that does not exist;
+        with ``epsilon`` and ``delta`` omitted, an existing file is opened
+        with its own cap, and a missing one raises
+        :class:`~skdpx.exceptions.LedgerIntegrityError`. The file keeps the
+        cap it was created with; opening it with another cap raises
+        ``ValueError``. A checksum kept in the file (a running hash of its
+        cap and spends) is checked on every read: a file deleted, emptied,
+        truncated, replaced, rolled back, foreign or edited outside skdpx
+        raises ``LedgerIntegrityError`` and grants nothing.
     accountant : diffprivlib.BudgetAccountant or alike, default=None
         Each spend is mirrored into it as the (epsilon, delta) of that event
         alone, and its own cap is checked too: before recording,
@@ -147,6 +156,10 @@ class PrivacyLedger:
     Notes
     -----
     Privacy unit: one row of the protected dataset, under :attr:`relation`.
+    A ledger file's checksum is a plain hash, not a signature: it catches
+    mistakes and naive edits, but whoever can write the file and recompute
+    the hash can forge it. The file's permissions are the protection (skdpx
+    creates it readable and writable by its owner only).
     A spend is final: nothing refunds it, not even an exception raised while
     the release is computed (its noisy intermediate values may already have
     escaped, in a traceback or a log). ``delta_spent`` is ``delta`` (or the
