@@ -30,6 +30,12 @@ acknowledged spend and at most one more, and stay under its cap), and
 Dask workers killed while their tasks spend from one file ledger (where
 ``distributed`` is installed).
 
+Last, the first read: a fresh process's first spend on a file of 20
+distinct DP-SGD spends (200 steps at sampling rate 0.01 each), timed in
+whole and inside the write lock (where every other writer waits), on this
+tree and on the code before issue 36 (``--before``, default 423cf95,
+extracted with ``git archive``).
+
 Saves ``benchmarks/results/ledger_faults.json`` (with ``_run_record``'s
 date, commit, versions and command) and prints the tables.
 
@@ -427,10 +433,74 @@ def dask_trial(base, n_tasks=40, timeout=300):
     return out
 
 
+# ---------------------------------------------------------------- the first read
+_FIRST_READ_CHILD = r"""
+import json, sys, time
+from contextlib import contextmanager
+sys.path.insert(0, sys.argv[2])
+from skdpx.privacy import PrivacyLedger, gaussian_event
+ledger = PrivacyLedger(path=sys.argv[1])
+inside = [0.0]
+transaction = PrivacyLedger._transaction
+
+@contextmanager
+def timed(self, *args, **kwargs):
+    immediate = kwargs.get("immediate", args[0] if args else True)
+    with transaction(self, *args, **kwargs) as con:
+        t = time.perf_counter()
+        try:
+            yield con
+        finally:
+            if immediate:  # the write lock: every other writer waits meanwhile
+                inside[0] += time.perf_counter() - t
+
+PrivacyLedger._transaction = timed
+t = time.perf_counter()
+ledger.spend(gaussian_event(2.0, steps=200, sample_rate=0.01), "the next one")
+print(json.dumps({"seconds": time.perf_counter() - t, "in_write_lock": inside[0]}))
+"""
+
+
+def first_read(base, n_spends, before=None):
+    """A fresh process's first spend on a file of ``n_spends`` distinct DP-SGD spends: its
+    time, and the part of it inside the write lock; on this tree and on ``before``."""
+    d = Path(tempfile.mkdtemp(dir=base))
+    p = d / "ledger.sqlite"
+    ledger = PrivacyLedger(epsilon=1e3, delta=DELTA, path=p)
+    from skdpx.privacy import gaussian_event
+
+    for i in range(n_spends):
+        ledger.spend(gaussian_event(1.1 + 0.01 * i, steps=200, sample_rate=0.01), f"fit {i}")
+    trees = {"after (this tree)": ROOT}
+    if before:
+        tree = d / "before"
+        tree.mkdir()
+        archive = subprocess.run(["git", "archive", before, "skdpx"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        trees = {f"before ({before})": tree, **trees}
+    rows = []
+    for name, tree in trees.items():
+        copy = d / f"copy-{len(rows)}.sqlite"
+        shutil.copyfile(p, copy)
+        done = subprocess.run([sys.executable, "-c", _FIRST_READ_CHILD, str(copy), str(tree)],
+                              cwd=d, capture_output=True, text=True,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+        if done.returncode != 0:
+            rows.append({"code": name, "spends": n_spends, "error": done.stderr[-300:]})
+            continue
+        rows.append({"code": name, "spends": n_spends, **json.loads(done.stdout)})
+    shutil.rmtree(d, ignore_errors=True)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kill-trials", type=int, default=20)
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--first-read-spends", type=int, default=20)
+    parser.add_argument("--before", default="423cf95",
+                        help="the commit to time the first read against ('' to skip)")
     parser.add_argument("--out", default=str(HERE / "results" / "ledger_faults.json"))
     args = parser.parse_args()
     started, t0 = start(), time.perf_counter()
@@ -454,6 +524,7 @@ def main():
     print()
     kills = kill_trials(args.kill_trials, Path(base))
     dask = {"skipped": "--no-dask"} if args.no_dask else dask_trial(Path(base))
+    reads = first_read(Path(base), args.first_read_spends, args.before or None)
     shutil.rmtree(base, ignore_errors=True)
 
     print("| fault | same object | reopened (fresh process) | unpickled (fresh process) "
@@ -472,7 +543,11 @@ def main():
     print(f"\nkill -9 during a loop of spends: {whole}/{len(kills)} files whole, every "
           f"acknowledged spend kept, at most one more, under the cap")
     print(f"Dask workers killed: {dask}")
-    results = {"rows": rows, "kill_trials": kills, "dask": dask,
+    for r in reads:
+        print(f"first spend of a fresh process on {r['spends']} DP-SGD spends, {r['code']}: "
+              + (f"{r['seconds']:.1f} s, {r['in_write_lock']:.1f} s of it in the write lock"
+                 if "seconds" in r else r["error"]))
+    results = {"rows": rows, "kill_trials": kills, "dask": dask, "first_read": reads,
                "settings": {"cap": CAP, "delta": DELTA, "filled_with": "5 x pure 0.17",
                             "tries_per_way": TRIES, "try_epsilon": TINY},
                "run": run_info(started, time.perf_counter() - t0, packages=("distributed",))}
