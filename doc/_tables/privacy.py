@@ -352,3 +352,11 @@ def ledger_crashes(results):
                      f"{d['acknowledged']} ({d['refused_or_lost']} lost or refused)",
                      d["in_file"], f"{d['epsilon_spent']:.3f} (cap {d['cap']:g})"])
     return header, rows
+
+
+def ledger_first_read(results):
+    """A fresh process's first spend on a file of DP-SGD spends: how long it holds the lock."""
+    header = ["code", "spends in the file", "first spend (s)",
+              "of which in the write lock (s)"]
+    return header, [[r["code"], r["spends"], f"{r['seconds']:.1f}", f"{r['in_write_lock']:.3f}"]
+                    for r in results.get("first_read", []) if "seconds" in r]
