@@ -64,9 +64,7 @@ sys.path.insert(0, str(HERE))
 
 from _run_record import run_info, save, start  # noqa: E402
 
-from skdpx.exceptions import BudgetError  # noqa: E402
 from skdpx.privacy import PrivacyLedger, event_to_json, pure_event  # noqa: E402
-from skdpx.privacy import _ledger  # noqa: E402
 
 CAP, DELTA, STEP, TINY, TRIES = 1.0, 1e-5, 0.17, 0.01, 200
 

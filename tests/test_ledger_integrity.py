@@ -190,6 +190,9 @@ def test_emptied_file(tmp_path):
     ledger = filled(path)
     path.write_bytes(b"")
     assert_refused(path, LedgerIntegrityError, ledger)
+    # a program that opens its ledger with its cap at every start must not reset it
+    with pytest.raises(LedgerIntegrityError, match="empty"):
+        PrivacyLedger(epsilon=CAP, delta=DELTA, path=path)
     assert path.stat().st_size == 0  # nothing written into it
 
 

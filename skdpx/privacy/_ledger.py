@@ -778,7 +778,8 @@ def _verify_file(con, path):
         raise LedgerIntegrityError(
             f"the ledger file {path!r} is empty (0 bytes, or a database with nothing in it): "
             "its spends and cap are lost. It is not re-created and grants no budget; restore "
-            "it from a backup.", path)
+            "it from a backup. (An empty file made on purpose for a new ledger: remove it; "
+            "PrivacyLedger(path, epsilon=..., delta=...) creates the file itself.)", path)
     if _INTEGRITY not in tables:
         if {"meta", "spends"} <= tables:
             raise LedgerIntegrityError(
