@@ -336,8 +336,10 @@ def ledger_crashes(results):
     """Processes killed while spending: the file stays whole and keeps every acknowledged spend."""
     kills = results["kill_trials"]
     header = ["trial", "runs", "files whole", "acknowledged spends (per run)",
-              "spends in the file (per run)", "largest epsilon spent (cap 1)"]
-    rows = [["kill -9 at a random moment of a loop of spends", len(kills),
+              "spends in the file (per run)", "largest epsilon spent"]
+    mid = sum(k.get("killed_while_spending", True) for k in kills)
+    rows = [[f"kill -9 at a random moment of a loop of spends ({mid} killed while spending)",
+             len(kills),
              sum(k["whole"] for k in kills),
              ", ".join(str(k["acknowledged"]) for k in kills),
              ", ".join(str(k["in_file"]) for k in kills),
