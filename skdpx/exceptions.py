@@ -12,10 +12,11 @@ from ._explanation import ResultIndexError
 from .privacy import (
     BudgetError,
     LedgerDetachedError,
+    LedgerIntegrityError,
     PrivacyLeakWarning,
     UncappedBudgetWarning,
     UtilityWarning,
 )
 
-__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "ResultIndexError",
-           "UncappedBudgetWarning", "UtilityWarning"]
+__all__ = ["BudgetError", "LedgerDetachedError", "LedgerIntegrityError", "PrivacyLeakWarning",
+           "ResultIndexError", "UncappedBudgetWarning", "UtilityWarning"]
