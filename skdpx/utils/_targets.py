@@ -81,15 +81,13 @@ def check_ignored_y(estimator, X, y):
     """
     if y is None:
         return
-    from sklearn.utils.validation import _num_samples
-
     from ._dask import is_dask_collection
 
     if is_dask_collection(X) or is_dask_collection(y):
         return  # (partitions: lengths are not known without computing them)
     try:
-        n_x, n_y = _num_samples(X), _num_samples(y)
-    except TypeError:
+        n_x, n_y = (v.shape[0] if hasattr(v, "shape") else len(v) for v in (X, y))
+    except (TypeError, IndexError):
         return  # (refused by the validation of X, or a y without length: not read)
     if n_x != n_y:
         raise ValueError(
