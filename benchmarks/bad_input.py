@@ -41,6 +41,70 @@ X, Y = problem()
 X_OTHER, Y_OTHER = problem(seed=1)  # the black box's own rows
 BLACK_BOX = LogisticRegression().fit(X_OTHER, Y_OTHER)
 
+
+class BrokenBox:
+    """A fitted binary classifier whose outputs are ``mode``'s while ``broken``
+    (issue 36: a model server that is down, NaN, inf, None, 1-D, 3 columns,
+    strings, one row too few); BLACK_BOX's otherwise."""
+
+    def __init__(self, mode, broken=True):
+        self.mode, self.broken = mode, broken
+        self.classes_ = BLACK_BOX.classes_
+
+    def _out(self, rows, method):
+        good = getattr(BLACK_BOX, method)(np.asarray(rows, dtype=float))
+        if not self.broken:
+            return good
+        mode = self.mode
+        if mode == "raises":
+            raise RuntimeError("the model server is down")
+        if mode in ("NaN", "inf"):
+            return np.full(good.shape, np.nan if mode == "NaN" else np.inf)
+        if mode == "None":
+            return None
+        if mode == "1-D":
+            return good[:, 1] if good.ndim == 2 else good + 0.5
+        if mode == "3 columns":
+            return np.tile(good.reshape(len(good), -1)[:, :1], 3)
+        if mode == "strings":
+            return np.full(good.shape, "a")
+        return good[:-1]  # one row too few
+
+    def predict(self, rows):
+        return self._out(rows, "predict")
+
+    def predict_proba(self, rows):
+        return self._out(rows, "predict_proba")
+
+
+BOX_MODES = ["raises", "NaN", "inf", "None", "1-D", "3 columns", "strings", "one row too few"]
+BOX_MAKERS = {
+    "DPLimeExplainer": lambda box, **kw: DPLimeExplainer(box, **kw),
+    "DPCounterfactualGenerator": lambda box, **kw: DPCounterfactualGenerator(box, **kw),
+    "PrivRecourse": lambda box, **kw: PrivRecourse(box, **kw),
+}
+
+
+def _nan_answers(result):
+    """Whether a result holds a NaN answer marked valid (interactive, valid, success)."""
+    if hasattr(result, "phase"):
+        return bool(np.isnan(result.values).any())
+    ok = result.valid if hasattr(result, "valid") else result.success
+    return bool(np.isnan(np.asarray(result.counterfactuals, dtype=float)[ok]).any())
+
+
+def _frame(kind):
+    import pandas as pd
+
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    if kind == "string":
+        df["e"] = np.where(Y == 1, "yes", "no")
+    elif kind == "category":
+        df["e"] = pd.Categorical(np.where(Y == 1, "yes", "no"))
+    else:
+        df["e"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(np.arange(len(Y)), "D")
+    return df
+
 MAKERS = {
     "DPLocallyLinearClassifier": lambda **kw: DPLocallyLinearClassifier(**kw),
     "DPLimeExplainer": lambda **kw: DPLimeExplainer(BLACK_BOX, **kw),
@@ -73,6 +137,15 @@ FIT_CASES = {
     "labels outside classes": lambda: (X, Y + 5, {"classes": [0, 1]}),
     "classes with 1 label": lambda: (X, Y, {"classes": [1]}),
     "bounds=None, epsilon_per_query 0.9": lambda: (X, Y, {"epsilon_per_query": 0.9}),
+    # issue 36: knowable before the commit
+    "DataFrame, string column, tuple bounds": lambda: (_frame("string"), Y, {"bounds": (-6, 8)}),
+    "DataFrame, category column, tuple bounds": lambda: (_frame("category"), Y,
+                                                         {"bounds": (-6, 8)}),
+    "DataFrame, datetime column, tuple bounds": lambda: (_frame("datetime"), Y,
+                                                         {"bounds": (-6, 8)}),
+    "desired_class=5": lambda: (X, Y, {"desired_class": 5}),
+    "n_jobs=0": lambda: (X, Y, {"n_jobs": 0}),
+    "y one row too few": lambda: (X, Y[:-1], {}),
 }
 
 QUERY_CASES = {
@@ -82,15 +155,21 @@ QUERY_CASES = {
 }
 
 
-def run(call, ledger):
+def run(call, ledger, after_commit=False):
+    """(outcome, first line of the message, events recorded). ``after_commit``: an
+    error whose message does not say what was spent is marked "(not saying spent)"."""
     before = len(ledger)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            call()
+            result = call()
             outcome, message = "accepted", ""
+            if result is not None and hasattr(result, "meta") and _nan_answers(result):
+                outcome = "accepted (NaN answer)"
         except Exception as exc:  # noqa: BLE001 - we classify every error
             outcome = type(exc).__name__ + ("" if isinstance(exc, CLEAR) else " (RAW)")
+            if after_commit and "spent" not in str(exc):
+                outcome += " (not saying spent)"
             message = str(exc).splitlines()[0][:90] if str(exc) else ""
     return outcome, message, len(ledger) - before
 
@@ -111,7 +190,10 @@ def main():
                 continue  # with a black box, the labels are its outputs: y is not read
             ledger = PrivacyLedger()
             est = make(accountant=ledger, **kw)
-            outcome, message, spent = run(lambda: est.fit(Xc, yc), ledger)
+            # n_jobs is read by DPLimeExplainer's answers: fit, then explain
+            call = ((lambda: est.fit(Xc, yc).explain(X[:5])) if "n_jobs" in kw
+                    else (lambda: est.fit(Xc, yc)))
+            outcome, message, spent = run(call, ledger)
             rows.append({"estimator": name, "input": case, "outcome": outcome,
                          "message": message, "spent": spent})
         ledger = PrivacyLedger()
@@ -123,6 +205,24 @@ def main():
             outcome, message, spent = run(lambda: getattr(est, method)(build()), ledger)
             rows.append({"estimator": name, "input": f"{method}: {case}", "outcome": outcome,
                          "message": message, "spent": spent})
+    # issue 36: a broken black box, found on the public probe points (fit, then explain:
+    # nothing may be spent), or breaking after the fit (explain: an error saying spent)
+    for name, make in BOX_MAKERS.items():
+        for mode in BOX_MODES:
+            ledger = PrivacyLedger()
+            est = make(BrokenBox(mode), accountant=ledger, bounds=(-6, 8))
+            outcome, message, spent = run(lambda: est.fit(X, Y).explain(X[:5]), ledger)
+            rows.append({"estimator": name, "input": f"black box {mode}: fit, explain",
+                         "outcome": outcome, "message": message, "spent": spent})
+            ledger = PrivacyLedger()
+            box = BrokenBox(mode, broken=False)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = make(box, accountant=ledger, bounds=(-6, 8)).fit(X, Y)
+            box.broken = True
+            outcome, message, spent = run(lambda: est.explain(X[:5]), ledger, after_commit=True)
+            rows.append({"estimator": name, "input": f"black box {mode} after fit: explain",
+                         "outcome": outcome, "message": message, "spent": spent})
     for mech, call in {"gaussian_mechanism([])": lambda led: gaussian_mechanism(
             [], epsilon=1.0, delta=1e-5, sensitivity=1.0, ledger=led),
             "laplace_mechanism([])": lambda led: laplace_mechanism(
@@ -138,13 +238,19 @@ def main():
               f"{r['message']} |")
     raw = sum("(RAW)" in r["outcome"] for r in rows)
     spent = sum(r["spent"] > 0 and r["outcome"] != "accepted" for r in rows)
-    accepted = [f"{r['estimator']}: {r['input']}" for r in rows if r["outcome"] == "accepted"]
-    print(f"\n{len(rows)} cases: {raw} raw tracebacks, {spent} refused inputs that spent; "
+    accepted = [f"{r['estimator']}: {r['input']}" for r in rows
+                if r["outcome"].startswith("accepted")]
+    nan = sum(r["outcome"] == "accepted (NaN answer)" for r in rows)
+    silent = sum("(not saying spent)" in r["outcome"] for r in rows)
+    print(f"\n{len(rows)} cases: {raw} raw tracebacks, {spent} refused inputs that spent, "
+          f"{nan} accepted with NaN answers, {silent} errors after the commit not saying spent; "
           f"accepted: {accepted or 'none'}")
     out = HERE / "results" / "bad_input.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"rows": rows, "raw_tracebacks": raw,
-                               "refused_but_spent": spent, "accepted": accepted}, indent=2))
+                               "refused_but_spent": spent, "nan_answers": nan,
+                               "after_commit_not_saying_spent": silent,
+                               "accepted": accepted}, indent=2))
     print(f"saved {out}")
 
 

@@ -183,17 +183,79 @@ def _dump_json(payload, path=None, **kwargs):
     return text
 
 
-def _load_json(s, cls):
+def _load_json(s, cls, *, fields=None, ignore=()):
     """The payload of ``cls``'s JSON, given as text or as the path of a file
-    (a ``str`` that does not start with ``{``), its ``"type"`` checked and removed."""
-    if isinstance(s, os.PathLike) or (isinstance(s, str) and not s.lstrip().startswith("{")):
-        with open(s, encoding="utf-8") as fh:
-            s = fh.read()
-    payload = json.loads(s)
+    (a ``str`` that does not start with ``{``), its ``"type"`` checked and removed.
+
+    Its fields are checked against ``fields`` (default: the keyword arguments
+    of ``cls``'s constructor): a required one that is missing, or one that
+    ``cls`` does not take, is a ``ValueError`` that names it. The keys in
+    ``ignore`` (written for readers, not read back) are removed.
+    """
+    payload = json.loads(_load_text(s))
+    if not isinstance(payload, dict):
+        raise ValueError(f"JSON holds a {type(payload).__name__}, not a {cls.__name__!r} "
+                         "object")
     kind = payload.pop("type", None)
     if kind != cls.__name__:
         raise ValueError(f"JSON holds a {kind!r}, not a {cls.__name__!r}")
+    for key in ignore:
+        payload.pop(key, None)
+    _check_fields(cls, payload, fields)
     return payload
+
+
+def _load_text(s):
+    """JSON text given as text, or as the path of a file (a ``str`` that does not
+    start with ``{``)."""
+    if isinstance(s, os.PathLike) or (isinstance(s, str) and not s.lstrip().startswith("{")):
+        with open(s, encoding="utf-8") as fh:
+            return fh.read()
+    return s
+
+
+def _check_fields(cls, payload, fields=None):
+    """Refuse, with a ValueError naming the key, a payload that lacks a required
+    field of ``cls`` or holds one it does not take."""
+    import inspect
+
+    if fields is None:
+        params = inspect.signature(cls).parameters.values()
+        known = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        required = {p.name for p in params if p.default is p.empty
+                    and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    else:
+        required, known = set(fields[0]), set(fields[0]) | set(fields[1])
+    missing = sorted(required - set(payload))
+    if missing:
+        raise ValueError(f"{cls.__name__} JSON lacks the key {missing[0]!r}"
+                         + (f" (and {missing[1:]})" if len(missing) > 1 else "")
+                         + f"; it needs {sorted(required)}.")
+    unknown = sorted(set(payload) - known)
+    if unknown:
+        raise ValueError(f"{cls.__name__} JSON holds the unknown key {unknown[0]!r}"
+                         + (f" (and {unknown[1:]})" if len(unknown) > 1 else "")
+                         + f"; it takes {sorted(known)}.")
+
+
+class ResultIndexError(IndexError, ValueError):
+    """A row index outside a result: both an ``IndexError`` (the sequence
+    protocol) and a ``ValueError`` (a bad argument), with the valid range."""
+
+
+def _select_rows(n, key, what="row"):
+    """``np.arange(n)[key]``, or a :class:`ResultIndexError` that names the valid range."""
+    if isinstance(key, (bool, np.bool_)):
+        raise ResultIndexError(f"a {what} index must be an int, a slice, an int array or a "
+                               f"boolean mask of length {n}, got {key!r}.")
+    try:
+        return np.arange(n)[key]
+    except (IndexError, TypeError, ValueError):
+        valid = (f"valid {what} numbers are {-n} to {n - 1}" if n else f"it has no {what}")
+        raise ResultIndexError(
+            f"{what} index {key!r} is out of range or not an index: this result has {n} "
+            f"{what}s ({valid}; or a slice, an int array or a boolean mask of length {n})."
+        ) from None
 
 
 def _import_optional(module, what, extra):
@@ -526,7 +588,7 @@ class _Result:
 
         An int gives a one-row object; ``meta`` is kept.
         """
-        idx = np.atleast_1d(np.arange(len(self))[key])
+        idx = np.atleast_1d(_select_rows(len(self), key))
         params = self._params()
         for name in self._row_fields:
             value = params[name]
@@ -648,8 +710,12 @@ class _Result:
         raise ValueError(f"unknown feature {feature!r}; known: {self.feature_names}")
 
     def _row(self, index):
-        """``index`` as a valid non-negative row number."""
-        return int(np.arange(len(self))[index])
+        """``index`` as a valid non-negative row number (a ValueError naming the range)."""
+        n = len(self)
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (Integral, np.integer)):
+            raise ResultIndexError(f"index must be an int, a row number from {-n} to {n - 1}, "
+                                   f"got {index!r}.")
+        return int(_select_rows(n, index))
 
     def _barh(self, ax, values, top_k, names=None, block=None, **kwargs):
         """Horizontal bars of ``values`` (one per name, the feature names by
@@ -805,7 +871,7 @@ class _QueryRecords:
         pd = _import_optional("pandas", "changes()", "test")
         rows = np.arange(len(self))
         if index is not None:
-            rows = np.atleast_1d(rows[index])
+            rows = np.atleast_1d(_select_rows(len(self), index, "query"))
         found = ~np.isnan(self.counterfactuals).any(axis=1)
         rows = rows[found[rows]]
         if self._query_records is not None:

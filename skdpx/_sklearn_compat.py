@@ -20,6 +20,11 @@ scikit-learn module.
 * :func:`safe_indexing`: rows of an array, a DataFrame or a list
   (``sklearn.utils._safe_indexing``, documented in scikit-learn's API
   reference despite its underscore).
+* ``BaseSearchCV``: the base of ``GridSearchCV`` and ``RandomizedSearchCV``
+  (``sklearn.model_selection._search``), which a skdpx estimator looks for
+  on the call stack to price the search it is in on a capped ledger
+  (:mod:`skdpx.model_selection._outer`); None where it cannot be imported
+  (the check is then skipped).
 * :func:`is_classifier`: scikit-learn's, for any black box. Since 1.8,
   scikit-learn's raises ``AttributeError`` for an object without
   ``__sklearn_tags__`` (a duck-typed model with only ``predict``; 1.7 warned
@@ -33,7 +38,7 @@ from sklearn import config_context, get_config
 from sklearn.base import is_classifier as _sklearn_is_classifier
 
 __all__ = [
-    "HasMethods", "Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "fit_context",
+    "BaseSearchCV", "HasMethods", "Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "fit_context",
     "is_classifier", "safe_indexing", "validate_parameter_constraints",
 ]
 
@@ -55,6 +60,11 @@ except ImportError as exc:  # pragma: no cover - a future scikit-learn
         "skdpx supports (1.6 or later, tested up to the current release) and report the "
         "version at skdpx's issue tracker."
     ) from exc
+
+try:
+    from sklearn.model_selection._search import BaseSearchCV
+except ImportError:  # pragma: no cover - a future scikit-learn
+    BaseSearchCV = None
 
 try:
     from sklearn.utils import _safe_indexing as safe_indexing

@@ -8,13 +8,15 @@ elsewhere (diffprivlib is not a dependency) they have plain bases. See
 ``skdpx/privacy/_exceptions.py`` and ``doc/privacy_core.rst`` ("diffprivlib's vocabulary").
 """
 
+from ._explanation import ResultIndexError
 from .privacy import (
     BudgetError,
     LedgerDetachedError,
+    LedgerIntegrityError,
     PrivacyLeakWarning,
     UncappedBudgetWarning,
     UtilityWarning,
 )
 
-__all__ = ["BudgetError", "LedgerDetachedError", "PrivacyLeakWarning", "UncappedBudgetWarning",
-           "UtilityWarning"]
+__all__ = ["BudgetError", "LedgerDetachedError", "LedgerIntegrityError", "PrivacyLeakWarning",
+           "ResultIndexError", "UncappedBudgetWarning", "UtilityWarning"]

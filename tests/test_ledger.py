@@ -526,7 +526,7 @@ def test_grid_search_in_processes_with_memory_ledger_refuses():
 
 def test_grid_search_in_processes_with_file_ledger(tmp_path):
     X, y = small_problem()
-    ledger = PrivacyLedger(path=tmp_path / "ledger.sqlite")
+    ledger = PrivacyLedger(epsilon=math.inf, path=tmp_path / "ledger.sqlite")  # uncapped
     search = _search(ledger, n_jobs=2).fit(X, y)
     _check_search_record(ledger, search)
     _check_search_record(PrivacyLedger(path=tmp_path / "ledger.sqlite"), search)
@@ -841,7 +841,8 @@ def test_file_with_another_cap_is_refused(tmp_path, kwargs):
 
 def test_uncapped_file_stays_uncapped(tmp_path):
     path = tmp_path / "ledger.sqlite"
-    PrivacyLedger(path=path).spend(pure_event(3.0), "a")
+    # an uncapped file is created only when asked for explicitly (issue 36)
+    PrivacyLedger(epsilon=math.inf, path=path).spend(pure_event(3.0), "a")
     reopened = PrivacyLedger(path=path)
     assert (reopened.epsilon, reopened.delta) == (math.inf, 1.0)
     assert reopened.epsilon_spent == 3.0

@@ -148,10 +148,14 @@ def test_nan_sensitivity_raises(mech):
         mech(np.array([1.0, 2.0]), sensitivity=float("nan"), random_state=0)
 
 
-def test_zero_sensitivity_is_free_and_exact():
+def test_zero_sensitivity_is_refused():
+    # issue 36: sensitivity=0 released the exact value and recorded nothing; a value no
+    # row can change is public and needs no mechanism, one from private rows must not
+    # leave unnoised on a slip
     ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
-    assert _gauss(3.0, sensitivity=0.0, ledger=ledger, random_state=0) == 3.0
-    assert _lap(3.0, sensitivity=0.0, ledger=ledger, random_state=0) == 3.0
+    for mech in (_gauss, _lap):
+        with pytest.raises(ValueError, match="sensitivity must be a finite number > 0"):
+            mech(3.0, sensitivity=0.0, ledger=ledger, random_state=0)
     assert len(ledger) == 0
 
 

@@ -154,22 +154,40 @@ def test_fit_memory_stays_under_half_of_x(monkeypatch, case):
     assert peak < 0.5 * X.nbytes + 8 * 2**20, peak / X.nbytes
 
 
-def test_memory_refusal_spends_nothing_and_hides_the_row_count(monkeypatch):
-    X, y, box = _data(n=1100)
+def test_memory_refusal_is_planned_from_the_dp_count_and_spends_nothing_else(monkeypatch):
+    # the check reads the released DP count (public), never the private number of
+    # rows: with the count pinned, D and D plus one row are refused alike, after the
+    # count and before anything else
+    from skdpx.privacy import _count
+
+    X, y, box = _data(n=1101)
     X = np.nan_to_num(X, posinf=0.0)
     monkeypatch.setattr(_memory, "available_bytes", lambda: 2**20)
-    ledger = PrivacyLedger(epsilon=10, delta=1e-5)
-    messages = []
-    for n in (1030, 1100):  # the same power of two (2048)
-        for make in (lambda: DPLimeExplainer(box, epsilon=1, epsilon_per_query=0.5,
-                                             bounds=None, accountant=ledger),
-                     lambda: PrivRecourse(None, epsilon=1, bounds=None, accountant=ledger)):
-            with pytest.raises(MemoryError, match="Nothing was spent") as info:
-                make().fit(X[:n], y[:n])
+
+    def pinned(self, n_rows, *, noise, commitment):
+        self.raw = self.n = 1100.0
+        return self.n
+
+    monkeypatch.setattr(_count.FitCount, "release", pinned)
+    messages, spent = [], []
+    for n in (1100, 1101):
+        for make in (lambda ledger: DPLimeExplainer(box, epsilon=1, epsilon_per_query=0.5,
+                                                    bounds=None, accountant=ledger),
+                     lambda ledger: PrivRecourse(None, epsilon=1, bounds=None,
+                                                 accountant=ledger)):
+            ledger = PrivacyLedger(epsilon=10, delta=1e-5)
+            with pytest.raises(MemoryError, match="row count .* was spent; nothing else") \
+                    as info:
+                make(ledger).fit(X[:n], y[:n])
             messages.append(str(info.value))
-    assert ledger.epsilon_spent == 0 and not ledger.events
+            spent.append([label for label, _ in ledger.events])
     assert messages[:2] == messages[2:]
-    assert _memory.planning_rows(1030) == _memory.planning_rows(1100) == 2048
+    assert spent[:2] == spent[2:] and all(len(labels) == 1 for labels in spent)
+    # under replace-one the number of rows is public: nothing is spent before it
+    ledger = PrivacyLedger(epsilon=10, delta=1e-5, relation="replace_one")
+    with pytest.raises(MemoryError, match="Nothing was spent"):
+        PrivRecourse(box, epsilon=1, bounds=(-3, 3), accountant=ledger).fit(X)
+    assert not ledger.events
 
 
 def test_memory_check_lets_a_fit_that_fits_run(monkeypatch):

@@ -453,11 +453,14 @@ def test_a_release_without_a_ledger_warns_that_nothing_caps_it(name):
         _RELEASES[name](ledger=PrivacyLedger())  # recorded: no warning
 
 
-def test_a_public_release_spends_nothing_and_does_not_warn():
+def test_a_zero_sensitivity_release_is_refused_before_it_warns():
+    # issue 36: sensitivity=0 is refused (it released the exact value, unrecorded)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UncappedBudgetWarning)
-        assert gaussian_mechanism(3.0, epsilon=1.0, delta=DELTA, sensitivity=0.0) == 3.0
-        assert laplace_mechanism(3.0, epsilon=1.0, sensitivity=0.0) == 3.0
+        with pytest.raises(ValueError, match="sensitivity"):
+            gaussian_mechanism(3.0, epsilon=1.0, delta=DELTA, sensitivity=0.0)
+        with pytest.raises(ValueError, match="sensitivity"):
+            laplace_mechanism(3.0, epsilon=1.0, sensitivity=0.0)
 
 
 def test_the_release_and_the_fit_share_one_message():

@@ -517,3 +517,19 @@ def test_explain_global_does_not_show_a_label_outside_the_classes():
     with pytest.raises(ValueError, match="outside classes_") as refused:
         clf.explain_global(X, labels)
     assert str(CANARY_LABEL) not in str(refused.value)
+
+
+@pytest.mark.parametrize("dask", [False, True], ids=["numpy", "dask"])
+def test_a_y_of_another_length_is_refused_without_the_number_of_rows(dask):
+    # scikit-learn's message prints both lengths ("[61, 60]"): the number of rows
+    # is private under add-or-remove
+    X, y = small_problem(n_samples=61)
+    if dask:
+        da = pytest.importorskip("dask.array")
+        X = da.from_array(X, chunks=20)
+    ledger = PrivacyLedger()
+    # (DPLimeExplainer takes Dask collections; its y is the numbers it explains)
+    with pytest.raises(ValueError, match="different numbers of rows") as refused:
+        make_estimator(DPLimeExplainer, accountant=ledger).fit(X, y[:60].astype(float))
+    assert "61" not in str(refused.value) and "60" not in str(refused.value)
+    assert ledger.events == []

@@ -3,7 +3,8 @@
 Inputs: benchmarks/results/privacy_core.json (benchmarks/privacy_core.py),
 dp_bounds.json (dp_bounds.py), secure_noise.json (secure_noise.py),
 bad_input.json (bad_input.py), check_defaults.json (check_defaults.py), fixed_costs.json
-(fixed_costs.py) and row_count_cost.json (row_count_cost.py).
+(fixed_costs.py), row_count_cost.json (row_count_cost.py) and ledger_faults.json
+(ledger_faults.py).
 """
 
 from collections import Counter, defaultdict
@@ -110,7 +111,7 @@ def bad_input(results):
     rows = []
     for name, cases in by.items():
         outcomes = Counter(r["outcome"] for r in cases)
-        refused = sum(r["outcome"] != "accepted" for r in cases)
+        refused = sum(not r["outcome"].startswith("accepted") for r in cases)
         rows.append([name, len(cases), refused,
                      ", ".join(f"{k} ({v})" for k, v in sorted(outcomes.items())),
                      sum(int(r["spent"]) for r in cases)])
@@ -307,3 +308,57 @@ def row_count_settings(results):
         rows.append([name, _rcc_command(name, sides["after"]["command"]),
                      f"{sides['before']['seconds']:.0f}, {sides['after']['seconds']:.0f}", full])
     return header, rows
+
+
+# ------------------------------------------------------------ ledger_faults.json
+def _way(way):
+    if way is None:
+        return "-"
+    return way["error"] or f"accepted {way['accepted']}"
+
+
+def ledger_faults(results):
+    """Each fault of a ledger file: the error of each way in, and the spends granted after it."""
+    header = ["fault", "same object", "reopened, fresh process", "unpickled, fresh process",
+              "spends granted after the fault", "message (start; <path> is the file)"]
+    rows = []
+    for r in results["rows"]:
+        if "skipped" in r:
+            rows.append([r["fault"], f"skipped: {r['skipped']}", "", "", "", ""])
+            continue
+        ways = [r["same"], r["fresh"]["reopened"], r["fresh"]["unpickled"]]
+        granted = sum(w["accepted"] for w in ways if w)
+        rows.append([r["fault"], *map(_way, ways), granted, r["same"]["message"][:110]])
+    return header, rows
+
+
+def ledger_crashes(results):
+    """Processes killed while spending: the file stays whole and keeps every acknowledged spend."""
+    kills = results["kill_trials"]
+    header = ["trial", "runs", "files whole", "acknowledged spends (per run)",
+              "spends in the file (per run)", "largest epsilon spent"]
+    mid = sum(k.get("killed_while_spending", True) for k in kills)
+    rows = [[f"kill -9 at a random moment of a loop of spends ({mid} killed while spending)",
+             len(kills),
+             sum(k["whole"] for k in kills),
+             ", ".join(str(k["acknowledged"]) for k in kills),
+             ", ".join(str(k["in_file"]) for k in kills),
+             f"{max(k['epsilon_spent'] or 0 for k in kills):.3f}"]]
+    d = results["dask"]
+    if "skipped" in d:
+        rows.append(["Dask workers killed", "skipped", d["skipped"], "", "", ""])
+    else:
+        rows.append([f"Dask: {d['workers_killed']} of 2 workers killed while {d['tasks']} "
+                     "tasks spend", 1,
+                     int(d["every_acknowledged_spend_in_file"] and d["under_cap"]),
+                     f"{d['acknowledged']} ({d['refused_or_lost']} lost or refused)",
+                     d["in_file"], f"{d['epsilon_spent']:.3f} (cap {d['cap']:g})"])
+    return header, rows
+
+
+def ledger_first_read(results):
+    """A fresh process's first spend on a file of DP-SGD spends: how long it holds the lock."""
+    header = ["code", "spends in the file", "first spend (s)",
+              "of which in the write lock (s)"]
+    return header, [[r["code"], r["spends"], f"{r['seconds']:.1f}", f"{r['in_write_lock']:.3f}"]
+                    for r in results.get("first_read", []) if "seconds" in r]

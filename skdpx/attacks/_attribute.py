@@ -347,6 +347,4 @@ class AttributeInferenceResult:
     @classmethod
     def from_json(cls, s):
         """Rebuild from :meth:`to_json`'s text (or the path of a file holding it)."""
-        payload = _load_json(s, cls)
-        payload.pop("summary", None)
-        return cls(**payload)
+        return cls(**_load_json(s, cls, ignore=("summary",)))

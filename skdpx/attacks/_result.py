@@ -193,10 +193,13 @@ class AttackResult:
     def from_json(cls, s):
         """Rebuild from :meth:`to_json`'s text (or the path of a file holding it)."""
         data = _load_json(s, cls)
-        meta = {k: float(v) if v in ("Infinity", "-Infinity") else v
-                for k, v in data["meta"].items()}
+        meta = data.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise ValueError(f"the JSON of an AttackResult holds a 'meta' that is a "
+                             f"{type(meta).__name__}, not an object.")
+        meta = {k: float(v) if v in ("Infinity", "-Infinity") else v for k, v in meta.items()}
         return cls(data["scores_members"], data["scores_non_members"],
-                   signal=data["signal"], meta=meta)
+                   signal=data.get("signal", "callable"), meta=meta)
 
     def __eq__(self, other):
         return (type(other) is type(self) and self.signal == other.signal

@@ -25,7 +25,7 @@ from ..privacy import (
     label_codes,
     laplace_event,
 )
-from ..utils._blackbox import map_rows
+from ..utils._blackbox import call_checked, map_rows, spent_after_commit
 from ..utils._tables import validate_table
 from ..utils._targets import validate_classes
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
@@ -150,9 +150,15 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     returns a label outside its ``classes_``, enters no class prototype
     (its features still train the autoencoder, which reads no label).
     Nothing reports which rows or how many (:ref:`privacy-refusals`). The
-    black box is checked before anything is spent on one public probe point
-    made from the declared bounds and categories; one that fails there is
-    refused.
+    black box is checked before anything is spent on public probe points
+    made from the declared bounds and categories (their middle and two
+    corners): one that fails there, or whose labels (not one of
+    ``classes_``) or scores (``predict_proba`` / ``decision_function``:
+    misshapen, not numbers, NaN or infinite) cannot be used, is refused, as
+    is a ``desired_class`` that is not one of ``classes_``. After the
+    commit, such an output on a public row (a query, a point of the search)
+    raises a ``BlackBoxOutputError`` saying that the budget was spent; it
+    is never an answer.
 
     Parameters
     ----------
@@ -374,7 +380,9 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             The private training rows.
         y : array-like of shape (n_samples,), optional
             The classes when ``estimator`` is None (ignored otherwise: the
-            black box's predictions are the classes). The set of class
+            black box's predictions are the classes; its values are never
+            read, and a ``y`` of another length than ``X`` is refused
+            before anything is spent). The set of class
             labels is then read from ``y``, as scikit-learn's classifiers
             (and the DP libraries') do; it is not noised (with a black box,
             its public ``classes_`` are used).
@@ -392,6 +400,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         # codes: each row's class index, -1 for a label that is not a class (the
         # row then enters no prototype); None with a black box (it labels the rows)
         X, codes = validate_classes(self, X, y, needs="counterfactuals need")
+        # a public parameter against the public classes_: refused before the spend
+        self._check_desired(self.desired_class)
         if not np.isinf(self.epsilon) and self.delta == 0:
             raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
@@ -537,18 +547,16 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         signal = self._signal()
         if signal == "predict_proba":
-            proba = np.asarray(self.estimator.predict_proba(self._rows(Z)), dtype=float)
+            proba = self._checked(self.estimator.predict_proba, Z, "columns").astype(float)
             return np.log(np.clip(proba, 1e-12, 1.0))
         if signal == "decision_function":
-            margins = np.asarray(self.estimator.decision_function(self._rows(Z)), dtype=float)
+            # (n,) for two classes or (n, n_classes) (one-vs-rest margins, e.g.
+            # SVC(decision_function_shape='ovr')); anything else raises
+            margins = self._checked(self.estimator.decision_function, Z,
+                                    "margins").astype(float)
             k = len(self.classes_)
             if margins.ndim == 1 and k == 2:
                 margins = np.column_stack([np.zeros_like(margins), margins])
-            elif margins.shape != (len(Z), k):
-                raise ValueError(
-                    f"the black box's decision_function returned shape {margins.shape}; "
-                    f"DPCounterfactualGenerator needs (n,) for two classes or (n, n_classes) = "
-                    f"(n, {k}) (one-vs-rest margins, e.g. SVC(decision_function_shape='ovr')).")
             return log_softmax(margins, axis=1)
         codes = self.autoencoder_.encode(self._scaler().transform(Z))
         sq = ((codes[:, None, :] - self.prototypes_[None]) ** 2).sum(axis=2)
@@ -561,20 +569,46 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         if self.estimator is None:
             return self.classes_[np.argmax(self._scores(Z), axis=1)]
-        return np.asarray(self.estimator.predict(self._rows(Z)))
+        return self._checked(self.estimator.predict, Z, "labels")
+
+    def _checked(self, method, Z, expect):
+        """The black box's ``method`` on public encoded rows ``Z`` (queries, search points).
+
+        Read after the fit's commit: a failure, or an output that cannot be
+        used (NaN, infinite, misshapen, not numbers, a label outside
+        ``classes_``), raises, saying that the budget was spent; it is
+        never an answer.
+        """
+        return call_checked(method, self._rows(Z), len(Z), expect=expect,
+                            name=type(self.estimator).__name__, classes=self.classes_,
+                            where="public rows (queries or points of the counterfactual search)",
+                            consequence=spent_after_commit(self, "at fit"))
 
     def _scaler(self):
         """The public map between input units and the autoencoder's [-1, 1]^d."""
         lower, upper = self.bounds_
         return BoundsScaler(lower, upper, feature_range=(-1.0, 1.0))
 
+    def _check_desired(self, desired):
+        """``desired`` is "opposite" or class labels of ``classes_``, or ValueError."""
+        if isinstance(desired, str) and desired == "opposite":
+            return
+        known = set(self.classes_.tolist())
+        try:
+            values = np.asarray(desired, dtype=object).reshape(-1).tolist()
+            ok = len(values) > 0 and all(v in known for v in values)
+        except TypeError:  # unhashable
+            ok = False
+        if not ok:
+            raise ValueError(f"desired_class must be 'opposite' or one of the classes "
+                             f"{self.classes_.tolist()} (one label, or one per query), got "
+                             f"{desired!r}. Nothing was spent.")
+
     def _targets(self, X, desired_class):
         """Index (into classes_) of the desired class of each query."""
         desired = self.desired_class if desired_class is None else desired_class
-        if isinstance(desired, str):
-            if desired != "opposite":
-                raise ValueError(f"desired_class must be 'opposite' or a class label, "
-                                 f"got {desired!r}.")
+        self._check_desired(desired)
+        if isinstance(desired, str) and desired == "opposite":
             scores = self._scores(X)
             label = self._predict(X)
             own = np.clip(np.searchsorted(self.classes_, label), 0, len(self.classes_) - 1)

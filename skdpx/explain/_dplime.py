@@ -37,7 +37,9 @@ from ..privacy import (
 )
 from ..utils._chunks import UnitCubeRows
 from ..utils._dask import is_dask_collection, partition_sum, refuse_dask_queries
+from ..utils._blackbox import BlackBoxOutputError, spent_after_commit
 from ..utils._tables import validate_table
+from ..utils._targets import check_ignored_y
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import blocked_sums
 from ._outputs import (
@@ -318,8 +320,14 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     black box fails on none), the black box's warnings on private rows are
     not shown, and nothing reports which rows or how many
     (:ref:`privacy-refusals`). The black box is checked before anything is
-    spent on one public probe point made from the declared bounds and
-    categories (never a private row); one that fails there is refused.
+    spent on public probe points made from the declared bounds and
+    categories (their middle and two corners, never a private row), at fit
+    and again before each :meth:`explain` commits its answers: one that
+    fails there, or whose output is misshapen, not numbers, NaN or
+    infinite, is refused (a model server that is down spends nothing). A
+    regressor's output at the queries is checked the same way before their
+    answers are committed, and an interactive answer that came out NaN is
+    never recorded (an error says it was spent).
 
     Parameters
     ----------
@@ -540,7 +548,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "output_bounds": ["array-like", None],
         "categories": [dict, None],
         "target_class": "no_validation",  # any label of the black box's classes_
-        "n_jobs": [Integral, None],
+        # 0 has no meaning for joblib: refused at fit, before anything is spent
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -633,7 +643,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         X : array-like, dask array or dask DataFrame of shape (m, n_features)
         y : array-like or dask array of shape (m,), optional
             The labels when ``estimator`` is None (clipped to
-            ``output_bounds``, default (-1, 1)).
+            ``output_bounds``, default (-1, 1)). With a black box, ``y``
+            (e.g. given by a Pipeline) is not read: only its length is
+            checked against ``X``'s, before anything is spent.
 
         Returns
         -------
@@ -658,6 +670,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             else:
                 y = np.asarray(y, dtype=np.float64)  # numbers or NaN (validate_table)
         else:
+            check_ignored_y(self, X, y)  # not read; only its length is checked
             X = validate_table(self, X, reset=True, categories=self.categories)
         if self.delta == 0:
             raise ValueError("the Gaussian mechanism needs delta > 0.")
@@ -671,7 +684,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # target_class... are refused here, before any spend. The probe is made
         # from the declared schema, never a private row
         output = resolve_output(self.estimator, self.output_bounds,
-                                self.schema_.decode(self.schema_.probe(self.bounds)))
+                                self.schema_.decode(self.schema_.probe(self.bounds,
+                                                                       corners=True)))
         if self.target_class is not None:
             # reads the number of queries only (no black box): a public stand-in row
             query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
@@ -959,6 +973,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         # the class explained at each query (and a regressor's output there):
         # validated before anything is recorded or spent
         columns, offsets, targets = self._query_targets(X, target_class)
+        if self._is_curator() and self.estimator is not None:
+            # the black box on the public probe points again: one that broke since the
+            # fit (a model server down) spends nothing for these queries (issue 36)
+            resolve_output(self.estimator, self.output_bounds, self.schema_.decode(
+                self.schema_.probe(self.bounds, corners=True)))
         # one source per call, never kept: a seeded one is told apart by the
         # number of answers given before; closed (its key wiped) when the call ends
         with noise_source(self.random_state, stream=(len(self.history_["queries"]),)) as noise:
@@ -1476,6 +1495,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return phi
 
     def _record(self, Z, phi, phase, epsilon, n_iter, columns):
+        if phase == "interactive" and not np.isfinite(phi).all():
+            # never recorded as an answer, nor served again (issue 36)
+            raise BlackBoxOutputError(
+                "an interactive answer came out NaN or infinite and is not recorded; "
+                + spent_after_commit(self, "for it when it was committed"))
         hist = self.history_
         classes = getattr(self, "classes_", None)
         hist["target"].extend([None] * len(Z) if classes is None

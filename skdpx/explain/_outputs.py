@@ -36,7 +36,8 @@ from numbers import Real
 
 import numpy as np
 from .._sklearn_compat import is_classifier
-from ..utils._blackbox import finite_rows, map_rows
+from ..utils._blackbox import (PROBE_POINTS, BlackBoxOutputError, check_output, finite_rows,
+                               map_rows)
 
 __all__ = ["OUTPUT_KINDS", "private_row_labels", "query_targets", "resolve_output",
            "row_labels", "unit_scale"]
@@ -62,10 +63,11 @@ def resolve_output(estimator, output_bounds, probe):
     """The kind of output explained, the classes and the output range (validation only).
 
     Called before anything is spent: every error here leaves the ledgers as
-    they were. ``probe`` is one public row of the kind the black box takes
-    (:meth:`~skdpx.utils._tables.TableSchema.probe`, made from the declared
-    schema, never a private row): it checks that the black box runs and the
-    shape of its output, properties of the model. A black box that fails
+    they were. ``probe`` holds public rows of the kind the black box takes
+    (:meth:`~skdpx.utils._tables.TableSchema.probe` with its corners, made
+    from the declared schema, never a private row): it checks that the black
+    box runs there and the shape, type and finiteness of its output,
+    properties of the model. A black box that fails
     there is refused; one that fails only on private rows is not (see
     :func:`private_row_labels`).
 
@@ -94,14 +96,18 @@ def resolve_output(estimator, output_bounds, probe):
             )
         classes = getattr(estimator, "classes_", None)
         if hasattr(estimator, "predict_proba"):
-            n_columns = _probe(estimator.predict_proba, probe, name).shape[-1]
-            if classes is None:
+            out = _probe(estimator.predict_proba, probe, name)
+            n_columns = out.shape[-1] if out is not None and np.ndim(out) == 2 else None
+            if classes is None and n_columns is not None:
                 classes = np.arange(n_columns)
-            elif len(classes) != n_columns:
+            elif n_columns is not None and len(classes) != n_columns:
                 raise ValueError(
                     f"{name}.predict_proba has {n_columns} columns but classes_ has "
                     f"{len(classes)} classes. Nothing was spent."
                 )
+            # one finite probability per class and probe point (issue 36)
+            _check_probe(out, probe, "columns", name, "predict_proba",
+                         np.arange(2) if classes is None else classes)
             kind = "probability"
         else:
             if classes is None:
@@ -111,6 +117,8 @@ def resolve_output(estimator, output_bounds, probe):
                     "its classes_. Nothing was spent."
                 )
             kind = "indicator"
+            _check_probe(_probe(estimator.predict, probe, name), probe, "labels", name,
+                         "predict", classes)
         classes = np.asarray(classes)
         if classes.ndim != 1 or len(classes) < 2:
             raise ValueError(f"{name}.classes_ must hold at least 2 classes, got {classes!r}.")
@@ -122,25 +130,51 @@ def resolve_output(estimator, output_bounds, probe):
             "for the DP guarantee: pass output_bounds=(lower, upper) (outputs are clipped to "
             "it). It is never read from the data. Nothing was spent."
         )
-    shape = _probe(estimator.predict, probe, name).shape
-    if not (len(shape) == 1 or (len(shape) == 2 and shape[1] == 1)):
+    out = _probe(estimator.predict, probe, name)
+    shape = np.shape(out) if out is not None else ()
+    if len(shape) == 2 and shape[1] > 1:
         raise ValueError(
             f"{name}.predict returns outputs of shape {shape[1:]} per row: DPLimeExplainer "
             "explains one output. Wrap the model to select one. Nothing was spent."
         )
+    # one finite number per probe point (issue 36)
+    _check_probe(out, probe, "values", name, "predict", None)
     return "regression", None, output_bounds
 
 
 def _probe(method, probe, name):
-    """The black box's output on the public probe point, or ValueError (nothing spent)."""
+    """The black box's output on the public probe points, or ValueError (nothing spent)."""
     try:
-        return np.asarray(method(probe))
+        return method(probe)
     except Exception as exc:
-        raise ValueError(
-            f"the black box ({name}) failed on a public probe point made from the declared "
-            "bounds and categories (the middle of each numeric column's bounds, each "
-            f"categorical column's first level): {type(exc).__name__}: {exc}. Nothing was "
-            "spent.") from exc
+        raise BlackBoxOutputError(
+            f"the black box ({name}) failed on {PROBE_POINTS}: {type(exc).__name__}: {exc}. "
+            "Nothing was spent.") from exc
+
+
+def _check_probe(out, probe, expect, name, method, classes):
+    """:func:`~skdpx.utils._blackbox.check_output` of the output on the probe points."""
+    check_output(out, probe.shape[0], expect=expect, name=name, method=method,
+                 classes=classes, where=PROBE_POINTS, consequence="Nothing was spent.")
+
+
+def _on_queries(method, Z):
+    """``method(Z)`` on public queries; a failure raises before anything is spent for them."""
+    try:
+        return method(Z)
+    except Exception as exc:
+        raise BlackBoxOutputError(
+            f"the black box ({type(getattr(method, '__self__', method)).__name__}) failed on the "
+            f"queries: {type(exc).__name__}: {exc}. Nothing was spent for these queries."
+        ) from exc
+
+
+def checked_query_output(out, n, expect, name, method, classes=None):
+    """The black box's output on ``n`` public queries of ``explain``, checked before
+    anything is spent for them (:func:`~skdpx.utils._blackbox.check_output`)."""
+    return check_output(out, n, expect=expect, name=name, method=method, classes=classes,
+                        where="the queries",
+                        consequence="Nothing was spent for these queries.")
 
 
 def row_labels(kind, classes, bounds, estimator, X, y=None):
@@ -194,10 +228,18 @@ def private_row_labels(kind, classes, bounds, estimator, rows, n_rows, y=None):
                     n_rows, fill=neutral_labels(kind, classes), row_ok=finite_rows)
 
 
-def _unit_output(estimator, X, bounds):
-    """A regressor's output clipped to ``bounds``, mapped onto [0, 1]."""
+def _unit_output(estimator, X, bounds, queries=False):
+    """A regressor's output clipped to ``bounds``, mapped onto [0, 1].
+
+    ``queries``: ``X`` are public queries, whose output is checked (finite
+    numbers, one per row) before anything is spent for them.
+    """
     lo, hi = bounds
-    f = np.asarray(estimator.predict(X), dtype=float).reshape(-1)
+    if queries:
+        f = checked_query_output(_on_queries(estimator.predict, X), X.shape[0], "values",
+                                 type(estimator).__name__, "predict").astype(float)
+    else:
+        f = np.asarray(estimator.predict(X), dtype=float).reshape(-1)
     return (np.clip(f, lo, hi) - lo) / (hi - lo)
 
 
@@ -250,7 +292,7 @@ def query_targets(kind, classes, bounds, estimator, Z, target_class):
                 f"({kind}) has no classes. Leave target_class=None."
             )
         if kind == "regression" and estimator is not None:
-            offsets = _unit_output(estimator, Z, bounds)
+            offsets = _unit_output(estimator, Z, bounds, queries=True)
         return np.zeros(n, dtype=int), offsets, np.full(n, None, dtype=object)
     if target_class is not None:
         columns = _class_columns(classes, target_class, n)
@@ -262,7 +304,9 @@ def query_targets(kind, classes, bounds, estimator, Z, target_class):
             "box to tell the class it predicts at each query: pass target_class."
         )
     else:
-        columns = _class_columns(classes, np.asarray(estimator.predict(Z)).reshape(-1), n)
+        columns = _class_columns(classes, checked_query_output(
+            _on_queries(estimator.predict, Z), n, "labels", type(estimator).__name__,
+            "predict", classes), n)
     targets = np.empty(n, dtype=object)
     targets[:] = classes.astype(object)[columns]
     return columns, offsets, targets

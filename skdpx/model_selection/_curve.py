@@ -10,7 +10,7 @@ core.
 """
 
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 import json
 from numbers import Integral, Real
 
@@ -27,6 +27,7 @@ from ..privacy import (
     PrivacyLedger,
     compose_events,
     compute_epsilon,
+    event_from_json,
     event_to_json,
     gaussian_event,
     given_row_count,
@@ -49,6 +50,7 @@ from ._search import (
     _recording,
     _row_contributions,
     _silenced,
+    _validate_candidates,
     _warn_once,
 )
 
@@ -180,6 +182,47 @@ class PrivacyUtilityCurve:
             json.loads(event_to_json(self.count_event))
         return json.dumps(out)
 
+    #: The arrays of :meth:`to_json` (lists of floats; ``score_noise_multipliers`` may be null).
+    _ARRAYS = ("epsilons", "fit_epsilons", "scores", "point_epsilons", "score_noise_multipliers")
+
+    @classmethod
+    def from_json(cls, s):
+        """Rebuild a curve from :meth:`to_json`'s text (or the path of a file holding it).
+
+        The events come back as dp_accounting events; the fitted models
+        (``estimators``) are not in the JSON and come back as None.
+
+        Raises
+        ------
+        ValueError
+            If the text is not a curve's JSON: a key missing (named) or unknown.
+        """
+        from .._explanation import _check_fields, _load_text
+
+        payload = json.loads(_load_text(s))
+        if not isinstance(payload, dict):
+            raise ValueError(f"the JSON holds a {type(payload).__name__}, not a "
+                             "PrivacyUtilityCurve object.")
+        names = [f.name for f in fields(cls) if f.name != "estimators"]
+        required = [n for n in names if n not in ("events", "count_event")]
+        _check_fields(cls, payload, (required, ["events", "count_event"]))
+        for key in cls._ARRAYS:
+            if payload[key] is not None:
+                payload[key] = np.asarray(
+                    [np.nan if v is None else v for v in payload[key]], dtype=float)
+        payload["events"] = [event_from_json(json.dumps(e))
+                             for e in payload.get("events") or []]
+        count = payload.get("count_event")
+        payload["count_event"] = None if count is None else event_from_json(json.dumps(count))
+        return cls(**payload)
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    __hash__ = None
+
     def _title(self):
         where = {"public": "scored on public validation rows",
                  "holdout": "DP scores on a private holdout",
@@ -227,7 +270,11 @@ class PrivacyUtilityCurve:
 # Checks (all before anything is spent)
 # --------------------------------------------------------------------------
 def _check_epsilons(epsilons):
-    eps = np.asarray(epsilons, dtype=float) if not isinstance(epsilons, str) else None
+    if isinstance(epsilons, str) or not np.iterable(epsilons) or any(
+            isinstance(e, (bool, np.bool_)) or not isinstance(e, (Real, np.number))
+            for e in np.asarray(epsilons, dtype=object).ravel()):
+        raise ValueError(f"epsilons must be a non-empty 1-d list of numbers, got {epsilons!r}.")
+    eps = np.asarray(epsilons, dtype=float)
     if eps is None or eps.ndim != 1 or eps.size == 0:
         raise ValueError(f"epsilons must be a non-empty 1-d list of numbers, got {epsilons!r}.")
     if not np.all(np.isfinite(eps)) or not np.all(eps > 0):
@@ -450,6 +497,11 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     if eps.size * float(delta) >= 1:
         raise ValueError(f"{eps.size} points at delta={delta:g} declare a total delta >= 1.")
     prefix, step = _dp_step(estimator)
+    # the estimator's parameters, with its own constraints, at the budget of every point
+    for e in eps:
+        _validate_candidates(estimator, [{}], prefix,
+                             {"epsilon": float(e), "delta": float(delta), "accountant": None,
+                              "random_state": None})
     public_rows = X_val is not None
     if (y_val is not None) and not public_rows:
         raise ValueError("y_val was given without X_val.")

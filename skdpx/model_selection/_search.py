@@ -81,7 +81,14 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, indexable
 
-from .._sklearn_compat import Interval, RealNotInt, StrOptions, fit_context, safe_indexing
+from .._sklearn_compat import (
+    Interval,
+    InvalidParameterError,
+    RealNotInt,
+    StrOptions,
+    fit_context,
+    safe_indexing,
+)
 from ..utils._blackbox import finite_rows, map_rows
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
@@ -279,6 +286,33 @@ def _check_candidates(candidates, prefix):
 
 def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _validate_candidates(estimator, candidates, prefix, budget):
+    """Every candidate of the pool validated with the estimator's own constraints.
+
+    Each candidate is set on a fresh copy with the search's ``budget`` (the
+    parameters the search sets itself), and the copy, and each step of a
+    Pipeline, checks its parameters (scikit-learn's ``_validate_params``).
+    The whole pool is public and checked in its order before anything is
+    read or spent, so the error raised (the first invalid candidate's) does
+    not depend on which candidates a search's hidden runs would draw.
+    """
+    for i, params in enumerate(candidates):
+        try:
+            est = _fresh(estimator, params)
+            est.set_params(**{prefix + k: v for k, v in budget.items()})
+            parts = [est] + ([s for _, s in est.steps] if isinstance(est, Pipeline) else [])
+            for part in parts:
+                if hasattr(part, "_validate_params"):
+                    part._validate_params()
+        except (ValueError, TypeError) as err:
+            what = f"candidate {i} of the search's pool, {params!r}," if params else \
+                f"the estimator {type(estimator).__name__}"
+            raise InvalidParameterError(
+                f"{what} is invalid: {err} Every parameter is checked before anything is "
+                "spent; nothing was."
+            ) from err
 
 
 
@@ -519,6 +553,9 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         if not pool:
             raise ValueError("the search has no candidate.")
         _check_candidates(pool, prefix)
+        _validate_candidates(self.estimator, pool, prefix,
+                             {"epsilon": float(self.epsilon), "delta": float(self.delta),
+                              "accountant": None, "random_state": None})
         scorer = get_dp_scorer(self.scoring, step)
         return prefix, step, pool, scorer, self._mean_runs(len(pool))
 
@@ -942,39 +979,48 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
 
     # ------------------------------------------------------------ delegation
     def _best_has(name):
+        # as scikit-learn's searches: the method is there when the fitted best estimator
+        # (or, before fit, the estimator) has it; called before fit, it raises NotFittedError
         def check(self):
-            check_is_fitted(self, "best_estimator_")
-            return hasattr(self.best_estimator_, name)
+            if hasattr(self, "best_estimator_"):
+                return hasattr(self.best_estimator_, name)
+            return hasattr(self.estimator, name)
         return check
 
     @available_if(_best_has("predict"))
     def predict(self, X):
         """``best_estimator_.predict``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
     @available_if(_best_has("predict_proba"))
     def predict_proba(self, X):
         """``best_estimator_.predict_proba``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_best_has("decision_function"))
     def decision_function(self, X):
         """``best_estimator_.decision_function``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
     @available_if(_best_has("transform"))
     def transform(self, X):
         """``best_estimator_.transform``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.transform(X)
 
     @available_if(_best_has("explain"))
     def explain(self, X, *args, **kwargs):
         """``best_estimator_.explain``."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.explain(X, *args, **kwargs)
 
     @available_if(_best_has("score"))
     def score(self, X, y=None):
         """``best_estimator_.score`` (exact: on private rows, an unaccounted release)."""
+        check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.score(X, y)
 
     @property

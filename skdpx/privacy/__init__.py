@@ -41,7 +41,7 @@ from ._accounting import (
     gaussian_to_pure,
 )
 from ._audit import GDPAudit, GDPAuditWarning, audit_epsilon, audit_gdp
-from ._exceptions import BudgetError, PrivacyLeakWarning, UtilityWarning
+from ._exceptions import BudgetError, LedgerIntegrityError, PrivacyLeakWarning, UtilityWarning
 from ._bounds import BOUNDS_SHARE, FitBounds, bounds_bins, histogram_bounds
 from ._budget import (
     BUDGET_PARAMETER_CONSTRAINTS,
@@ -103,6 +103,7 @@ __all__ = [
     "GDPAudit",
     "GDPAuditWarning",
     "LedgerDetachedError",
+    "LedgerIntegrityError",
     "MixtureDpEvent",
     "NoOpDpEvent",
     "NoiseSource",

@@ -156,10 +156,13 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         """
         return None
 
-    def _check_memory(self, X, data):
-        """Refuse, before anything is spent, a fit that cannot fit in the available memory.
+    def _check_memory(self, X, data, count):
+        """Refuse, before the rest of the fit is committed, a fit that cannot fit in the
+        available memory.
 
-        The estimate uses X's number of rows rounded up to a power of two
+        The estimate is planned from ``count`` (a :class:`FitCount` already
+        released: public, the DP count under add-or-remove) plus four times its
+        noise's standard deviation, never from the private number of rows
         (:mod:`skdpx.utils._memory`); a Dask collection is not checked (its
         rows stay in the workers).
         """
@@ -169,7 +172,9 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         per_row = self._row_memory(data)
         if per_row is None or is_dask_collection(X) or is_dask_collection(getattr(data, "X", None)):
             return
-        check_fit_memory(self, per_row, _n_samples(X, data))
+        spent = (f"The DP row count (epsilon {count.epsilon:.4g}) was spent; nothing else was."
+                 if count.private else "Nothing was spent.")
+        check_fit_memory(self, per_row, count.n + 4.0 * count.std, spent=spent)
 
     def _count_basis(self):
         """The epsilon the DP row count takes its share (``COUNT_SHARE``) of: the fit's."""
@@ -203,6 +208,14 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
                           else ComposedDpEvent([bounds.event, plan.event]))
         return plan
 
+    def __sklearn_clone__(self):
+        # a scikit-learn search's first clone of its estimator: on a capped ledger, the
+        # whole search is priced and refused (BudgetError) before any fit if it cannot pay
+        from ..model_selection._outer import check_search_at_clone
+
+        check_search_at_clone(self)
+        return super().__sklearn_clone__()
+
     def _new_ledger(self):
         # the shared ledger's labels name the estimator
         return EstimatorLedger(self.epsilon, self.delta, self.accountant,
@@ -221,6 +234,14 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         -------
         self
         """
+        # inside scikit-learn's GridSearchCV / RandomizedSearchCV / cross_validate on a
+        # capped ledger: the whole search is priced and checked at its first fit
+        from ..model_selection._outer import outer_search_guard
+
+        with outer_search_guard(self):
+            return self._fit_committed(X, y)
+
+    def _fit_committed(self, X, y):
         data = self._validate_fit(X, y)
         ledger = self._new_ledger()
         count = FitCount(epsilon=self._count_basis(), relation=ledger.relation,
@@ -228,7 +249,6 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         # public facts, checked before anything is spent
         bounds = self._fit_bounds(ledger.relation)
         self._check_plan(ledger.relation, bounds, count)
-        self._check_memory(X, data)
         # closed (its key wiped) when the fit ends, however it ends
         with noise_source(self.random_state) as noise:
             if count.private:
@@ -255,6 +275,8 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
                         f"{type(self).__name__} needs at least {self._min_samples} samples to "
                         f"release anything useful; got n_samples = {count.raw:.0f}. "
                         "Nothing was spent.")
+            # the memory the fit needs, planned from the count (public once released)
+            self._check_memory(X, data, count)
             plan = self._plan_fit(data, ledger.relation, count, bounds)
             if isinstance(plan.event, NoOpDpEvent):
                 commitment = None

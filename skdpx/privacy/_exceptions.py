@@ -30,7 +30,8 @@ skdpx was imported) and after any added later, so any of those still wins.
 
 import warnings
 
-__all__ = ["BudgetError", "DIFFPRIVLIB_BASES", "PrivacyLeakWarning", "UtilityWarning"]
+__all__ = ["BudgetError", "DIFFPRIVLIB_BASES", "LedgerIntegrityError", "PrivacyLeakWarning",
+           "UtilityWarning"]
 
 
 def _diffprivlib_bases():
@@ -82,8 +83,31 @@ class UtilityWarning(UserWarning):
     """
 
 
+class LedgerIntegrityError(RuntimeError):
+    """A privacy ledger file is missing, emptied, damaged, foreign or was tampered with.
+
+    A file-backed :class:`~skdpx.privacy.PrivacyLedger` is the only copy of
+    a dataset's budget, so whatever cannot be trusted in it stops every
+    spend: a file deleted or replaced since the ledger opened it, a 0-byte,
+    truncated or corrupt file, a text file or another application's
+    database, a cap or a spend changed outside skdpx (detected by the
+    checksum the file keeps), fewer spends than the ledger has already seen.
+    Nothing is spent and nothing is re-created. The message names the file
+    (``path`` holds it) and the cause, never any data.
+
+    A ``RuntimeError``.
+    """
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.path = path
+
+    def __reduce__(self):
+        return type(self), (str(self), self.path)
+
+
 # report the public module, as the classes are documented (skdpx.exceptions)
 BudgetError.__module__ = PrivacyLeakWarning.__module__ = "skdpx.exceptions"
-UtilityWarning.__module__ = "skdpx.exceptions"
+UtilityWarning.__module__ = LedgerIntegrityError.__module__ = "skdpx.exceptions"
 
 warnings.filterwarnings("always", category=PrivacyLeakWarning, append=True)

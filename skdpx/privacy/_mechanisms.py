@@ -51,11 +51,23 @@ def _finite_array(value):
 
 
 def _check_budget(epsilon, sensitivity):
-    # written so that NaN is refused: NaN noise would release the exact value
-    if not isinstance(epsilon, Real) or not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
-    if not isinstance(sensitivity, Real) or not 0 <= sensitivity < math.inf:
-        raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}.")
+    # written so that NaN is refused: NaN noise would release the exact value. A bool is
+    # no budget (True would pass as 1). A sensitivity of 0 would release the exact value
+    # and record nothing: a value that no row can change needs no mechanism, and one
+    # computed from the private rows must not go out unnoised on a caller's slip
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, Real) or \
+            not epsilon > 0:
+        raise ValueError(f"epsilon must be a number > 0, got {epsilon!r}.")
+    if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, Real) or \
+            not 0 < sensitivity < math.inf:
+        raise ValueError(
+            f"sensitivity must be a finite number > 0, got {sensitivity!r}. A value that no "
+            "row can change (sensitivity 0) is public: release it without a mechanism.")
+
+
+def _check_monotonic(monotonic):
+    if not isinstance(monotonic, (bool, np.bool_)):
+        raise ValueError(f"monotonic must be True or False, got {monotonic!r}.")
 
 
 def _check_release(noise_multiplier, sensitivity, noise, commitment):
@@ -222,8 +234,7 @@ def exponential_release(utility, *, epsilon, sensitivity, noise, commitment, mon
     int or ndarray of int
     """
     _check_budget(epsilon, sensitivity)
-    if not sensitivity > 0:
-        raise ValueError("sensitivity must be > 0.")
+    _check_monotonic(monotonic)
     if not isinstance(noise, NoiseSource):
         raise TypeError(f"noise must be a NoiseSource, got {type(noise).__name__}.")
     u = _finite_array(utility)
@@ -296,8 +307,9 @@ def gaussian_mechanism(
         The exact value computed from the private data.
     epsilon : float > 0
     delta : float in (0, 1)
-    sensitivity : float
-        The L2 sensitivity of ``value`` (for the whole array).
+    sensitivity : float > 0
+        The L2 sensitivity of ``value`` (for the whole array). 0 is refused:
+        a value that no row can change is public and needs no mechanism.
     random_state : None, int, RandomState or Generator
         None (default): secure, floating-point-safe noise. A seed makes the
         noise reproducible, with a PrivacyLeakWarning.
@@ -324,8 +336,6 @@ def gaussian_mechanism(
     if not isinstance(delta, Real) or not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     arr = _nonempty(_finite_array(value))
-    if sensitivity == 0:  # a public value: nothing to protect, nothing spent
-        return _out(arr, arr.copy())
     # the noise multiplier (sigma over the L2 sensitivity) of the analytic
     # Gaussian mechanism: the smallest one that is (epsilon, delta)-DP
     z = analytic_gaussian_sigma(epsilon, delta)
@@ -339,7 +349,8 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
     """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon``.
 
     ``sensitivity`` is the L1 sensitivity of the whole array; the release is
-    ``epsilon``-DP (pure). ``random_state``, ``ledger`` and ``label`` are as
+    ``epsilon``-DP (pure); ``sensitivity`` must be > 0, as for
+    :func:`gaussian_mechanism`. ``random_state``, ``ledger`` and ``label`` are as
     for :func:`gaussian_mechanism` (``ledger=None``: recorded nowhere, with
     an :class:`~skdpx.privacy.UncappedBudgetWarning`).
 
@@ -353,8 +364,6 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
     """
     _check_budget(epsilon, sensitivity)
     arr = _nonempty(_finite_array(value))
-    if sensitivity == 0:
-        return _out(arr, arr.copy())
     b = 1.0 / epsilon  # the noise multiplier: scale sensitivity / epsilon (0 at epsilon = inf)
     commitment = _commit(ledger, laplace_event(b), label)
     with noise_source(random_state) as noise:
@@ -403,6 +412,7 @@ def exponential_mechanism(
     2
     """
     _check_budget(epsilon, sensitivity)
+    _check_monotonic(monotonic)
     u = _finite_array(utility)
     if u.ndim not in (1, 2) or u.shape[-1] == 0:
         raise ValueError("utility must be a non-empty 1-D or 2-D array.")

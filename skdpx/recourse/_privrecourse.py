@@ -26,6 +26,7 @@ from ..privacy import (
     fill_nonfinite,
     gaussian_event,
 )
+from ..utils._blackbox import call_checked, spent_after_commit
 from ..utils._chunks import UnitCubeRows
 from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
@@ -138,8 +139,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     training (a zero gradient; it still counts in the clustering, which
     reads no label). Nothing reports which rows or how many
     (:ref:`privacy-refusals`). A given black box is checked before anything
-    is spent on one public probe point made from the declared bounds and
-    categories; one that fails there is refused.
+    is spent on public probe points made from the declared bounds and
+    categories (their middle and two corners); one that fails there, or
+    does not give one label of its ``classes_`` per point, is refused.
+    After the commit, such an output on a public row (a DP centre, a query,
+    a path point) raises a ``BlackBoxOutputError`` saying that the budget
+    was spent.
 
     Parameters
     ----------
@@ -438,7 +443,9 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             The private training rows.
         y : array-like of shape (n_samples,), optional
             Needed when ``estimator`` is None (the DP model's labels);
-            ignored otherwise. The set of class labels is then read from
+            ignored otherwise (its values never read; a ``y`` of another
+            length than ``X`` is refused before anything is spent). The set
+            of class labels is then read from
             ``y``, as scikit-learn classifiers do; it is not
             noised (with a black box, its public ``classes_`` are used).
 
@@ -647,7 +654,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """The black box's labels of encoded rows, given as the rows it was fitted on."""
         if len(Z) == 0:
             return np.empty(0, dtype=self.classes_.dtype)
-        return np.asarray(self.estimator_.predict(self._decode(Z)))
+        # public rows (DP centres, queries, path points), read after the commit: an
+        # output that cannot be used raises, saying the budget was spent
+        return call_checked(self.estimator_.predict, self._decode(Z), len(Z), expect="labels",
+                            name=type(self.estimator_).__name__, classes=self.classes_,
+                            where="public rows (DP cluster centres, queries or path points)",
+                            consequence=spent_after_commit(self, "at fit"))
 
     def _finish(self, points, queries):
         """Path points made valid records that hold every constraint relative to their query.

@@ -20,7 +20,128 @@ import warnings
 
 import numpy as np
 
-__all__ = ["map_rows"]
+__all__ = ["BlackBoxOutputError", "call_checked", "check_output", "map_rows", "probe_black_box"]
+
+#: Where the public probe points come from, for the messages.
+PROBE_POINTS = ("public probe points made from the declared bounds and categories (the "
+                "middle of each numeric column's bounds and its two ends, each categorical "
+                "column's first and last levels)")
+
+
+class BlackBoxOutputError(ValueError):
+    """The black box failed, or gave an output that cannot be used, on public points.
+
+    Raised before anything is spent when it happens on the public probe
+    points (:func:`probe_black_box`), and after the commit, saying that the
+    budget was spent, when it happens on public points the estimator reads
+    after its commit (DP centres, queries): never on a private row, whose
+    bad output is neutralised (:func:`map_rows`).
+    """
+
+
+def check_output(out, n_rows, *, expect, name, method, classes=None, where, consequence):
+    """The black box's output ``out`` on ``n_rows`` public rows, checked.
+
+    ``expect``:
+
+    * ``"labels"``: a classifier's ``predict``: shape ``(n,)`` or ``(n, 1)``,
+      every label one of ``classes``;
+    * ``"columns"``: ``predict_proba``: ``(n, len(classes))`` finite numbers;
+    * ``"margins"``: ``decision_function``: ``(n,)`` for two classes or
+      ``(n, len(classes))``, finite numbers;
+    * ``"values"``: a regressor's ``predict``: ``(n,)`` or ``(n, 1)`` finite numbers.
+
+    ``where`` says which rows these were and ``consequence`` what was spent
+    (both end the message). Returns the output as an ndarray (``(n,)`` for
+    labels and values); raises :class:`BlackBoxOutputError` otherwise. No
+    value of the output is shown (only its shape, dtype and what is wrong).
+    """
+    def refuse(problem):
+        raise BlackBoxOutputError(f"the black box ({name}).{method} {problem} on {where}. "
+                                  f"{consequence}")
+
+    if out is None:
+        refuse("returned None")
+    try:
+        out = np.asarray(out)
+    except Exception as exc:  # noqa: BLE001 (e.g. a ragged list)
+        refuse(f"returned an output that is not an array ({type(exc).__name__})")
+    k = None if classes is None else len(classes)
+    if expect in ("labels", "values"):
+        if out.shape not in ((n_rows,), (n_rows, 1)):
+            refuse(f"returned shape {out.shape} for {n_rows} rows; it must give one "
+                   f"{'label' if expect == 'labels' else 'number'} per row, shape ({n_rows},)")
+        out = out.reshape(n_rows)
+    elif expect == "columns" and out.shape != (n_rows, k):
+        refuse(f"returned shape {out.shape} for {n_rows} rows; it must give one column per "
+               f"class, shape ({n_rows}, {k})")
+    elif expect == "margins" and out.shape not in ((n_rows, k),) + (((n_rows,),) if k == 2
+                                                                   else ()):
+        refuse(f"returned shape {out.shape} for {n_rows} rows; it must give shape ({n_rows},) "
+               f"for two classes or ({n_rows}, {k}) (one margin per class)")
+    if expect == "labels":
+        known = set(np.asarray(classes).tolist())
+        try:
+            unknown = sum(v not in known for v in out.tolist())
+        except TypeError:  # an unhashable output
+            unknown = 1
+        if unknown:
+            refuse(f"returned {unknown} label(s) that are not among its {k} classes_ (NaN, "
+                   f"None or another value)")
+        return out
+    if out.dtype.kind not in "biuf":
+        refuse(f"returned values of dtype {out.dtype}, not numbers")
+    if not np.isfinite(out).all():
+        refuse("returned NaN or infinite values")
+    return out
+
+
+def call_checked(method, rows, n_rows, *, expect, name, classes=None, where, consequence):
+    """``method(rows)`` (a black box's method on ``n_rows`` public rows), checked.
+
+    A failure of the call raises :class:`BlackBoxOutputError` with
+    ``where`` and ``consequence`` as :func:`check_output` does for an
+    output that cannot be used.
+    """
+    try:
+        out = method(rows)
+    except Exception as exc:
+        raise BlackBoxOutputError(f"the black box ({name}) failed on {where}: "
+                                  f"{type(exc).__name__}: {exc}. {consequence}") from exc
+    return check_output(out, n_rows, expect=expect, name=name,
+                        method=getattr(method, "__name__", "predict"), classes=classes,
+                        where=where, consequence=consequence)
+
+
+def probe_black_box(schema, bounds, estimator, expect, *, method="predict", classes=None):
+    """Run ``estimator.<method>`` on the public probe points and check its output, before any spend.
+
+    The points are :meth:`~skdpx.utils._tables.TableSchema.probe` with its
+    corners, decoded as the rows the black box takes. A black box that
+    raises there, or whose output :func:`check_output` rejects, is refused
+    with a :class:`BlackBoxOutputError` saying that nothing was spent (a
+    fact about the black box: the points are public). Its warnings there
+    are shown. Returns the checked output.
+    """
+    rows = schema.decode(schema.probe(bounds, corners=True))
+    name = type(estimator).__name__
+    try:
+        out = getattr(estimator, method)(rows)
+    except Exception as exc:
+        raise BlackBoxOutputError(
+            f"the black box ({name}) failed on {PROBE_POINTS}: {type(exc).__name__}: {exc}. "
+            "Nothing was spent.") from exc
+    return check_output(out, rows.shape[0], expect=expect, name=name, method=method,
+                        classes=classes, where=PROBE_POINTS, consequence="Nothing was spent.")
+
+
+def spent_after_commit(estimator, when):
+    """The end of a message for a bad black-box output read after ``estimator``'s commit."""
+    spent = getattr(estimator, "epsilon_spent_", None)
+    amount = "" if spent is None else f" (epsilon_spent_ = {spent:.4g})"
+    return (f"{type(estimator).__name__}'s budget was spent{amount} {when}, and nothing "
+            "refunds it; no answer is returned. Fix the black box (it passed the probe "
+            "points checked before the commit) and fit again.")
 
 
 def map_rows(func, n_rows, *, fill, row_ok=None):

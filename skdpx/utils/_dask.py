@@ -276,7 +276,7 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
     from sklearn.utils.validation import validate_data
 
     from ..preprocessing._schema import _is_frame
-    from ._tables import TableSchema, _all_numeric
+    from ._tables import TableSchema, _all_numeric, check_same_rows
 
     no_y = isinstance(y, str) and y == "no_validation"
     if not no_y and y is None:
@@ -307,7 +307,6 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
     if Z.shape[0] < 1:
         raise ValueError(f"Found array with 0 sample(s) (shape={Z.shape}) while a minimum of "
                          f"1 is required by {type(estimator).__name__}.")
-    labels = ()
     if not no_y:
         if isinstance(y, (dd.Series, dd.DataFrame)) or is_dask_collection(y):
             y = as_dask_array(y, dtype=None)
@@ -318,9 +317,7 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
         else:
             y = np.asarray(y)
             n_y = len(y)
-        if n_y != Z.shape[0]:
-            raise ValueError(f"Found input variables with inconsistent numbers of samples: "
-                             f"[{Z.shape[0]}, {n_y}]")
+        check_same_rows(estimator, Z.shape[0], n_y)
         if is_dask_collection(y) and y.chunks[0] != Z.chunks[0]:
             y = y.rechunk({0: Z.chunks[0]})
     return Z if no_y else (Z, y)

@@ -9,11 +9,11 @@ cannot fit, before the first commit (a ``MemoryError`` later would come
 after the spend).
 
 Privacy: the number of rows is private under add-or-remove. The estimate
-is made from the shape with the number of rows rounded up to a power of
-two (and its message names only rounded sizes), so the refusal changes
-with one row only at a power of two; it reveals at most what a
-``MemoryError`` in the fit would (the fit could not have run on this
-machine), and it depends on this machine's free memory at that moment.
+is made from the fit's row count as released (the DP count, plus four
+times its noise's standard deviation: public once released), never from
+the private number of rows, so a refusal is post-processing of the DP
+count; it comes after the count is spent and before anything else is.
+Under replace-one the number of rows is public and used as it is.
 """
 
 import os
@@ -91,12 +91,14 @@ def _gib(n_bytes):
     return f"{n_bytes / 2**30:.1f} GiB"
 
 
-def check_fit_memory(estimator, per_row_bytes, n_rows, *, fixed=FIXED_BYTES):
+def check_fit_memory(estimator, per_row_bytes, n_rows, *, spent="Nothing was spent.",
+                     fixed=FIXED_BYTES):
     """Refuse (``MemoryError``) a fit whose working memory exceeds what is available.
 
     ``per_row_bytes``: what the fit keeps per row on top of the validated X
-    (labels, codes); ``n_rows`` its number of rows, used only rounded up to a
-    power of two (:func:`planning_rows`). Called before anything is spent.
+    (labels, codes); ``n_rows`` a public planning count (the DP count and a
+    margin), rounded up to a power of two (:func:`planning_rows`). Called
+    before the fit's plan is committed; ``spent`` says what was spent so far.
     """
     room = available_bytes()
     if room is None:
@@ -106,10 +108,9 @@ def check_fit_memory(estimator, per_row_bytes, n_rows, *, fixed=FIXED_BYTES):
         name = type(estimator).__name__
         raise MemoryError(
             f"{name}.fit needs about {_gib(need)} of working memory on top of X (estimated "
-            f"from X's shape, its number of rows rounded up to a power of two), and about "
-            f"{_gib(max(room, 0))} is available to this process: it would run out of memory. "
-            "Nothing was spent. Free memory, or fit on a Dask collection (docs: 'Scaling out "
-            "with Dask').")
+            f"from the DP count of its rows), and about {_gib(max(room, 0))} is available "
+            f"to this process: it would run out of memory. {spent} Free memory, or fit on a "
+            "Dask collection (docs: 'Scaling out with Dask').")
 
 
 def per_row(*widths, itemsize=np.dtype(np.float64).itemsize):

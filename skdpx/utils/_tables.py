@@ -15,7 +15,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils.validation import validate_data
 
-from sklearn.utils.validation import check_consistent_length, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_float
 from ._dask import is_dask_collection, validate_dask_table
@@ -59,7 +59,12 @@ class TableSchema:
             self.kind = "sparse" if sparse.issparse(X) else "array"
             self.columns = list(range(n_features))
             self.dtypes = None
-        needs_encoder = bool(categories) or isinstance(bounds, dict)
+        # a DataFrame with a column that is not numeric goes through the encoder too,
+        # which refuses (before anything is spent) a column the declared schema does
+        # not allow: without it, such a column reached the fit's first numeric step,
+        # after the commit (issue 36)
+        needs_encoder = (bool(categories) or isinstance(bounds, dict)
+                         or (self.kind == "frame" and not _all_numeric(X)))
         if needs_encoder:
             self.encoder = PublicSchemaEncoder(bounds=bounds, categories=categories,
                                                scale=False, clip=False)
@@ -156,19 +161,22 @@ class TableSchema:
                                            allow_nonfinite=True, private=private)
         return Z
 
-    def probe(self, bounds=None):
-        """One public point in the encoded space: what a black box is checked on before a fit.
+    def probe(self, bounds=None, *, corners=False):
+        """Public points in the encoded space: what a black box is checked on before a fit.
 
         Each numeric column at the midpoint of its declared bounds (the
         schema's, else those of ``bounds``, the estimator's parameter), 0
         where none are declared; each categorical column at its first
-        declared level. Built from the public schema only, never from a
-        row: whether the black box runs on it, and what it returns, is a
-        fact about the black box.
+        declared level. With ``corners``, two more points: every numeric
+        column at its declared lower bound (each categorical column at its
+        last level), then at its upper bound (at its second level, or its
+        only one); a column without declared bounds stays at 0. Built from
+        the public schema only, never from a row: whether the black box runs
+        on them, and what it returns, is a fact about the black box.
 
         Returns
         -------
-        ndarray of shape (1, n_encoded)
+        ndarray of shape (1, n_encoded), or (3, n_encoded) with ``corners``
         """
         from ..privacy import check_bounds
 
@@ -178,14 +186,26 @@ class TableSchema:
                 lower, upper = check_bounds(bounds, self.n_encoded, allow_missing=True)
             except ValueError:  # refused later, by the fit's own check of its bounds
                 pass
-        point = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2.0, 0.0)
+        declared = np.isfinite(lower) & np.isfinite(upper)
+        point = np.where(declared, (lower + upper) / 2.0, 0.0)
         for _, block in self.groups:
             if self.categorical[block].all():
                 point[block] = 0.0
                 point[block[0]] = 1.0
         if self.integer.any():
             point = np.where(self.integer, np.rint(point), point)
-        return point[None, :]
+        if not corners:
+            return point[None, :]
+        points = np.repeat(point[None, :], 3, axis=0)
+        for row, (end, level) in enumerate([(lower, -1), (upper, 1)], start=1):
+            at = declared & ~self.categorical
+            rounded = np.ceil(end) if level < 0 else np.floor(end)
+            points[row, at] = np.where(self.integer, rounded, end)[at]
+            for _, block in self.groups:
+                if self.categorical[block].all():
+                    points[row, block] = 0.0
+                    points[row, block[min(level, len(block) - 1) if level > 0 else -1]] = 1.0
+        return points
 
     def decode(self, Z, lower=None, upper=None):
         """Rows of the kind the estimator was fitted on, from encoded ``Z``.
@@ -363,7 +383,7 @@ def _labels(estimator, X, y, *, y_numeric):
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
                          "y is None.")
     y = column_or_1d(y, warn=True)
-    check_consistent_length(X, y)
+    check_same_rows(estimator, X.shape[0], len(y))
     if y_numeric and y.dtype.kind not in "biuf":
         y = cells_to_float(y)
     return y
@@ -391,3 +411,16 @@ def _refuse_values_in_messages(X):
     if A.dtype.kind == "c":
         raise ValueError("Complex data not supported (the values are not shown: they may be "
                          "private).")
+
+
+def check_same_rows(estimator, n_x, n_y):
+    """Refuse an ``X`` and a ``y`` of different lengths, showing neither.
+
+    Under add-or-remove neighbours the number of rows is private: scikit-learn's
+    message ("inconsistent numbers of samples: [n, m]") would print it.
+    """
+    if n_x != n_y:
+        raise ValueError(
+            f"X and y passed to {type(estimator).__name__} have different numbers of rows "
+            "(not shown: the number of rows is private). Nothing was spent.")
+

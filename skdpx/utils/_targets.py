@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..privacy import check_classes
+from ._blackbox import probe_black_box
 from ._tables import validate_table
 
 
@@ -18,10 +19,12 @@ def validate_classes(estimator, X, y, needs):
 
     ``X`` goes through :func:`~skdpx.utils._tables.validate_table` (the
     estimator's ``schema_`` from its ``bounds`` and ``categories``). A
-    black box is run once on a public probe point made from the declared
-    schema (:meth:`~skdpx.utils._tables.TableSchema.probe`), before anything
-    is spent: one that fails there, or returns other than one label, is
-    refused (a fact about the black box, not about a row).
+    black box is run on public probe points made from the declared schema
+    (:meth:`~skdpx.utils._tables.TableSchema.probe`, its middle and
+    corners), before anything is spent: one that fails there, returns other
+    than one label of its ``classes_`` per point, or (where the estimator
+    steers by them) scores of the wrong shape, NaN or infinite, is refused
+    (a fact about the black box, not about a row).
 
     Returns
     -------
@@ -38,6 +41,7 @@ def validate_classes(estimator, X, y, needs):
         X, y = validate_table(estimator, X, y, reset=True, categories=categories)
         estimator.classes_, codes = check_classes(declared, y, needs=needs)
     else:
+        check_ignored_y(estimator, X, y)
         X, codes = validate_table(estimator, X, reset=True, categories=categories), None
         if not hasattr(estimator.estimator, "classes_"):
             raise ValueError("estimator must be a fitted classifier with classes_.")
@@ -53,19 +57,40 @@ def validate_classes(estimator, X, y, needs):
 
 
 def _probe_black_box(estimator):
-    """The black box's ``predict`` on the public probe point: one label, or ValueError."""
-    schema = estimator.schema_
-    probe = schema.decode(schema.probe(getattr(estimator, "bounds", None)))
-    name = type(estimator.estimator).__name__
+    """The black box on the public probe points: one label of ``classes_`` per point,
+    and finite scores of the right shape from the method that steers the search (the
+    estimator's ``_signal()``, when it has one), or BlackBoxOutputError (nothing spent)."""
+    schema, bounds = estimator.schema_, getattr(estimator, "bounds", None)
+    black_box, classes = estimator.estimator, estimator.classes_
+    probe_black_box(schema, bounds, black_box, "labels", classes=classes)
+    signal = getattr(estimator, "_signal", lambda: None)()
+    if signal in ("predict_proba", "decision_function"):
+        probe_black_box(schema, bounds, black_box,
+                        "columns" if signal == "predict_proba" else "margins",
+                        method=signal, classes=classes)
+
+
+def check_ignored_y(estimator, X, y):
+    """With a black box, ``y`` is not read: one of another length than ``X`` is refused.
+
+    The black box's outputs are the labels, so ``y`` (as scikit-learn's
+    transformers take it, e.g. from a Pipeline) is ignored, its values
+    never read (a refusal on them would be a release about a row). Only
+    its length, against ``X``'s, is checked, before anything is spent, as a
+    supervised estimator checks it; the message shows neither.
+    """
+    if y is None:
+        return
+    from ._dask import is_dask_collection
+
+    if is_dask_collection(X) or is_dask_collection(y):
+        return  # (partitions: lengths are not known without computing them)
     try:
-        out = np.asarray(estimator.estimator.predict(probe))
-    except Exception as exc:
+        n_x, n_y = (v.shape[0] if hasattr(v, "shape") else len(v) for v in (X, y))
+    except (TypeError, IndexError):
+        return  # (refused by the validation of X, or a y without length: not read)
+    if n_x != n_y:
         raise ValueError(
-            f"the black box ({name}) failed on a public probe point made from the declared "
-            f"bounds and categories (the middle of each numeric column's bounds, each "
-            f"categorical column's first level): {type(exc).__name__}: {exc}. Nothing was "
-            "spent.") from exc
-    if out.shape not in ((1,), (1, 1)):
-        raise ValueError(f"the black box ({name}) returned an output of shape {out.shape} for "
-                         "one public probe point: its predict must give one label per row. "
-                         "Nothing was spent.")
+            f"y does not have one entry per row of X. {type(estimator).__name__} with a black "
+            "box (estimator) does not read y (the black box's outputs are the labels): pass "
+            "y=None, or a y aligned with X. Nothing was spent.")
