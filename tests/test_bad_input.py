@@ -26,7 +26,7 @@ def _bad_fit_inputs():
         "empty": (X[:0], y[:0], ValueError, "0 sample"),
         "1-D X": (X[:, 0], y, ValueError, "2D array"),
         "complex": (X + 1j, y, ValueError, "Complex data"),
-        "too few rows for y": (X[:-1], y, ValueError, "inconsistent"),
+        "too few rows for y": (X[:-1], y, ValueError, "different numbers of rows"),
     }
 
 
