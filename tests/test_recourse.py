@@ -74,8 +74,8 @@ def test_model_and_clustering_compose_to_exactly_epsilon(fitted):
     # planned from the DP count of the rows, never the private 20,000
     n = rec.n_rows_
     assert n != 20000 and abs(n - 20000) < 20 * rec.n_rows_std_
-    assert rec.model_sample_rate_ == _model.batch_size(int(n)) / n
-    assert rec.model_n_steps_ == math.ceil(_model.EPOCHS * n / _model.batch_size(int(n)))
+    assert rec.model_sample_rate_ == _model.batch_size(n) / n
+    assert rec.model_n_steps_ == math.ceil(_model.EPOCHS * n / _model.batch_size(n))
     # the count, then one spend, committed once: the model's steps and the
     # clustering's releases
     labels = [label for label, _ in rec.ledger_.events]
@@ -884,3 +884,16 @@ def test_the_fitted_black_box_refuses_to_be_refit_outside_privrecourse(fitted, p
     model = fitted.estimator_[-1]
     with pytest.raises(RuntimeError, match="refit PrivRecourse"):
         model.fit(X, y)
+
+
+def test_a_small_count_trains_the_model_full_batch():
+    # a DP count at most 256 plans a full batch (sampling rate exactly 1: a Gaussian,
+    # accounted exactly); int(count) / count (e.g. 60 / 60.015) made it a Poisson
+    # subsampled Gaussian, accounted with a PLD at 100x the time
+    assert _model.batch_size(60.015) is None and _model.batch_size(256.0) is None
+    assert _model.batch_size(10_000.7) == 256 and _model.batch_size(20_000.0) == 500
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(60, 4)), np.arange(60) % 2
+    rec = PrivRecourse(bounds=(-10.0, 10.0), epsilon=50.0, n_clusters=8,
+                       random_state=0).fit(X, y)
+    assert rec.model_sample_rate_ == 1.0

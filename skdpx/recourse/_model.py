@@ -42,9 +42,12 @@ LEARNING_RATE = 4.0
 
 
 def batch_size(n_samples):
-    """The expected batch size: ``n / 40`` (40 steps per epoch), at least 256 rows
-    (all of them when fewer)."""
-    return int(min(n_samples, max(256, n_samples // 40)))
+    """The expected batch size for a planning count ``n_samples``: ``n / 40`` (40
+    steps per epoch), at least 256 rows; None (the full batch, sampling rate 1)
+    when the count is at most 256."""
+    if n_samples <= 256:
+        return None
+    return int(max(256, n_samples // 40))
 
 
 class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):

@@ -518,7 +518,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if train_model:
             model_epsilon = float(self.epsilon * (1 - bounds.share) * self.model_share)
             engine = DPSGD.from_budget(
-                model_epsilon, self.delta, n_samples=n, batch_size=_model.batch_size(int(n)),
+                model_epsilon, self.delta, n_samples=n, batch_size=_model.batch_size(n),
                 epochs=_model.EPOCHS, max_grad_norm=_model.MAX_GRAD_NORM)
             events.append(engine.planned_event())
             label = (f"black box: DP-SGD logistic regression ({engine.max_steps} steps, "
