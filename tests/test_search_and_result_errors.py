@@ -369,3 +369,24 @@ def test_the_search_base_class_comes_from_the_compat_module():
     from skdpx import _sklearn_compat as compat
 
     assert compat.BaseSearchCV is not None and issubclass(Grid, compat.BaseSearchCV)
+
+
+def test_a_misspelled_parameter_of_a_sklearn_search_on_a_capped_ledger_is_not_a_budget_error():
+    # (the outside review: the clone-time pricing reported it as a search that cannot
+    # be priced, a BudgetError)
+    import numpy as np
+    from sklearn.model_selection import GridSearchCV
+
+    from skdpx import DPLocallyLinearClassifier
+    from skdpx.privacy import BudgetError, PrivacyLedger
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(120, 3))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger(epsilon=50.0, delta=1e-2)
+    clf = DPLocallyLinearClassifier(bounds=(-1, 1), classes=[0, 1], epochs=1, epsilon=0.5,
+                                    accountant=ledger, random_state=0)
+    with pytest.raises(ValueError, match="Invalid parameter 'n_mapz'") as info:
+        GridSearchCV(clf, {"n_mapz": [1]}, cv=2).fit(X, y)
+    assert not isinstance(info.value, BudgetError)
+    assert not ledger.events

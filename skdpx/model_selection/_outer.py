@@ -35,7 +35,7 @@ import threading
 import warnings
 import weakref
 
-from .._sklearn_compat import BaseSearchCV
+from .._sklearn_compat import BaseSearchCV, InvalidParameterError
 from ..privacy import BudgetError, PrivacyLedger
 
 __all__ = ["check_search_at_clone", "outer_search_guard"]
@@ -102,10 +102,29 @@ def _price(kind, owner, local):
         return price_search(search, X, y, groups=params.get("groups"))
 
 
+def _check_parameter_names(owner):
+    """A parameter the search's estimator does not have is the user's error, raised as
+    scikit-learn raises it, not as a search that cannot be priced."""
+    grids = getattr(owner, "param_grid", getattr(owner, "param_distributions", None))
+    if grids is None:
+        return
+    names = set(owner.estimator.get_params(deep=True))
+    for grid in (grids if isinstance(grids, (list, tuple)) else [grids]):
+        for name in grid:
+            if name not in names:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {owner.estimator!r}. Valid "
+                    f"parameters are: {sorted(names)!r}.")
+
+
 def _verdict(kind, owner, local, ledger):
     what = "cross_validate" if kind == "cross_validate" else type(owner).__name__
+    if kind == "search":
+        _check_parameter_names(owner)
     try:
         price = _price(kind, owner, local)
+    except InvalidParameterError:
+        raise  # a parameter refused as it is, not as an unpriceable search
     except (ValueError, TypeError) as err:
         return (f"a scikit-learn {what} over skdpx estimators on a capped PrivacyLedger is "
                 f"priced before its first fit, and this one cannot be ({err}): nothing shows "

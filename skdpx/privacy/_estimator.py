@@ -174,7 +174,9 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
             return
         spent = (f"The DP row count (epsilon {count.epsilon:.4g}) was spent; nothing else was."
                  if count.private else "Nothing was spent.")
-        check_fit_memory(self, per_row, count.n + 4.0 * count.std, spent=spent)
+        width = np.shape(getattr(data, "X", X))[1] if np.ndim(getattr(data, "X", X)) == 2 else 0
+        check_fit_memory(self, per_row, count.n + 4.0 * count.std, x_row_bytes=8.0 * width,
+                         spent=spent)
 
     def _count_basis(self):
         """The epsilon the DP row count takes its share (``COUNT_SHARE``) of: the fit's."""

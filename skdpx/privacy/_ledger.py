@@ -126,7 +126,12 @@ class PrivacyLedger:
         ``ValueError``. A checksum kept in the file (a running hash of its
         cap and spends) is checked on every read: a file deleted, emptied,
         truncated, replaced, rolled back, foreign or edited outside skdpx
-        raises ``LedgerIntegrityError`` and grants nothing.
+        raises ``LedgerIntegrityError`` and grants nothing, to a ledger
+        object that opened it and to its pickles. A program that passes the
+        cap at every start (``PrivacyLedger(path, epsilon=...)``) creates the
+        file anew if it was deleted, with nothing spent: open an existing
+        budget with ``PrivacyLedger(path=path)`` (no cap), which refuses a
+        missing file.
     accountant : diffprivlib.BudgetAccountant or alike, default=None
         Each spend is mirrored into it as the (epsilon, delta) of that event
         alone, and its own cap is checked too: before recording,

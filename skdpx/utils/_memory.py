@@ -12,11 +12,14 @@ Privacy: the number of rows is private under add-or-remove. The estimate
 is made from the fit's row count as released (the DP count, plus four
 times its noise's standard deviation: public once released), never from
 the private number of rows, so a refusal is post-processing of the DP
-count; it comes after the count is spent and before anything else is.
-Under replace-one the number of rows is public and used as it is.
+count; it comes after the count is spent and before anything else is. The
+need (X included, planned from the count) is compared with the process's
+limits (the machine's total memory, RLIMIT_AS, the cgroup's limit), never
+with what is left now: that depends on the private X already held, whose
+size is a function of the number of rows. Under replace-one the number of
+rows is public and used as it is.
 """
 
-import os
 import resource
 
 import numpy as np
@@ -35,54 +38,43 @@ def planning_rows(n_rows):
     return 1 << (n_rows - 1).bit_length()
 
 
-def _meminfo_available():
-    try:
-        import psutil
-
-        return int(psutil.virtual_memory().available)
-    except ImportError:
-        pass
+def _meminfo_total():
     try:
         with open("/proc/meminfo") as handle:
             for line in handle:
-                if line.startswith("MemAvailable:"):
+                if line.startswith("MemTotal:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
 
 
-def _address_space_left():
-    """RLIMIT_AS minus the process's current address space (None when unlimited)."""
+def _address_space_limit():
+    """The soft RLIMIT_AS (None when unlimited)."""
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
-        return None
-    try:
-        with open("/proc/self/statm") as handle:
-            size = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return None
-    return soft - size
+    return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def _cgroup_left():
-    """A cgroup v2 memory limit minus its current use (None when there is none)."""
+def _cgroup_limit():
+    """A cgroup v2 memory limit (None when there is none)."""
     try:
         with open("/sys/fs/cgroup/memory.max") as handle:
             limit = handle.read().strip()
-        if limit == "max":
-            return None
-        with open("/sys/fs/cgroup/memory.current") as handle:
-            return int(limit) - int(handle.read().strip())
+        return None if limit == "max" else int(limit)
     except (OSError, ValueError):
         return None
 
 
 def available_bytes():
-    """The memory this process can still allocate: the least of the system's available
-    memory, the address-space limit's room (``RLIMIT_AS``) and the cgroup's
-    (None when none of them can be read)."""
-    room = [b for b in (_meminfo_available(), _address_space_left(), _cgroup_left())
+    """The most memory this process could ever hold: the least of the machine's
+    total memory, the address-space limit (``RLIMIT_AS``) and the cgroup's limit
+    (None when none of them can be read).
+
+    Limits only, never what is left now: what is left depends on the private ``X``
+    already in this process (its size is a function of the number of rows), so a
+    refusal compared with it would depend on the exact number of rows.
+    """
+    room = [b for b in (_meminfo_total(), _address_space_limit(), _cgroup_limit())
             if b is not None]
     return min(room) if room else None
 
@@ -91,26 +83,30 @@ def _gib(n_bytes):
     return f"{n_bytes / 2**30:.1f} GiB"
 
 
-def check_fit_memory(estimator, per_row_bytes, n_rows, *, spent="Nothing was spent.",
-                     fixed=FIXED_BYTES):
+def check_fit_memory(estimator, per_row_bytes, n_rows, *, x_row_bytes=0.0,
+                     spent="Nothing was spent.", fixed=FIXED_BYTES):
     """Refuse (``MemoryError``) a fit whose working memory exceeds what is available.
 
     ``per_row_bytes``: what the fit keeps per row on top of the validated X
-    (labels, codes); ``n_rows`` a public planning count (the DP count and a
-    margin), rounded up to a power of two (:func:`planning_rows`). Called
+    (labels, codes); ``x_row_bytes`` what one row of the validated X takes;
+    ``n_rows`` a public planning count (the DP count and a margin), rounded up
+    to a power of two (:func:`planning_rows`). The need is compared with the
+    process's limits (:func:`available_bytes`), never with what is left. Called
     before the fit's plan is committed; ``spent`` says what was spent so far.
     """
     room = available_bytes()
     if room is None:
         return
-    need = planning_rows(n_rows) * float(per_row_bytes) + fixed
+    # X itself is counted too (planned from the count): the limits are totals
+    need = planning_rows(n_rows) * (float(per_row_bytes) + float(x_row_bytes)) + fixed
     if need > room:
         name = type(estimator).__name__
         raise MemoryError(
-            f"{name}.fit needs about {_gib(need)} of working memory on top of X (estimated "
-            f"from the DP count of its rows), and about {_gib(max(room, 0))} is available "
-            f"to this process: it would run out of memory. {spent} Free memory, or fit on a "
-            "Dask collection (docs: 'Scaling out with Dask').")
+            f"{name}.fit needs about {_gib(need)} of memory with X (estimated from the DP "
+            f"count of its rows), more than this process's limit of {_gib(room)} (the "
+            f"least of the machine's memory, RLIMIT_AS and the cgroup's): it cannot fit "
+            f"here. {spent} Fit on a Dask collection (docs: 'Scaling out with Dask'), or "
+            "where more memory is allowed.")
 
 
 def per_row(*widths, itemsize=np.dtype(np.float64).itemsize):
