@@ -436,11 +436,16 @@ def ledger_cases(rows):
         return P.gaussian_mechanism(1.0, epsilon=0.1, delta=1e-7, sensitivity=1.0,
                                     random_state=0, ledger=led)
 
-    for param in ["epsilon", "delta", "path", "accountant", "relation"]:
-        for label, value in BAD.items():
-            _row(rows, "PrivacyLedger", f"{param}={label}",
-                 lambda kw={"epsilon": 5.0, param: value}: spend_on(kw))
     tmp = Path(tempfile.mkdtemp(prefix="skdpx_bad_input_"))
+    cwd = os.getcwd()
+    os.chdir(tmp)  # path="x" makes a ledger file ./x: not in the checkout
+    try:
+        for param in ["epsilon", "delta", "path", "accountant", "relation"]:
+            for label, value in BAD.items():
+                _row(rows, "PrivacyLedger", f"{param}={label}",
+                     lambda kw={"epsilon": 5.0, param: value}: spend_on(kw))
+    finally:
+        os.chdir(cwd)
     (tmp / "text.db").write_text("not a ledger\n")
     (tmp / "empty.db").write_bytes(b"")
     paths = {"path: a directory": str(tmp), "path: missing folder": str(tmp / "no" / "l.db"),
