@@ -102,11 +102,12 @@ def secure_noise(results):
 
 # --------------------------------------------------------------- bad_input.json
 def bad_input(results):
-    """Bad input per estimator: cases tried, refused with a clear error, events spent."""
+    """Bad input per entry point: cases tried, refused (any error), errors raised, events
+    recorded by the refused calls; the last row sums them up."""
     by = defaultdict(list)
     for r in results["rows"]:
         by[r["estimator"]].append(r)
-    header = ["estimator", "cases", "refused with a clear error", "errors raised",
+    header = ["entry point", "cases", "refused (an error)", "errors raised",
               "events recorded by refused calls"]
     rows = []
     for name, cases in by.items():
@@ -115,9 +116,15 @@ def bad_input(results):
         rows.append([name, len(cases), refused,
                      ", ".join(f"{k} ({v})" for k, v in sorted(outcomes.items())),
                      sum(int(r["spent"]) for r in cases)])
-    rows.append(["raw tracebacks / refused but spent / accepted", "",
-                 results["raw_tracebacks"], results["refused_but_spent"],
-                 len(results["accepted"])])
+    rows.append(["all entry points", len(results["rows"]),
+                 sum(not r["outcome"].startswith("accepted") for r in results["rows"]),
+                 f"raw tracebacks ({results['raw_tracebacks']}), refused but spent "
+                 f"({results['refused_but_spent']}), errors after the commit not saying spent "
+                 f"({results.get('after_commit_not_saying_spent', 0)}), NaN answers accepted "
+                 f"({results.get('nan_answers', 0)}), timeouts ({results.get('timeouts', 0)}), "
+                 f"accepted ({len(results['accepted'])})",
+                 sum(int(r["spent"]) for r in results["rows"]
+                     if not r["outcome"].startswith("accepted"))])
     return header, rows
 
 
