@@ -441,3 +441,24 @@ def test_exponential_release_at_infinite_epsilon_is_the_argmax():
     out = exponential_release(u, epsilon=np.inf, sensitivity=1.0, noise=noise_source(),
                               commitment=Commitment(NonPrivateDpEvent(), "baseline"))
     np.testing.assert_array_equal(out, [2, 0])
+
+
+@pytest.mark.parametrize("bad", [-1, "x", 1.5, object()], ids=repr)
+def test_a_bad_random_state_is_refused_before_the_spend(bad):
+    # (the bad-input benchmark: each of the three mechanisms spent, then refused it)
+    from skdpx.privacy import PrivacyLedger, exponential_mechanism, gaussian_mechanism
+    from skdpx.privacy import laplace_mechanism
+
+    calls = [
+        lambda led: gaussian_mechanism(1.0, epsilon=1.0, delta=1e-5, sensitivity=1.0,
+                                       random_state=bad, ledger=led),
+        lambda led: laplace_mechanism(1.0, epsilon=1.0, sensitivity=1.0, random_state=bad,
+                                      ledger=led),
+        lambda led: exponential_mechanism([0.0, 1.0], epsilon=1.0, sensitivity=1.0,
+                                          random_state=bad, ledger=led),
+    ]
+    for call in calls:
+        ledger = PrivacyLedger()
+        with pytest.raises((ValueError, TypeError)):
+            call(ledger)
+        assert not ledger.events

@@ -35,7 +35,7 @@ from ._accounting import (
 )
 from ._budget import Commitment, EstimatorLedger, warn_uncapped
 from ._ledger import PrivacyLedger
-from ._random import NoiseSource, noise_source
+from ._random import NoiseSource, noise_source, validate_random_state
 
 __all__ = [
     "count_release", "exponential_mechanism", "exponential_release", "gaussian_mechanism", "gaussian_release",
@@ -339,6 +339,7 @@ def gaussian_mechanism(
     # the noise multiplier (sigma over the L2 sensitivity) of the analytic
     # Gaussian mechanism: the smallest one that is (epsilon, delta)-DP
     z = analytic_gaussian_sigma(epsilon, delta)
+    validate_random_state(random_state)  # refused before the spend, nothing drawn
     commitment = _commit(ledger, gaussian_event(z), label, delta)
     with noise_source(random_state) as noise:  # closed (its key wiped) when the release ends
         return _out(arr, gaussian_release(arr, noise_multiplier=z, sensitivity=sensitivity,
@@ -365,6 +366,7 @@ def laplace_mechanism(value, *, epsilon, sensitivity, random_state=None, ledger=
     _check_budget(epsilon, sensitivity)
     arr = _nonempty(_finite_array(value))
     b = 1.0 / epsilon  # the noise multiplier: scale sensitivity / epsilon (0 at epsilon = inf)
+    validate_random_state(random_state)  # refused before the spend, nothing drawn
     commitment = _commit(ledger, laplace_event(b), label)
     with noise_source(random_state) as noise:
         return _out(arr, laplace_release(arr, noise_multiplier=b, sensitivity=sensitivity,
@@ -422,6 +424,7 @@ def exponential_mechanism(
     event = pure_event(epsilon)
     if n_releases > 1:
         event = SelfComposedDpEvent(event, n_releases)
+    validate_random_state(random_state)  # refused before the spend, nothing drawn
     commitment = _commit(ledger, event, label)
     with noise_source(random_state) as noise:
         return exponential_release(u, epsilon=epsilon, sensitivity=sensitivity, noise=noise,

@@ -327,7 +327,25 @@ def _words(value):
             return words
 
 
+def validate_random_state(random_state):
+    """Refuse a ``random_state`` that :func:`noise_source` would refuse, drawing nothing
+    from it (a RandomState or Generator passed is not advanced): a release checks it
+    before its spend is committed."""
+    if random_state is None or isinstance(random_state, (np.random.RandomState,
+                                                         np.random.Generator)):
+        return
+    if isinstance(random_state, (Integral, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"an integer random_state must be >= 0, got {random_state}.")
+        return
+    raise ValueError(
+        "random_state must be None, a non-negative int, a numpy RandomState or a numpy "
+        f"Generator, got {type(random_state).__name__}."
+    )
+
+
 def _seed_sequence(random_state):
+    validate_random_state(random_state)
     if isinstance(random_state, np.random.RandomState):
         # advances the caller's RandomState, as scikit-learn's estimators do
         words = random_state.randint(0, 2**32, size=8, dtype=np.uint64).tolist()
@@ -335,15 +353,8 @@ def _seed_sequence(random_state):
     if isinstance(random_state, np.random.Generator):
         words = random_state.integers(0, 2**32, size=8, dtype=np.uint64).tolist()
         return np.random.SeedSequence([_GENERATOR, len(words), *words])
-    if isinstance(random_state, (Integral, np.integer)) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"an integer random_state must be >= 0, got {random_state}.")
-        words = _words(int(random_state))
-        return np.random.SeedSequence([_INT, len(words), *words])
-    raise ValueError(
-        "random_state must be None, a non-negative int, a numpy RandomState or a numpy "
-        f"Generator, got {type(random_state).__name__}."
-    )
+    words = _words(int(random_state))  # a non-negative int (validated above)
+    return np.random.SeedSequence([_INT, len(words), *words])
 
 
 def noise_source(random_state=None, *, stream=None):
