@@ -308,3 +308,31 @@ def test_explainers_keep_their_black_box_and_release_only_answers():
                                   accountant=PrivacyLedger(epsilon=10, delta=1e-4))
     released = curve.estimators[0]
     assert released.estimator is None and released.epsilon_remaining_ == 0
+
+
+@pytest.mark.parametrize("case", ["1-D X", "complex X", "one class", "continuous y"])
+def test_rows_the_estimator_refuses_are_refused_before_the_count(case):
+    # (the grown bad-input benchmark: the sweep spent its DP row count, then refused)
+    from skdpx import DPLocallyLinearClassifier
+    from skdpx.model_selection import privacy_utility_curve
+    from skdpx.privacy import PrivacyLedger
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    if case == "1-D X":
+        X = X[:, 0]
+    elif case == "complex X":
+        X = X + 1j
+    elif case == "one class":
+        y = np.zeros_like(y)
+    else:
+        y = X[:, 1].copy()
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-3)
+    clf = DPLocallyLinearClassifier(bounds=(-1, 1), epochs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError):
+            privacy_utility_curve(clf, X, y, epsilons=[0.5, 1.0], accountant=ledger,
+                                  random_state=0)
+    assert not ledger.events

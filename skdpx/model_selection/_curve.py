@@ -51,6 +51,7 @@ from ._search import (
     _row_contributions,
     _silenced,
     _validate_candidates,
+    _validate_rows,
     _warn_once,
 )
 
@@ -510,7 +511,8 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     if not public_rows and (isinstance(cv, (bool, Integral)) or not isinstance(cv, Real)
                             or not 0 < cv < 1):
         raise ValueError(f"cv must be a fraction in (0, 1) (a holdout split), got {cv!r}.")
-    X, y = indexable(X, y)
+    # the rows, as the estimator validates them, before the count is spent
+    X, y = _validate_rows(estimator, prefix, step, X, y)
     if public_rows:
         if y_val is not None and _n_rows(y_val) != _n_rows(X_val):
             raise ValueError(f"X_val has {_n_rows(X_val)} rows but y_val {_n_rows(y_val)}.")

@@ -288,6 +288,22 @@ def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
+def _validate_rows(estimator, prefix, step, X, y):
+    """The DP step's own validation of all the rows (NaN, shapes, sparse, labels...),
+    before anything is drawn or spent, through the pipeline's public steps; returns
+    ``X, y`` made indexable. Their number is not checked here: it is private under
+    add-or-remove."""
+    X, y = indexable(X, y)
+    Xs = X
+    if prefix and len(estimator.steps) > 1:
+        Xs = Pipeline(_fresh(estimator, {}).steps[:-1]).fit_transform(X, y)
+    check = _fresh(step, {})  # keeps the black box, which clone would unfit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check._validate_fit(Xs, y)
+    return X, y
+
+
 def _validate_candidates(estimator, candidates, prefix, budget):
     """Every candidate of the pool validated with the estimator's own constraints.
 
@@ -713,15 +729,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         before anything is drawn or spent. Their number is not checked here: it is
         private under add-or-remove (:meth:`_check_count` checks the planning count)."""
         prefix, step, pool, scorer, mean = setup
-        X, y = indexable(X, y)
-        Xs = X
-        if prefix and len(self.estimator.steps) > 1:
-            Xs = Pipeline(_fresh(self.estimator, {}).steps[:-1]).fit_transform(X, y)
-        check = _fresh(step, {})  # keeps the black box, which clone would unfit
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            check._validate_fit(Xs, y)
-        return X, y
+        return _validate_rows(self.estimator, prefix, step, X, y)
 
     def price(self, X, y=None, *, n_rows=None):
         """The planned cost of the whole search at a given row count, before anything is spent.
