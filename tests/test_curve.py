@@ -336,3 +336,22 @@ def test_rows_the_estimator_refuses_are_refused_before_the_count(case):
             privacy_utility_curve(clf, X, y, epsilons=[0.5, 1.0], accountant=ledger,
                                   random_state=0)
     assert not ledger.events
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "x"])
+def test_a_bad_n_jobs_is_refused_before_anything_is_spent(n_jobs):
+    # (the grown bad-input benchmark: the sweep and the searches spent, then joblib raised)
+    from skdpx.model_selection import DPGridSearchCV
+    from skdpx.privacy import PrivacyLedger
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLocallyLinearClassifier(bounds=(-1, 1), classes=[0, 1], epochs=1)
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="n_jobs"):
+        privacy_utility_curve(clf, X, y, epsilons=[0.5, 1.0], accountant=ledger, n_jobs=n_jobs)
+    with pytest.raises(ValueError, match="n_jobs"):
+        DPGridSearchCV(clf, {"n_maps": [1, 2]}, epsilon=2.0, accountant=ledger,
+                       n_jobs=n_jobs).fit(X, y)
+    assert not ledger.events

@@ -19,7 +19,7 @@ from sklearn.metrics import check_scoring
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import indexable
 
-from .._sklearn_compat import safe_indexing
+from .._sklearn_compat import safe_indexing, validate_parameter_constraints
 from ..privacy import (
     COUNT_SHARE,
     ComposedDpEvent,
@@ -43,6 +43,7 @@ from ..privacy._selection import (
 )
 from ._scorers import DPScorer, get_dp_scorer
 from ._search import (
+    N_JOBS_CONSTRAINT,
     _dp_step,
     _fresh,
     _hidden_failure,
@@ -493,6 +494,8 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     """
     # ------------------------------------------------ checks: nothing read or spent
     eps = _check_epsilons(epsilons)
+    validate_parameter_constraints({"n_jobs": N_JOBS_CONSTRAINT}, {"n_jobs": n_jobs},
+                                   caller_name="privacy_utility_curve")
     if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     if eps.size * float(delta) >= 1:

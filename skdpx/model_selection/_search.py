@@ -288,6 +288,11 @@ def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
+#: joblib's n_jobs: 0 has no meaning (refused before anything is spent)
+N_JOBS_CONSTRAINT = [Interval(Integral, None, -1, closed="right"),
+                     Interval(Integral, 1, None, closed="left"), None]
+
+
 def _validate_rows(estimator, prefix, step, X, y):
     """The DP step's own validation of all the rows (NaN, shapes, sparse, labels...),
     before anything is drawn or spent, through the pipeline's public steps; returns
@@ -515,7 +520,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         "refit_share": [Interval(Real, 0, 1, closed="neither")],
         "selection": [StrOptions(set(SELECTIONS))],
         "eta": [Interval(Real, 0, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
     }
 
