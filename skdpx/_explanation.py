@@ -207,10 +207,23 @@ def _load_json(s, cls, *, fields=None, ignore=()):
 
 def _load_text(s):
     """JSON text given as text, or as the path of a file (a ``str`` that does not
-    start with ``{``)."""
-    if isinstance(s, os.PathLike) or (isinstance(s, str) and not s.lstrip().startswith("{")):
+    start with ``{``). A ``str`` that is neither valid JSON nor an existing
+    file is a ValueError that says so (not a FileNotFoundError for ``'[]'``)."""
+    if isinstance(s, os.PathLike):
         with open(s, encoding="utf-8") as fh:
             return fh.read()
+    if not isinstance(s, str):
+        raise TypeError(f"from_json takes JSON text or a path, got {type(s).__name__}.")
+    if s.lstrip().startswith("{"):
+        return s
+    if os.path.isfile(s):
+        with open(s, encoding="utf-8") as fh:
+            return fh.read()
+    try:
+        json.loads(s)
+    except ValueError:
+        raise ValueError(f"from_json got {s!r:.60}: not JSON text, and no file of that name "
+                         "exists.") from None
     return s
 
 
@@ -272,12 +285,18 @@ def _import_optional(module, what, extra):
         ) from exc
 
 
-def _new_axes(ax):
-    """``ax``, or a fresh matplotlib Axes when ``ax`` is None."""
-    if ax is not None:
-        return ax
+def _new_axes(ax, **subplots):
+    """``ax``, or a fresh matplotlib Axes (``plt.subplots(**subplots)``) when
+    ``ax`` is None; anything else is a TypeError before anything is drawn."""
     plt = _import_optional("matplotlib.pyplot", "plot()", "plot")
-    _, ax = plt.subplots()
+    if ax is None:
+        _, ax = plt.subplots(**subplots)
+        return ax
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__} "
+                        f"{ax!r:.40}.")
     return ax
 
 

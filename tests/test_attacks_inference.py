@@ -172,6 +172,13 @@ def test_extraction_bad_input(kwargs, message):
                          args.pop("X_test"), **args)
 
 
+@pytest.mark.parametrize("surrogate", [[], "mlp", object()], ids=["list", "str", "object"])
+def test_extraction_surrogate_that_is_no_classifier_is_a_type_error(surrogate):
+    with pytest.raises(TypeError, match="surrogate must be a scikit-learn classifier"):
+        model_extraction(_Oracle(), _LinearBox(), _data(100, 1), _data(20, 2), n_queries=10,
+                         surrogate=surrogate)
+
+
 # ---------------------------------------------------------------- attribute inference
 
 

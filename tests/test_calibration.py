@@ -297,6 +297,17 @@ def test_gaussian_epsilon_zero_noise_is_infinite():
     assert gaussian_epsilon(0.0, 1e-5, steps=5, sample_rate=0.1) == math.inf
 
 
+def test_gaussian_epsilon_at_extreme_noise_is_a_number_not_an_overflow():
+    # infinite noise releases nothing; 1e200 and 1e-300 with sampling overflowed
+    # the PLD grid (or asked numpy for 364 TiB): an upper bound without the sampling
+    for kw in ({}, {"steps": 10, "sample_rate": 0.1}):
+        assert gaussian_epsilon(math.inf, 1e-5, **kw) == 0.0
+        assert gaussian_epsilon(1e200, 1e-5, **kw) == 0.0
+        assert gaussian_epsilon(1e-300, 1e-5, **kw) == math.inf
+    bound = gaussian_epsilon(1e-5, 1e-5, steps=10)
+    assert gaussian_epsilon(1e-5, 1e-5, steps=10, sample_rate=0.1) <= bound
+
+
 # --------------------------------------------------------------------------
 # Laplace
 # --------------------------------------------------------------------------

@@ -70,6 +70,8 @@ class BrokenBox:
             return np.full(good.shape, "a")
         if mode == "one row too few":
             return good[:-1]
+        if mode == "list":  # a valid output, as plain lists
+            return good.tolist()
         raise AssertionError(mode)
 
     def predict(self, rows):
@@ -136,6 +138,14 @@ def test_a_black_box_bad_on_the_probe_points_spends_nothing(cls, mode):
     with pytest.raises(ValueError, match="Nothing was spent"):
         _fit(_explainer(cls, ledger, BrokenBox(mode)), X, Y)
     assert len(ledger) == 0 and not ledger.events
+
+
+@pytest.mark.parametrize("cls", EXPLAINERS, ids=lambda c: c.__name__)
+def test_a_black_box_returning_lists_is_read_as_arrays(cls):
+    # DPLimeExplainer raised AttributeError ('list' object has no attribute 'shape')
+    ledger = PrivacyLedger()
+    est = _fit(_explainer(cls, ledger, BrokenBox("list")), X, Y)
+    assert len(ledger) > 0 and est.explain(X[:3]) is not None
 
 
 @pytest.mark.parametrize("mode", ["nan", "inf", "1-D", "strings", "one row too few", "raise"])
@@ -274,6 +284,32 @@ def test_an_unknown_desired_class_is_refused_at_fit_before_spending():
     ledger = PrivacyLedger()
     est = _explainer(DPCounterfactualGenerator, ledger, BLACK_BOX, desired_class=5)
     with pytest.raises(ValueError, match="desired_class.*Nothing was spent"):
+        _fit(est, X, Y)
+    assert len(ledger) == 0
+
+
+@pytest.mark.parametrize("cls", EXPLAINERS + (DPLocallyLinearClassifier,),
+                         ids=lambda c: c.__name__)
+def test_delta_0_is_refused_before_the_row_count(cls):
+    # DPLocallyLinearClassifier spent its DP row count, then refused delta=0 at its plan
+    ledger = PrivacyLedger()
+    box = {} if cls is DPLocallyLinearClassifier else {"estimator": BLACK_BOX}
+    est = make_estimator(cls, accountant=ledger, delta=0.0, **box)
+    with pytest.raises(ValueError, match="needs delta > 0.*Nothing was spent"):
+        _fit(est, X, Y)
+    assert len(ledger) == 0
+
+
+@pytest.mark.parametrize("cls, name", [(DPLocallyLinearClassifier, "n_maps"),
+                                       (DPLocallyLinearClassifier, "projection_dim"),
+                                       (DPCounterfactualGenerator, "latent_dim"),
+                                       (DPLimeExplainer, "max_iter")])
+def test_a_bool_for_a_count_is_refused_before_spending(cls, name):
+    # scikit-learn's Interval(Integral) takes True; these failed after the commit
+    ledger = PrivacyLedger()
+    box = {} if cls is DPLocallyLinearClassifier else {"estimator": BLACK_BOX}
+    est = make_estimator(cls, accountant=ledger, **{name: True}, **box)
+    with pytest.raises(InvalidParameterError, match=f"{name}.*not a bool"):
         _fit(est, X, Y)
     assert len(ledger) == 0
 

@@ -234,6 +234,26 @@ def test_plot_with_a_bad_index_names_the_valid_range(name, index):
         result.plot(index=index)
 
 
+@pytest.mark.parametrize("name", [
+    "FeatureAttribution", "CounterfactualSet", "RecoursePaths", "AttackResult",
+    "AttributeInferenceResult", "ExtractionResult", "PrivacyUtilityCurve"])
+@pytest.mark.parametrize("ax", [0, "x", object(), []], ids=["0", "str", "object", "list"])
+def test_plot_on_something_that_is_not_axes_is_a_type_error(name, ax):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    with pytest.raises(TypeError, match="matplotlib Axes"):
+        RESULTS[name]().plot(ax=ax)
+
+
+@pytest.mark.parametrize("text", ["x", "[]", "null", "3"])
+def test_from_json_of_text_that_is_no_object_nor_a_file_is_a_value_error(text):
+    for make in RESULTS.values():
+        with pytest.raises(ValueError, match="not JSON text|JSON holds"):
+            type(make()).from_json(text)
+
+
 @pytest.mark.parametrize("name", ["FeatureAttribution", "CounterfactualSet", "RecoursePaths"])
 def test_row_selection_out_of_range_is_a_value_error_and_iteration_still_works(name):
     result = _results()[name]

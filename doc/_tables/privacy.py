@@ -119,7 +119,9 @@ def bad_input(results):
     rows.append(["all entry points", len(results["rows"]),
                  sum(not r["outcome"].startswith("accepted") for r in results["rows"]),
                  f"raw tracebacks ({results['raw_tracebacks']}), refused but spent "
-                 f"({results['refused_but_spent']}), errors after the commit not saying spent "
+                 f"({results['refused_but_spent']}), refused on their DP row count (its "
+                 f"share spent, by design) ({results.get('refused_on_dp_count', 0)}), errors "
+                 f"after the commit not saying spent "
                  f"({results.get('after_commit_not_saying_spent', 0)}), NaN answers accepted "
                  f"({results.get('nan_answers', 0)}), timeouts ({results.get('timeouts', 0)}), "
                  f"accepted ({len(results['accepted'])})",

@@ -281,6 +281,10 @@ def model_extraction(explainer, black_box, X_pool, X_test, *, y_test=None,
                              f"got shape {y_test.shape}")
     if surrogate is None:
         surrogate = default_surrogate()
+    elif not (hasattr(surrogate, "fit") and hasattr(surrogate, "predict")
+              and hasattr(surrogate, "get_params")):
+        raise TypeError("surrogate must be a scikit-learn classifier (fit, predict, "
+                        f"get_params) or None, got {type(surrogate).__name__}.")
 
     # independent streams: the queries do not depend on which strategies are asked
     seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=3)

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from .._explanation import _dump_json, _jsonable, _load_json
+from .._explanation import _dump_json, _jsonable, _load_json, _new_axes
 from ..privacy._audit import epsilon_from_samples
 
 __all__ = ["AttackResult"]
@@ -219,10 +219,7 @@ class AttackResult:
         Log scales show the low false-positive rates where an attack that is
         sure of a few people shows (Carlini et al., 2022). Returns the axes.
         """
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(4, 4))
+        ax = _new_axes(ax, figsize=(4, 4))
         fpr, tpr, _ = self.roc_curve()
         floor = 0.5 / max(self.n_non_members, self.n_members)
         ax.plot(np.maximum(fpr, floor), np.maximum(tpr, floor),

@@ -402,8 +402,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         X, codes = validate_classes(self, X, y, needs="counterfactuals need")
         # a public parameter against the public classes_: refused before the spend
         self._check_desired(self.desired_class)
-        if not np.isinf(self.epsilon) and self.delta == 0:
-            raise ValueError("the prototypes' Gaussian mechanism needs delta > 0.")
+        self._require_delta("the prototypes' release")
         if self.ae_method == "functional" and self.latent_dim > X.shape[1]:
             raise ValueError(f"latent_dim ({self.latent_dim}) must be at most n_features "
                              f"({X.shape[1]}).")

@@ -672,8 +672,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         else:
             check_ignored_y(self, X, y)  # not read; only its length is checked
             X = validate_table(self, X, reset=True, categories=self.categories)
-        if self.delta == 0:
-            raise ValueError("the Gaussian mechanism needs delta > 0.")
+        self._require_delta("DPLimeExplainer's gradient perturbation")
         if self.epsilon_per_query > self.epsilon:
             raise ValueError(
                 f"epsilon_per_query ({self.epsilon_per_query:g}) exceeds the total epsilon "

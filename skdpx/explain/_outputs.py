@@ -32,8 +32,6 @@ the explained output: the change of the probability, of the indicator, or
 of the regression output per unit of the scaled features.
 """
 
-from numbers import Real
-
 import numpy as np
 from .._sklearn_compat import is_classifier
 from ..utils._blackbox import (PROBE_POINTS, BlackBoxOutputError, check_output, finite_rows,
@@ -97,7 +95,10 @@ def resolve_output(estimator, output_bounds, probe):
         classes = getattr(estimator, "classes_", None)
         if hasattr(estimator, "predict_proba"):
             out = _probe(estimator.predict_proba, probe, name)
-            n_columns = out.shape[-1] if out is not None and np.ndim(out) == 2 else None
+            try:  # a list of lists is read as the array it holds; a ragged one is refused below
+                n_columns = np.shape(out)[-1] if out is not None and np.ndim(out) == 2 else None
+            except ValueError:
+                n_columns = None
             if classes is None and n_columns is not None:
                 classes = np.arange(n_columns)
             elif n_columns is not None and len(classes) != n_columns:
@@ -131,7 +132,10 @@ def resolve_output(estimator, output_bounds, probe):
             "it). It is never read from the data. Nothing was spent."
         )
     out = _probe(estimator.predict, probe, name)
-    shape = np.shape(out) if out is not None else ()
+    try:
+        shape = np.shape(out) if out is not None else ()
+    except ValueError:  # a ragged list: refused by the check below
+        shape = ()
     if len(shape) == 2 and shape[1] > 1:
         raise ValueError(
             f"{name}.predict returns outputs of shape {shape[1:]} per row: DPLimeExplainer "

@@ -391,6 +391,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         # code -1 and is dropped by _private_fit: never refused, never counted
         classes, codes = check_classes(
             self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
+        self._require_delta("DP-SGD")
         return X, codes, classes
 
     def _plan_spend(self, data, relation, bounds, count):

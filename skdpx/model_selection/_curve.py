@@ -19,6 +19,7 @@ from sklearn.metrics import check_scoring
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import indexable
 
+from .._explanation import _new_axes
 from .._sklearn_compat import safe_indexing, validate_parameter_constraints
 from ..privacy import (
     COUNT_SHARE,
@@ -246,10 +247,7 @@ class PrivacyUtilityCurve:
         -------
         matplotlib Axes
         """
-        if ax is None:
-            import matplotlib.pyplot as plt
-
-            _, ax = plt.subplots()
+        ax = _new_axes(ax)
         kwargs.setdefault("marker", "o")
         kwargs.setdefault("label", f"{self.scoring} (sweep: epsilon={self.total_epsilon:.3g} "
                                    "in all)")

@@ -216,6 +216,8 @@ def gaussian_event(noise_multiplier, *, steps=1, sample_rate=1.0):
     _check_noise(noise_multiplier)
     if noise_multiplier == 0:
         return dp_accounting.NonPrivateDpEvent()
+    if math.isinf(noise_multiplier):  # infinite noise releases nothing
+        return dp_accounting.NoOpDpEvent()
     event = dp_accounting.GaussianDpEvent(float(noise_multiplier))
     if sample_rate < 1:
         event = dp_accounting.PoissonSampledDpEvent(float(sample_rate), event)
@@ -228,6 +230,8 @@ def laplace_event(noise_multiplier, *, steps=1):
     _check_noise(noise_multiplier)
     if noise_multiplier == 0:
         return dp_accounting.NonPrivateDpEvent()
+    if math.isinf(noise_multiplier):  # infinite noise releases nothing
+        return dp_accounting.NoOpDpEvent()
     event = dp_accounting.LaplaceDpEvent(float(noise_multiplier))
     return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, int(steps))
 
@@ -522,16 +526,41 @@ def _epsilon_of_leaves_loud(leaves, delta, accounting, vdi=VALUE_DISCRETIZATION_
         return math.inf
     if all(isinstance(e, dp_accounting.GaussianDpEvent) for e, _ in events):
         # Exact: a composition of Gaussians is one Gaussian.
-        precision = sum(c / e.noise_multiplier**2 for e, c in events)
+        # (z -> c / z / z: 0 for z = inf, no overflow for z > 1e154)
+        precision = sum(c / e.noise_multiplier / e.noise_multiplier for e, c in events)
+        if precision == 0:
+            return 0.0
         return _gaussian_epsilon_exact(precision**-0.5, delta)
-    if accounting == "pld" and (pld := _pld_of(events, vdi)) is not None:
-        eps = float(pld.get_epsilon_for_delta(delta))
-    else:
-        eps = _rdp_epsilon(events, delta)
+    try:
+        if accounting == "pld" and (pld := _pld_of(events, vdi)) is not None:
+            eps = float(pld.get_epsilon_for_delta(delta))
+        else:
+            eps = _rdp_epsilon(events, delta)
+    except (OverflowError, MemoryError, ZeroDivisionError, FloatingPointError):
+        # noise multipliers so extreme (1e-300, 1e200 with sampling) that the
+        # PLD grid or the RDP sums overflow: an upper bound instead
+        eps = _epsilon_unsampled_bound(events, delta)
     if all(p is not None for p in pure):
         # the exact delta = 0 sum is valid at every delta; never report more
         eps = min(eps, float(sum(p * c for p, (_, c) in zip(pure, events))))
     return eps
+
+
+def _epsilon_unsampled_bound(events, delta):
+    """An upper bound on the epsilon of ``events`` at ``delta`` (0 < delta < 1)
+    for when exact accounting overflows: Poisson sampling removed from every
+    leaf (sampling never increases the privacy loss), Gaussian leaves composed
+    exactly, anything else making the bound infinite."""
+    precision = 0.0
+    for event, count in events:
+        if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+            event = event.event
+        if not isinstance(event, dp_accounting.GaussianDpEvent) or event.noise_multiplier == 0:
+            return math.inf
+        precision += count / event.noise_multiplier / event.noise_multiplier
+    if math.isinf(precision):
+        return math.inf
+    return 0.0 if precision == 0 else _gaussian_epsilon_exact(precision**-0.5, delta)
 
 
 def _log_delta_gaussian(sigma, eps):

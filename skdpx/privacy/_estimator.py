@@ -16,6 +16,7 @@ when the fit ends, normally or by an exception.
 
 from contextlib import contextmanager
 from contextvars import ContextVar
+from numbers import Integral
 from types import SimpleNamespace
 import warnings
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from dp_accounting import ComposedDpEvent, NoOpDpEvent
 from sklearn.base import BaseEstimator
+from .._sklearn_compat import Interval, InvalidParameterError
 from .._sklearn_compat import fit_context as _fit_context
 
 from ._accounting import compose_events
@@ -209,6 +211,33 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
             plan.event = (bounds.event if isinstance(plan.event, NoOpDpEvent)
                           else ComposedDpEvent([bounds.event, plan.event]))
         return plan
+
+    def _validate_params(self):
+        """scikit-learn's parameter validation, and no ``True`` for a count.
+
+        scikit-learn's ``Interval(Integral, ...)`` takes a bool (``True`` is
+        the integral 1): ``n_maps=True`` passed it and failed only after the
+        commit. A parameter whose constraints are integer intervals and not
+        ``"boolean"`` refuses a bool here, before anything is spent.
+        """
+        super()._validate_params()
+        for name, value in self.get_params(deep=False).items():
+            if not isinstance(value, (bool, np.bool_)):
+                continue
+            rules = self._parameter_constraints.get(name, [])
+            if "boolean" in rules or any(r is bool for r in rules):
+                continue
+            if any(isinstance(r, Interval) and r.type is Integral for r in rules):
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of {type(self).__name__} must be an int, not a "
+                    f"bool; got {value!r}. Nothing was spent.")
+
+    def _require_delta(self, what):
+        """Refuse ``delta = 0`` at a finite epsilon, from ``_validate_fit``
+        (before anything is spent): ``what`` is a Gaussian release."""
+        if self.delta == 0 and not np.isinf(self.epsilon):
+            raise ValueError(f"{what} needs delta > 0 (a Gaussian mechanism), got delta=0. "
+                             "Nothing was spent.")
 
     def __sklearn_clone__(self):
         # a scikit-learn search's first clone of its estimator: on a capped ledger, the

@@ -697,7 +697,7 @@ def _check_path(path):
     if not os.path.isdir(directory):
         raise FileNotFoundError(
             errno.ENOENT, f"the directory {directory!r} of the ledger file does not exist; "
-            "nothing was created or spent", path)
+            "nothing was created, and nothing was spent", path)
 
 
 def _missing(path, hint=False):

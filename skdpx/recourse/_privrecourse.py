@@ -472,8 +472,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
                              f"{self.classes_.tolist()}.")
         sets = self._constraint_sets()
-        if not math.isinf(self.epsilon) and self.delta == 0:
-            raise ValueError("the clustering's Gaussian releases need delta > 0.")
+        self._require_delta("the clustering's release")
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
         return SimpleNamespace(X=X, codes=codes, favorable=favorable, sets=sets)
 
