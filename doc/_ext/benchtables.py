@@ -11,12 +11,29 @@ which loads ``benchmarks/results/llm_mnist.json`` and calls
 ``doc/_tables/llm.py::accuracy(results)``. A renderer returns a
 :class:`pandas.DataFrame` (its columns are the header; the index is dropped)
 or a pair ``(header, rows)``. Numbers are formatted by the renderer, so a
-page never holds a number copied by hand from a benchmark's output.
+page never holds a number copied by hand from a benchmark's output. Under each
+table the directive prints the file's provenance: the commit of the code
+measured and the date of the run (``_run_record.run_info``, saved as the
+file's ``run``), or says which of them the file does not record.
+
+A single measured value in the prose is the ``bench`` role::
+
+    :bench:`bad_input.json:cases:,`
+    :bench:`attacks.json:rows[dataset=adult,targets=canary,epsilon=inf].auc:.2f`
+    :bench:`fixed_costs.json:@privacy.llc_ratio:.3f`
+
+``file:path[:format]``: the path is dot-separated keys of dicts or indices of
+lists; ``[key=value,...]`` picks the one item of a list whose fields print as
+those values (an error if none or several match); ``@module.func`` calls
+``doc/_tables/module.py::func(results)`` for a value the file holds only
+through arithmetic (a median, a ratio). The format is Python's format
+specification (``.2f``, ``,``, ``.0%``); without one the value prints as ``str``.
 """
 
 import csv
 import importlib
 import json
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -35,6 +52,81 @@ def load_results(name):
         with path.open(newline="") as handle:
             return list(csv.DictReader(handle))
     return json.loads(path.read_text())
+
+
+def _pick(items, spec, where):
+    """The one item of ``items`` whose fields print as ``spec`` ("key=value,...")."""
+    wanted = [part.split("=", 1) for part in spec.split(",")]
+    if any(len(pair) != 2 for pair in wanted):
+        raise ValueError(f"{where}: [{spec}] is not key=value,...")
+    found = [item for item in items
+             if isinstance(item, dict) and all(str(item.get(k)) == v for k, v in wanted)]
+    if len(found) != 1:
+        raise ValueError(f"{where}: [{spec}] matches {len(found)} items, not one")
+    return found[0]
+
+
+def _segments(path):
+    """Split ``a.b[k=v,j=w].c`` into ("a", "b", "[k=v,j=w]", "c")."""
+    return [s for s in re.findall(r"\[[^\]]*\]|[^.\[]+", path) if s]
+
+
+def lookup(results, path, where=""):
+    """The value at ``path`` in ``results`` (see the module's docstring), or a
+    ``ValueError`` that names what is missing."""
+    if path.startswith("@"):
+        module_name, _, func_name = path[1:].rpartition(".")
+        return getattr(importlib.import_module(f"_tables.{module_name}"), func_name)(results)
+    value = results
+    for segment in _segments(path):
+        if segment.startswith("["):
+            value = _pick(value, segment[1:-1], where)
+        elif isinstance(value, list):
+            value = value[int(segment)]
+        elif isinstance(value, dict) and segment in value:
+            value = value[segment]
+        else:
+            raise ValueError(f"{where}: no {segment!r} in {path!r}")
+    return value
+
+
+def provenance(results):
+    """What a results file says about its run: "commit <c>, <date>", or what it does not record.
+
+    The record is the file's ``run`` (``benchmarks/_run_record.run_info``); a
+    file written before that module keeps it at the top level. ``committed_at``
+    (the commit that saved a file whose run did not record its own) is not the
+    code measured, and is printed as what it is.
+    """
+    if isinstance(results, list):
+        return "no commit or date recorded"
+    if not isinstance(results.get("run"), dict) and "date" not in results and "commit" not in results:
+        labelled = {k: v for k, v in results.items() if isinstance(v, dict) and "run" in v}
+        if labelled:  # a file that keeps several labelled runs (check_defaults.json)
+            return "; ".join(f"{k}: {provenance(v)}" for k, v in labelled.items())
+    run = results.get("run") if isinstance(results.get("run"), dict) else results
+    commit, date = run.get("commit"), run.get("date")
+    parts = [f"commit {commit}" if commit else "commit of the code measured not recorded"]
+    if not commit and run.get("committed_at"):
+        parts.append(f"file saved by commit {run['committed_at'][:7]}")
+    parts.append(str(date) if date else "date not recorded")
+    return ", ".join(parts)
+
+
+def bench_role(name, rawtext, text, lineno, inliner, options=None, content=()):
+    """``:bench:`file:path[:format]```: one value of a saved result, formatted."""
+    file_name, _, rest = text.partition(":")
+    path, _, spec = rest.partition(":")
+    env = inliner.document.settings.env
+    try:
+        results = load_results(file_name)
+        value = lookup(results, path, where=file_name)
+        shown = format(value, spec) if spec else str(value)
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        message = inliner.reporter.error(f":bench:`{text}`: {exc}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, message)], [message]
+    env.note_dependency(str(RESULTS / file_name))
+    return [nodes.inline(rawtext, shown, classes=["bench-value"])], []
 
 
 def _cells(table):
@@ -90,11 +182,12 @@ class BenchTable(SphinxDirective):
         note = nodes.paragraph(classes=["bench-table-source"])
         note += nodes.Text("Generated from ")
         note += nodes.literal(text=f"benchmarks/results/{name}")
-        note += nodes.Text(".")
+        note += nodes.Text(f" ({provenance(load_results(name))}).")
         container += note
         return [container]
 
 
 def setup(app):
     app.add_directive("bench-table", BenchTable)
+    app.add_role("bench", bench_role)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
