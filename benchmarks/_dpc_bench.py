@@ -8,13 +8,12 @@ epsilons next to DiCE's "random" method (not private) on the same black box
 and queries: flip ratio (the paper's eq. 20), average L2 distance (eq. 21)
 and time per counterfactual, as a ratio measured side by side.
 
-Each benchmark saves what its tables print, with its settings, seeds, runtime,
-date and versions, as ``benchmarks/results/<name>.json`` (:func:`save`); the
-docs render their tables from those files.
+Each benchmark saves what its tables print, with its settings and seeds, and
+``_run_record``'s commit, date, runtime, versions, machine and command
+(``run``), as ``benchmarks/results/<name>.json`` (:func:`save`); the docs
+render their tables from those files.
 """
 
-import datetime
-import json
 import sys
 import time
 from pathlib import Path
@@ -25,9 +24,10 @@ from sklearn.neural_network import MLPClassifier
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.metrics import average_distance, flip_ratio
 
-from _run_record import commit, machine, versions
+import _run_record
 
-
+#: when the benchmark started (it imports this module first)
+STARTED = _run_record.start()
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -36,21 +36,16 @@ def eps_key(eps):
     return "inf" if np.isinf(eps) else float(eps)
 
 
-def environment():
-    """Versions and machine facts saved with every result."""
-    return {"versions": {**versions("dice-ml"), "skdpx commit": commit()}, "machine": machine()}
-
-
 def save(name, results, started):
-    """Write ``results`` (with date, runtime, versions) to ``benchmarks/results/<name>``."""
-    out = {"benchmark": Path(sys.argv[0]).name, "command": " ".join(sys.argv[1:]),
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-           "runtime_seconds": round(time.perf_counter() - started, 1),
-           **environment(), **results}
-    RESULTS.mkdir(exist_ok=True)
+    """Write ``results`` with the run's record (``run``: commit, date, runtime since
+    ``started``, a :func:`time.perf_counter` reading, versions, machine, command) to
+    ``benchmarks/results/<name>``."""
+    out = {"benchmark": Path(sys.argv[0]).name, **results,
+           "run": _run_record.run_info(STARTED, time.perf_counter() - started,
+                                       packages=("dice-ml",))}
     path = RESULTS / name
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"\nsaved {path} ({out['runtime_seconds']:.0f} s)")
+    _run_record.save(path, out)
+    print(f"\nsaved {path} ({out['run']['seconds']:.0f} s)")
     return out
 
 

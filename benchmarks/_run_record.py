@@ -72,13 +72,14 @@ def run_info(started, seconds, packages=("lime",)):
             "command": command()}
 
 
-def save(path, results):
-    """Write ``results`` as indented JSON at ``path`` (its folder made if needed)."""
+def save(path, results, default=None):
+    """Write ``results`` as indented JSON at ``path`` (its folder made if needed);
+    ``default`` as in :func:`json.dump` (``str`` for values JSON has no type for)."""
     import json
 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as handle:
-        json.dump(results, handle, indent=2)
+        json.dump(results, handle, indent=2, default=default)
         handle.write("\n")
 
 

@@ -80,7 +80,8 @@ answer one query at a time, take about 45 s and 60 s per target set);
 Run: python benchmarks/attacks.py [--quick] [--methods llc,dplime,dpc,recourse,lime,dice,face]
      [--datasets adult,hospital] [--candidates 200] [--private 1000] [--seed 0]
      python benchmarks/attacks.py --from-json benchmarks/results/attacks.json  (tables, plot)
-Writes benchmarks/results/attacks.json and benchmarks/results/attacks.png (seed 0);
+Writes benchmarks/results/attacks.json (with ``_run_record``'s commit, date,
+versions, machine and command) and benchmarks/results/attacks.png (seed 0);
 benchmarks/results/attacks_seed1.json is the same run with ``--seed 1`` (other pools,
 canaries, coins and noise), to see how much one run's figures move.
 """
@@ -112,6 +113,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _face import FaceRecourse  # noqa: E402
+from _run_record import run_info, save, start as record_start  # noqa: E402
 from _lime import LimeReference  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -425,7 +427,7 @@ def report(rows, table_path=None):
     """Print every setting, the per-method table and the checks; return the checks.
 
     With ``table_path``, the per-method table and the checks also go to that
-    text file (doc/attacks.rst includes it: the doc's table is this output).
+    text file (the docs render their tables from the JSON, not from this file).
     """
     print_table(rows)
     print("\nEvery signal against epsilon:\n")
@@ -508,8 +510,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS / "attacks.json"))
     parser.add_argument("--png", default=str(RESULTS / "attacks.png"))
-    parser.add_argument("--table", default=str(RESULTS / "attacks_table.txt"),
-                        help="the per-method table and the checks, as text (the doc includes it)")
+    parser.add_argument("--table", default=None,
+                        help="also write the per-method table and the checks to this text file")
     parser.add_argument("--from-json", metavar="PATH",
                         help="print the tables, redo the checks and redraw the plot of saved "
                              "results (no run)")
@@ -517,7 +519,7 @@ def main(argv=None):
     if args.from_json:
         saved = json.loads(Path(args.from_json).read_text())
         saved["checks"] = report(saved["rows"], args.table)  # re-derived from the rows
-        Path(args.from_json).write_text(json.dumps(saved, indent=1))
+        save(args.from_json, saved)
         plot(saved["rows"], args.png)
         return
     epsilons = EPSILONS
@@ -532,7 +534,7 @@ def main(argv=None):
         parser.error(f"unknown methods {sorted(unknown)}; choose from {ALL_METHODS}")
     warnings.simplefilter("ignore")  # seeded fits warn (PrivacyLeakWarning): evaluation only
     rows = []
-    start = time.perf_counter()
+    started, start = record_start(), time.perf_counter()
     for ds in args.datasets.split(","):
         data = load_dataset(ds)
         setting = make_setting(data, args, seed=args.seed)
@@ -568,8 +570,9 @@ def main(argv=None):
                           if k not in ("out", "png", "table")},
                "delta": DELTA, "epsilons": [fmt_eps(None if not np.isfinite(e) else e)
                                             for e in epsilons],
-               "seconds": round(total, 1), "rows": rows, "checks": lines}
-    Path(args.out).write_text(json.dumps(payload, indent=1))
+               "seconds": round(total, 1), "rows": rows, "checks": lines,
+               "run": run_info(started, total, packages=("lime", "dice-ml", "matplotlib"))}
+    save(args.out, payload)
     plot(rows, args.png)
     print(f"\nwrote {args.out} and {args.png}")
 

@@ -55,7 +55,8 @@ cell, one explainer seed.
 
 Run: python benchmarks/attacks_inference.py [--quick] [--no-dice] [--tables]
     [--datasets adult hospital]
-Writes results/attacks_inference.json (--quick: attacks_inference_quick.json).
+Writes results/attacks_inference.json (--quick: attacks_inference_quick.json),
+with ``_run_record``'s commit, date, versions, machine and command.
 
 Measured runtime (shared 2-core machine, load ~3): full 864 s (14.4 min; DPC's
 counterfactual search ~60 s per epsilon on Adult, DiCE ~0.5 s per
@@ -96,6 +97,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
 from _dpc_bench import black_box
+from _run_record import run_info, save, start as record_start
 from skdpx.attacks import attribute_inference, model_extraction
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.recourse import PrivRecourse
@@ -309,7 +311,6 @@ def main(argv=None):
     cfg = QUICK if args.quick else FULL
     path = os.path.join(RESULTS, "attacks_inference_quick.json" if args.quick
                         else "attacks_inference.json")
-    table_path = path.replace(".json", "_table.txt")  # doc/attacks.rst includes it
     if args.tables:
         with open(path, encoding="utf-8") as fh:
             saved = json.load(fh)
@@ -319,12 +320,10 @@ def main(argv=None):
                 r["epsilon"] = math.inf if r["epsilon"] == "Infinity" else r["epsilon"]
             tables(name, out, lines.append)
         print("\n".join(lines))
-        with open(table_path, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines).lstrip("\n") + "\n")
-        print(f"\nmeasured runtime: {saved['seconds']:.0f} s; wrote {table_path}")
+        print(f"\nmeasured runtime: {saved['seconds']:.0f} s")
         return
     warnings.simplefilter("ignore")
-    start = time.perf_counter()
+    started, start = record_start(), time.perf_counter()
     results = {"config": {k: v for k, v in cfg.items()}, "datasets": {}}
 
     def log(line):
@@ -332,15 +331,12 @@ def main(argv=None):
 
     for name in args.datasets:
         results["datasets"][name] = run_dataset(name, cfg, not args.no_dice, log)
-    lines = []
     for name, out in results["datasets"].items():
-        tables(name, out, lambda line: (log(line), lines.append(line)))
-    with open(table_path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines).lstrip("\n") + "\n")
+        tables(name, out, log)
     results["seconds"] = time.perf_counter() - start
+    results["run"] = run_info(started, results["seconds"], packages=("dice-ml",))
     log(f"\ntotal: {results['seconds']:.0f} s")
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(_jsonable(results), fh, indent=1)
+    save(path, _jsonable(results))
     log(f"saved {path}")
 
 

@@ -19,7 +19,9 @@ where fit, explain or transform raised, the nodes kept, and how far the
 counterfactuals are from the nearest training row (L2 in the unit cube of
 the bounds).
 
-Prints both tables; saves them to ``benchmarks/results/check_defaults.json``.
+Prints both tables; saves them to ``benchmarks/results/check_defaults.json``
+under ``--label``, each label with its run's ``_run_record`` (commit, date,
+versions, machine, command).
 
 Run: python benchmarks/check_defaults.py [--rows 1000] [--seeds 20] [--label after]
 (``--label`` names the entry in the JSON file; the other entries are kept.)
@@ -37,6 +39,8 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from skdpx import (DPCounterfactualGenerator, DPLimeExplainer, DPLocallyLinearClassifier,
                    PrivRecourse)
+
+from _run_record import run_info, save, start as record_start
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -161,6 +165,7 @@ def main(argv=None):
     parser.add_argument("--label", default="current", help="key in the JSON (e.g. before, after)")
     parser.add_argument("--classes", nargs="*", default=[c.__name__ for c in CLASSES])
     args = parser.parse_args(argv)
+    started, t0 = record_start(), time.perf_counter()
     table = {}
     for cls in CLASSES:
         if cls.__name__ not in args.classes:
@@ -210,8 +215,9 @@ def main(argv=None):
     saved = json.loads(out.read_text()) if out.exists() else {}
     saved[args.label] = {"sklearn": __import__("sklearn").__version__, "check_estimator": table,
                          "recourse": {"rows": args.rows, "features": 5, "epsilon": 1.0,
-                                      "problems": recourse}}
-    out.write_text(json.dumps(saved, indent=2, default=str))
+                                      "problems": recourse},
+                         "run": run_info(started, time.perf_counter() - t0, packages=())}
+    save(out, saved, default=str)
     print(f"saved {out.relative_to(ROOT)} [{args.label}]")
 
 

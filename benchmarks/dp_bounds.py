@@ -12,14 +12,15 @@ epsilon, and per feature:
 
 Datasets: breast cancer (569 x 30, scikit-learn), Adult's six numeric columns
 (32,561 rows, bundled), and Adult's numeric columns on its first 1,000 rows.
-Saves ``benchmarks/results/dp_bounds.json`` and prints a table.
+Saves ``benchmarks/results/dp_bounds.json`` (with ``_run_record``'s commit,
+date, versions, machine and command) and prints a table.
 
 Run: python benchmarks/dp_bounds.py [--repeats 20]
 """
 
 import argparse
-import json
 from pathlib import Path
+import time
 import warnings
 
 import numpy as np
@@ -27,6 +28,8 @@ from sklearn.datasets import load_breast_cancer
 
 from skdpx.datasets import load_adult
 from skdpx.privacy import Commitment, FitBounds, noise_source
+
+from _run_record import run_info, save, start
 
 HERE = Path(__file__).resolve().parent
 
@@ -58,6 +61,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
+    started, t0 = start(), time.perf_counter()
     cancer = load_breast_cancer().data
     adult = _adult_numeric()
     datasets = {"breast cancer (569 x 30)": cancer,
@@ -74,9 +78,8 @@ def main():
         print(f"{r['data']:<40} {r['epsilon']:>5g} {r['median_inside']:>14.2f} "
               f"{r['rows_inside']:>12.2f} {r['width_ratio']:>12.2f}")
     out = HERE / "results" / "dp_bounds.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"repeats": args.repeats, "share_of_epsilon": 0.25,
-                               "rows": rows}, indent=2))
+    save(out, {"repeats": args.repeats, "share_of_epsilon": 0.25, "rows": rows,
+               "run": run_info(started, time.perf_counter() - t0, packages=())})
     print(f"saved {out}")
 
 

@@ -32,7 +32,6 @@ loaded 2-core machine with OPENBLAS_NUM_THREADS=1 (2026-11-26).
 """
 
 import argparse
-import json
 import os
 import time
 import warnings
@@ -56,7 +55,7 @@ from skdpx.privacy import (
     noise_source,
 )
 
-from _run_record import run_info, start
+from _run_record import run_info, save, start
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "dplime_adult.json")
 
@@ -272,9 +271,7 @@ def main(argv=None):
     results["run"] = run_info(started, time.perf_counter() - t_start)
     results["run"]["seconds_by_part"] = timings
     print(f"\ntotal {results['run']['seconds']:.0f} s ({timings})")
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump(results, fh, indent=1)
+    save(args.out, results)
     print(f"saved {args.out}")
 
 

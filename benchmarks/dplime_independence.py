@@ -51,7 +51,6 @@ Measured runtime: 322 s at the default 16,000 rows (2026-11-25); 529 s at
 """
 
 import argparse
-import json
 from pathlib import Path
 import time
 import warnings
@@ -74,7 +73,7 @@ from skdpx.privacy import (
     noise_source,
 )
 
-from _run_record import run_info, start
+from _run_record import run_info, save, start
 
 HERE = Path(__file__).resolve().parent
 FEATURES = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
@@ -277,14 +276,13 @@ def main(argv=None):
     print(f"total {total:.0f} s")
 
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
+    save(out, {
         "rows": m, "features": FEATURES, "trials": args.trials, "targets": len(candidates),
         "queries": len(Q), "screen": args.screen, "epsilon_per_query": EPSILON_PER_QUERY,
         "delta": DELTA, "max_iter": T, "noise_multiplier": z, "claimed_mu": mu_claim,
         "black_box": "RandomForestClassifier(n_estimators=100, random_state=0)",
         "results": results, "seconds": total, "run": run_info(started, total),
-    }, indent=2))
+    })
     print(f"saved {out}")
 
 

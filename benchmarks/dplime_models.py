@@ -36,7 +36,6 @@ loaded 2-core machine (2026-11-26).
 """
 
 import argparse
-import json
 import os
 import time
 import warnings
@@ -49,7 +48,7 @@ from sklearn.svm import SVC
 from skdpx.explain import DPLimeExplainer
 from skdpx.privacy import PrivacyLedger
 
-from _run_record import run_info, start
+from _run_record import run_info, save, start
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "dplime_models.json")
 
@@ -179,9 +178,7 @@ def main(argv=None):
                   f"{ex['pearson_median']:7.3f} {ex['top1_agreement']:10.2f}{extra}")
     results["run"] = run_info(started, time.perf_counter() - t_start)
     print(f"total {results['run']['seconds']:.0f} s")
-    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-    with open(RESULTS, "w") as fh:
-        json.dump(results, fh, indent=2)
+    save(RESULTS, results)
     print(f"\nsaved {RESULTS}")
 
 

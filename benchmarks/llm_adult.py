@@ -34,16 +34,15 @@ from sklearn.linear_model import LogisticRegression
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.linear import DPLocallyLinearClassifier
 
-from _run_record import commit, machine, save, utc_now, versions
+from _run_record import run_info, save, start as record_start
 
 DELTA = 1e-5
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llm_adult.json")
 
 
-def environment():
-    """Versions and machine of this run, for the saved results."""
-    return {"date": utc_now(), "commit": commit(), "versions": versions("dp-accounting", "diffprivlib"),
-            "machine": machine()}
+def environment(started, seconds):
+    """The record of this run (commit, date, runtime, versions, machine, command)."""
+    return run_info(started, seconds, packages=("dp-accounting", "diffprivlib"))
 
 
 def _eps(eps):
@@ -68,7 +67,7 @@ def main(argv=None):
     parser.add_argument("--out", default=RESULTS, help="where to save the results (JSON)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    start = time.perf_counter()
+    started, start = record_start(), time.perf_counter()
     seeds = list(range(args.seeds))
     train, test = load_adult(subset="train"), load_adult(subset="test")
     enc, enc_test = encode_adult(train.data), encode_adult(test.data)
@@ -168,11 +167,10 @@ def main(argv=None):
                      "random_state": "the seed, for every model that takes one"},
         "rows": saved,
         "difference_at_epsilon_1": (None if theirs is None else float(ours - theirs)),
-        **environment(),
-        "runtime_seconds": time.perf_counter() - start,
+        "run": environment(started, time.perf_counter() - start),
     }
     save(args.out, out)
-    print(f"\n{out['runtime_seconds']:.0f} s in all; wrote {args.out}")
+    print(f"\n{out['run']['seconds']:.0f} s in all; wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _mnist import BOUNDS, load_mnist  # noqa: E402
-from _run_record import commit, machine, save, utc_now, versions  # noqa: E402
+from _run_record import run_info, save, start as record_start  # noqa: E402
 
 from skdpx.privacy import calibrate_noise, compute_epsilon  # noqa: E402
 from skdpx.linear import DPLocallyLinearClassifier  # noqa: E402
@@ -68,10 +68,9 @@ SETTINGS = [
 ]
 
 
-def environment():
-    """Versions and machine of this run, for the saved results."""
-    return {"date": utc_now(), "commit": commit(), "versions": versions("dp-accounting"),
-            "machine": machine()}
+def environment(started, seconds):
+    """The record of this run (commit, date, runtime, versions, machine, command)."""
+    return run_info(started, seconds, packages=("dp-accounting",))
 
 
 def _eps(eps):
@@ -223,16 +222,14 @@ def main(argv=None):
                         help="what to run; the other parts already in --out are kept")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    started = record_start()
     if "models" not in args.parts:
         with open(args.out) as fh:
             out = json.load(fh)
         t0 = time.perf_counter()
         out["accounting"] = accounting_table()
-        out["accounting"].update(environment())
-        out["accounting"]["runtime_seconds"] = time.perf_counter() - t0
-        with open(args.out, "w") as fh:
-            json.dump(out, fh, indent=2)
-            fh.write("\n")
+        out["accounting"]["run"] = environment(started, time.perf_counter() - t0)
+        save(args.out, out)
         print(f"\nupdated the accounting part of {args.out}")
         return
     start = time.perf_counter()
@@ -262,11 +259,10 @@ def main(argv=None):
         "accuracy": accuracy,
         "speed": speed,
         **({"accounting": accounting} if accounting else {}),
-        **environment(),
-        "runtime_seconds": time.perf_counter() - start,
+        "run": environment(started, time.perf_counter() - start),
     }
     save(args.out, out)
-    print(f"\n{out['runtime_seconds']:.0f} s in all; wrote {args.out}")
+    print(f"\n{out['run']['seconds']:.0f} s in all; wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,10 @@ a release to publish (``PrivacyLeakWarning``, silenced here).
 Usage: ``python benchmarks/model_selection.py [--seeds 3] [--parts adult
 hospital lime] [--cv 3] [--jobs 1] [--quick]``. ``--quick``: one seed,
 Adult only, cv=2 (a smoke run of a few minutes). Writes (updates)
-``benchmarks/results/model_selection.json``. Runtime with ``--seeds 3`` on
+``benchmarks/results/model_selection.json``, each part with the
+``_run_record`` of the run that last wrote it (``run``: commit, date,
+versions, machine, command; an earlier run that added to it in
+``earlier_runs``). Runtime with ``--seeds 3`` on
 one core: about 6 min for Adult, 15 min for the hospital data, 3 min for
 the explainer on a quiet machine (12 min on a busy one; measured on 2
 shared cores: 32 min in all); ``--jobs 2`` runs the fits of (b) and (c) on
@@ -99,6 +102,7 @@ from skdpx.model_selection import DPRandomSearchCV, price_search
 from skdpx.privacy import FitCount, PrivacyLedger, compute_epsilon, event_to_json
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _run_record import run_info, save, start as record_start  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results", "model_selection.json")
 EPSILON = 2.0
@@ -601,7 +605,7 @@ def main(argv=None):
     out.update({"epsilon": EPSILON, "delta": DELTA, "grid": GRID, "default": DEFAULT,
                 "estimator": "DPLocallyLinearClassifier"})
     out.setdefault("datasets", {})
-    start = time.perf_counter()
+    started, start = record_start(), time.perf_counter()
     cpu = time.process_time()
     for key in args.parts:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -613,6 +617,7 @@ def main(argv=None):
             # summed over the runs that made it (a fresh result has none yet)
             res["seconds"] = res.get("seconds", 0.0) + time.perf_counter() - t0
             res["cpu_seconds"] = res.get("cpu_seconds", 0.0) + time.process_time() - c0
+            _record(res, started, t0)
             out["explainer"] = res
             print_lime(res, len(lime["X"]), len(seeds))
             print(f"({res['seconds']:.0f} s, {res['cpu_seconds']:.0f} s of CPU)", flush=True)
@@ -632,6 +637,7 @@ def main(argv=None):
             res["dp_search"][label] = dp_search(ds, seeds, candidates, **SEARCHES[label])
         res["seconds"] += time.perf_counter() - t0  # summed over the runs that made it
         res["cpu_seconds"] += time.process_time() - c0
+        _record(res, started, t0)
         out["datasets"][key] = res
         print_table(ds["name"], res["n_train"], res["n_test"], res, len(seeds))
         print(f"({res['seconds']:.0f} s, {res['cpu_seconds']:.0f} s of CPU)", flush=True)
@@ -640,9 +646,16 @@ def main(argv=None):
           f"CPU in this process); wrote {args.out}")
 
 
+def _record(res, started, t0):
+    """Give a part the record of this run; the run that last wrote it goes to ``earlier_runs``."""
+    if "run" in res:
+        res.setdefault("earlier_runs", []).append(res["run"])
+    res["run"] = run_info(started, time.perf_counter() - t0,
+                          packages=("dp-accounting", "joblib"))
+
+
 def _write(out, path):
-    with open(path, "w") as fh:
-        json.dump(out, fh, indent=2, default=float)
+    save(path, out, default=float)
 
 
 if __name__ == "__main__":

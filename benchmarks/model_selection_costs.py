@@ -20,10 +20,10 @@ is priced as ``price_search`` prices it under add-or-remove: each fit's own
 DP count, then the rest at its cap.
 
 Run: ``python benchmarks/model_selection_costs.py`` (about a minute). Writes
-``benchmarks/results/model_selection_costs.json``.
+``benchmarks/results/model_selection_costs.json`` (with ``_run_record``'s
+commit, date, versions, machine and command).
 """
 
-import json
 import math
 import pathlib
 import time
@@ -39,6 +39,8 @@ from skdpx.datasets import encode_adult, load_adult
 from skdpx.model_selection import DPGridSearchCV, price_search
 from skdpx.privacy import ComposedDpEvent, FitCount, PrivacyLedger, compute_epsilon
 from skdpx.privacy._selection import run_distribution
+
+from _run_record import run_info, save, start
 
 warnings.simplefilter("ignore")  # seeded, uncapped: no release is made here
 
@@ -64,6 +66,7 @@ def p_tried(selection, mean, eta, n_candidates):
 
 
 def main():
+    started, t_start = start(), time.perf_counter()
     train = load_adult(subset="train")
     X, y = encode_adult(train.data).data, train.target
     n = len(X)
@@ -157,8 +160,8 @@ def main():
         plan(refit_share=0.3), plan(refit_share=0.7), plan(refit=False),
     ]
     path = pathlib.Path(__file__).parent / "results" / "model_selection_costs.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(out, indent=1, default=str))
+    out["run"] = run_info(started, time.perf_counter() - t_start, packages=("dp-accounting",))
+    save(path, out, default=str)
     print(f"written {path}")
 
 

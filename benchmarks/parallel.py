@@ -24,6 +24,8 @@ machine, OpenBLAS's threads in small products are much slower than one.
 
 Run: nice -n 10 python benchmarks/parallel.py [--reps 3] [--m 20000] [--d 20] [--queries 64]
      [--out benchmarks/results/parallel.json]
+(``--out``: the results, with ``_run_record``'s commit, date, versions, machine
+and command; without it nothing is saved.)
 
 Saved runs (medians of 3, n_jobs=2 against 1, wall time, one BLAS thread):
 ``parallel.json`` (--m 200000, 2026-11-26 16:59 UTC, commit 7426751, load
@@ -36,9 +38,6 @@ short for the dispatch), the search 0.71, the ceiling 0.55;
 """
 
 import argparse
-import json
-import os
-import platform
 import time
 import warnings
 
@@ -53,6 +52,8 @@ from skdpx import DPLocallyLinearClassifier
 from skdpx.explain import DPLimeExplainer
 from skdpx.model_selection import DPRandomSearchCV
 from skdpx.privacy import PrivacyLedger
+
+from _run_record import run_info, save, start
 
 
 def _cpu_of_workers():
@@ -125,6 +126,7 @@ def main():
     ap.add_argument("--search-rows", type=int, default=20_000)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    started, t_start = start(), time.perf_counter()
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(args.m, args.d))
@@ -153,9 +155,7 @@ def main():
                 times["ceiling"][setting].append(_ceiling(n_jobs))
         print(f"rep {rep}: " + "; ".join(f"{k} n_jobs={s}: {v[s][-1]['wall']:.3f} s"
                                          for k, v in times.items() for s in settings), flush=True)
-    out = {"settings": vars(args), "cpu_count": os.cpu_count(),
-           "python": platform.python_version(), "joblib": joblib.__version__,
-           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "results": {}}
+    out = {"settings": vars(args), "results": {}}
     out["results"]["search_n_jobs_2_cold_workers"] = cold
     for name, runs in times.items():
         res = {}
@@ -181,8 +181,9 @@ def main():
             for s, r in res.items()) + "\n    ratios " + ", ".join(
             f"{k} {v:.2f}" for k, v in ratios.items()))
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        out["run"] = run_info(started, time.perf_counter() - t_start,
+                              packages=("joblib", "psutil", "threadpoolctl"))
+        save(args.out, out)
 
 
 if __name__ == "__main__":

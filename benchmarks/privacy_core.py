@@ -17,25 +17,20 @@ Two parts:
   ``epsilon=np.inf`` (no clipping, no noise), interleaved, median of
   ``--repeats`` runs of ``--steps`` steps.
 
-Prints both tables and saves them with the settings, versions, runtime and
-date to ``benchmarks/results/privacy_core.json``.
+Prints both tables and saves them to ``benchmarks/results/privacy_core.json``
+with ``_run_record``'s commit, date, runtime, versions, machine and command
+(``run``).
 
-Runtime: 146 s measured on 2 cores shared with other jobs (2026-11-26,
-``nice -n 10``; the ``seconds`` field of the JSON), most of it the DP-SGD
-step timing. The timings are ratios measured side by side; their absolute
+Runtime: a few minutes on 2 cores shared with other jobs (the ``run.seconds``
+field of the JSON), most of it the DP-SGD step timing. The timings are ratios measured side by side; their absolute
 values depend on the machine's load.
 
 Run: python benchmarks/privacy_core.py [--repeats 3] [--steps 60]
 """
 
 import argparse
-from datetime import datetime, timezone
-from importlib.metadata import version
-import json
 import math
-import os
 from pathlib import Path
-import platform
 import time
 
 import numpy as np
@@ -51,6 +46,8 @@ from skdpx.privacy import (
 )
 
 HERE = Path(__file__).resolve().parent
+
+from _run_record import run_info, save, start as record_start  # noqa: E402
 
 
 def classic_sigma(epsilon, delta):
@@ -155,18 +152,14 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=60)
     args = parser.parse_args()
-    start = time.perf_counter()
-    versions = {name: version(name) for name in ("dp-accounting", "numpy", "scikit-learn")}
-    print(f"dp-accounting {versions['dp-accounting']}, numpy {versions['numpy']}")
+    started, start = record_start(), time.perf_counter()
     out = {"noise": noise_table(), "dpsgd_step": dpsgd_table(steps=args.steps,
                                                              repeats=args.repeats)}
-    out.update({"versions": versions, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-                "seconds": time.perf_counter() - start})
+    out["run"] = run_info(started, time.perf_counter() - start, packages=("dp-accounting",))
+    print(", ".join(f"{k} {v}" for k, v in out["run"]["versions"].items()))
     path = HERE / "results" / "privacy_core.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(out, indent=1))
-    print(f"{out['seconds']:.0f} s; saved {path}")
+    save(path, out)
+    print(f"{out['run']['seconds']:.0f} s; saved {path}")
 
 
 if __name__ == "__main__":

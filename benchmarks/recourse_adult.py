@@ -57,10 +57,6 @@ seeds) was stopped: at that pace it would take well over 40 minutes here.
 """
 
 import argparse
-import datetime
-import json
-import platform
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -75,7 +71,7 @@ from skdpx.metrics import path_density, path_distance, path_manifold_distance, r
 from skdpx.privacy import compute_epsilon, gaussian_event
 from skdpx.recourse import RecourseGraph, recourse_graph
 
-from _run_record import commit, versions
+from _run_record import run_info, save, start
 
 FEATURES = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 INCREASING = ["age", "education-num"]
@@ -186,11 +182,6 @@ def print_table(entries, first, title):
         print(f"| {e[first]} | " + " | ".join(vals) + " |")
 
 
-def code_versions():
-    """What ran: the packages' versions and the checkout's full commit."""
-    return {**versions("dp-accounting", "opendp"), "git_commit": commit(short=False)}
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
@@ -205,8 +196,7 @@ def main():
     parser.add_argument("--synth", action="store_true", help="also run DP-SD (smartnoise-synth MST)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    started = time.perf_counter()
-    code = code_versions()  # the commit the run starts from
+    record, started = start(), time.perf_counter()  # the commit the run starts from
     warnings.filterwarnings("ignore", message="random_state=")
     warnings.filterwarnings("ignore", message="accountant=None")
     warnings.filterwarnings("ignore", message="classes=None")
@@ -328,12 +318,7 @@ def main():
     print(f"\nruntime {runtime:.0f} s")
     saved = {
         "benchmark": "benchmarks/recourse_adult.py",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(["python", "benchmarks/recourse_adult.py", *sys.argv[1:]]),
-        "runtime_s": round(runtime, 1),
-        "machine": {"platform": platform.platform(), "cpus": __import__("os").cpu_count(),
-                    "note": "shared machine, run with nice -n 10 next to other jobs"},
-        "versions": code,
+        "run": run_info(record, runtime, packages=("dp-accounting", "opendp", "smartnoise-synth")),
         "settings": {**{k: (str(v) if isinstance(v, Path) else v)
                         for k, v in vars(args).items()}, **FIXED,
                      "n_train": int(len(X)), "n_test": int(len(Xte)), "features": FEATURES},
@@ -348,8 +333,7 @@ def main():
         "speed": speed_result,
         "notes": notes,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(saved, indent=1))
+    save(args.out, saved)
     print(f"saved {args.out}")
 
 

@@ -26,10 +26,13 @@ import os
 from pathlib import Path
 import subprocess
 import sys
+import time
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+
+from _run_record import run_info, save, start  # noqa: E402
 ROOT = HERE.parent
 
 _CHILD = r"""
@@ -73,6 +76,7 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=60000)
     parser.add_argument("--epochs", type=int, default=2)
     args = parser.parse_args(argv)
+    started, t_start = start(), time.perf_counter()
     variants = {"insecure": ROOT, "secure": ROOT}
     if args.before is not None:
         variants = {"before": args.before, **variants}
@@ -89,9 +93,8 @@ def main(argv=None):
         before = f"{m / median['before']:.3f}" if "before" in median else "-"
         print(f"{v:<10} {m:>8.2f} {m / median['insecure']:>11.3f} {before:>9}")
     out = HERE / "results" / "secure_noise.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"rows": args.rows, "epochs": args.epochs, "times": times,
-                               "median": median}, indent=2))
+    save(out, {"rows": args.rows, "epochs": args.epochs, "times": times, "median": median,
+               "run": run_info(started, time.perf_counter() - t_start, packages=("opendp",))})
     print(f"saved {out.relative_to(ROOT)}")
 
 

@@ -40,7 +40,10 @@ row is added by ``METHODS["PrivRecourse"] = ...`` (its own helper), on the
 same cases (:func:`adult_case`, :func:`small_case`) and checks
 (:func:`check_records`).
 
-Saves ``benchmarks/results/valid_records.json`` and prints the table.
+Saves ``benchmarks/results/valid_records.json`` and prints the table; each
+case keeps the ``_run_record`` (commit, date, versions, machine, command) of
+the run that last wrote it (``run``; an earlier one that wrote some of its
+methods' rows in ``earlier_runs``).
 
 ``--methods "DPC, latent search only"`` adds the same fits with the latent
 search alone (``line_steps=0``): the search before it continued in input space.
@@ -51,7 +54,6 @@ Run: python benchmarks/valid_records.py [--seeds N] [--queries N] [--cases adult
 
 import argparse
 import json
-import platform
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -59,7 +61,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import sklearn
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer
 from sklearn.neural_network import MLPClassifier
@@ -72,6 +73,8 @@ from skdpx.datasets import adult_schema, load_adult
 from skdpx.privacy import PrivacyLedger
 
 HERE = Path(__file__).resolve().parent
+
+from _run_record import run_info, save, start as record_start  # noqa: E402
 EPSILON, DELTA = 1.0, 1e-5
 CHECKS = ("categories", "integers", "bounds", "immutables", "monotone")
 
@@ -303,13 +306,11 @@ def main(argv=None):
     parser.add_argument("--methods", nargs="+", default=None)
     parser.add_argument("--out", default=str(HERE / "results" / "valid_records.json"))
     args = parser.parse_args(argv)
+    started = record_start()
     warnings.simplefilter("ignore")  # seeded runs and per-fit ledgers, on purpose
     methods = {k: v for k, v in {**METHODS, **BASELINES}.items()
                if (k in METHODS if args.methods is None else k in args.methods)}
-    results = {"epsilon": EPSILON, "delta": DELTA,
-               "versions": {"python": platform.python_version(), "numpy": np.__version__,
-                            "scikit-learn": sklearn.__version__, "pandas": pd.__version__},
-               "cases": {}}
+    results = {"epsilon": EPSILON, "delta": DELTA, "cases": {}}
     path = Path(args.out)
     if path.exists():  # keep other methods' rows (e.g. PrivRecourse's) from earlier runs
         old = json.loads(path.read_text())
@@ -320,13 +321,18 @@ def main(argv=None):
     for key in args.cases:
         case = adult_case(args.queries) if key == "adult" else CASES[key]()
         print(f"{case.name}: {case.note}", flush=True)
+        t0 = time.perf_counter()
         entry = run_case(case, methods, range(args.seeds))
-        kept = results["cases"].get(case.name, {}).get("methods", {})
+        old = results["cases"].get(case.name, {})
+        kept = old.get("methods", {})
         entry["methods"] = {**{k: v for k, v in kept.items() if k not in entry["methods"]},
                             **entry["methods"]}
+        earlier = old.get("earlier_runs", []) + ([old["run"]] if "run" in old else [])
+        if kept.keys() - entry["methods"].keys() or earlier:
+            entry["earlier_runs"] = earlier
+        entry["run"] = run_info(started, time.perf_counter() - t0, packages=("pandas",))
         results["cases"][case.name] = entry
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(results, indent=1) + "\n")
+    save(path, results)
     print()
     print_table(results)
     return results

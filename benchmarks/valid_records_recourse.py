@@ -48,7 +48,8 @@ for a benchmark only). Run::
 
     python benchmarks/valid_records_recourse.py [--seeds 5] [--queries 500]
 
-It prints a table and saves ``benchmarks/results/valid_records_recourse.json``.
+It prints a table and saves ``benchmarks/results/valid_records_recourse.json``
+(with ``_run_record``'s commit, date, versions, machine and command).
 :func:`recourse_rows` returns the rows for a joint table.
 """
 
@@ -70,6 +71,8 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skdpx import PrivRecourse
 from skdpx.datasets import adult_schema, load_adult
+
+from _run_record import run_info, save, start as record_start
 
 RESULTS = Path(__file__).parent / "results" / "valid_records_recourse.json"
 CHECKS = ("categories", "integers", "bounds", "immutables", "monotone")
@@ -288,14 +291,14 @@ def main():
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--epsilon", type=float, default=1.0)
     args = parser.parse_args()
+    started, t0 = record_start(), time.perf_counter()
     rows = recourse_rows(epsilon=args.epsilon, seeds=range(args.seeds), n_queries=args.queries)
     table = summary(rows)
     print(f"\n### PrivRecourse: valid records and flips (epsilon {args.epsilon:g}, "
           f"{args.seeds} seeds, means)\n")
     print(markdown(table))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"rows": rows, "summary": json.loads(
-        table.reset_index().to_json(orient="records"))}, indent=1))
+    save(RESULTS, {"rows": rows, "summary": json.loads(table.reset_index().to_json(
+        orient="records")), "run": run_info(started, time.perf_counter() - t0, packages=("pandas",))})
     print(f"\nsaved {RESULTS}")
 
 
