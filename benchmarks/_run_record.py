@@ -36,13 +36,17 @@ def commit(short=True):
 
 def versions(*packages):
     """Python's version and the installed versions of the base packages and ``packages``
-    (None for one that is not installed)."""
+    (None for one that is not installed). A package run from a checkout without being
+    installed (skdpx on ``PYTHONPATH``) gives its module's ``__version__``."""
     out = {"python": platform.python_version()}
     for name in (*BASE_PACKAGES, *packages):
         try:
             out[name] = version(name)
         except PackageNotFoundError:
-            out[name] = None
+            module = sys.modules.get(name.replace("-", "_"))
+            if module is None and name == "skdpx":
+                import skdpx as module
+            out[name] = getattr(module, "__version__", None)
     return out
 
 
