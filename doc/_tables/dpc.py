@@ -114,7 +114,7 @@ def setup(results):
     black_box = results["black_box"]
     table = results["tables"][0]
     settings = results["settings"]
-    versions = results["versions"]
+    run = results["run"]
     rows = [
         ["black box", f"{black_box['model']} on {black_box['n_train']:,} rows; accuracy "
                       f"{black_box['accuracy']:.4f} on {black_box['n_test']:,} others"],
@@ -124,10 +124,10 @@ def setup(results):
         ["DiCE", "not run" if not settings.get("dice") else
          f"on the first {settings['n_dice']} queries" if settings.get("n_dice") else
          "on every query"],
-        ["run", f"{results['date']}, {results['runtime_seconds'] / 60:.1f} min, "
-                f"{results['machine']['cpus']} cores (shared; load average at start "
-                f"{results['machine']['load_average_at_start'][0]:.1f})"],
-        ["versions", ", ".join(f"{k} {v}" for k, v in versions.items())],
+        ["run", f"{run['date']}, {run['seconds'] / 60:.1f} min, "
+                f"{run['machine']['cpus']} cores (shared; load average at start "
+                f"{run['load_average_at_start'][0]:.1f})"],
+        ["versions", ", ".join(f"{k} {v}" for k, v in run["versions"].items() if v)],
     ]
     return ["setting", "value"], rows
 
@@ -197,9 +197,9 @@ def extraction_setup(results):
                       f"epsilon inf: {', '.join(map(str, settings['dpc_seeds']['inf']))}"],
         ["DiCE random", "not run" if results["dice_ms_per_query"] is None else
          f"{results['dice_ms_per_query']:.0f} ms per counterfactual"],
-        ["run", f"{results['date']}, {results['runtime_seconds'] / 60:.1f} min, "
-                f"{results['machine']['cpus']} cores (shared)"],
-        ["versions", ", ".join(f"{k} {v}" for k, v in results["versions"].items())],
+        ["run", f"{results['run']['date']}, {results['run']['seconds'] / 60:.1f} min, "
+                f"{results['run']['machine']['cpus']} cores (shared)"],
+        ["versions", ", ".join(f"{k} {v}" for k, v in results["run"]["versions"].items() if v)],
     ]
     return ["setting", "value"], rows
 

@@ -189,10 +189,10 @@ def independence_settings(results):
                                f"{_int(results['screen'])} simulated answers each"],
             ["answers per neighbour", _int(results["trials"])],
             ["runtime", f"{results['seconds']:.0f} s"]]
-    if "run" in results:
-        rows.append(["date", results["run"]["date"]])
-        rows.append(["versions", ", ".join(f"{k} {v}" for k, v in
-                                           results["run"]["versions"].items() if v)])
+    run = results.get("run", {})
+    rows.append(["date", run.get("date") or "not recorded"])
+    rows.append(["versions", ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items()
+                                       if v) or "not recorded"])
     return header, rows
 
 

@@ -131,13 +131,14 @@ def mnist_centring_cost(results):
 
 def run(results):
     """Either file: when, where and with what the benchmark ran."""
-    versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items() if v)
+    run = results["run"]
+    versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items() if v)
     seeds = results["settings"]["seeds"]
     rows = [
-        ["finished (UTC)", results["date"].replace("T", " ").replace("+00:00", "")],
-        ["run time", f"{results['runtime_seconds'] / 60:.1f} min"],
+        ["date (UTC)", run["date"].replace("T", " ").replace("+00:00", "")],
+        ["run time", f"{run['seconds'] / 60:.1f} min"],
         ["seeds", ", ".join(str(s) for s in seeds)],
-        ["machine", f"{results['machine']['cpus']} CPUs, {results['machine']['platform']}"],
+        ["machine", f"{run['machine']['cpus']} CPUs, {run['machine']['platform']}"],
         ["versions", versions],
     ]
     return ["", ""], rows

@@ -119,13 +119,14 @@ def defaults(results):
 
 def run_info(results):
     """How the saved run was made: command, settings, seeds, date, runtime, versions."""
-    s, v = results["settings"], results["versions"]
+    s, run = results["settings"], results["run"]
+    v = run["versions"]
     synth = results["synth"]
     rows = [
-        ["command", results["command"]],
-        ["date (UTC)", results["date"]],
-        ["runtime", f"{results['runtime_s'] / 60:.1f} min ({results['machine']['cpus']} cores, "
-                    f"{results['machine']['note']})"],
+        ["command", run["command"]],
+        ["date (UTC)", run["date"]],
+        ["runtime", f"{run['seconds'] / 60:.1f} min ({run['machine']['cpus']} cores, "
+                    f"{run['machine'].get('note', 'shared machine')})"],
         ["seeds", ", ".join(map(str, results["seeds"]))],
         ["denied test queries per seed", s["queries"]],
         ["training rows (clustering, model, KDE)", s["n_train"]],
@@ -141,9 +142,8 @@ def run_info(results):
         ["metrics", f"KDE bandwidth {s['bandwidth']:g}, yNN with {s['ynn_neighbors']} "
                     f"neighbours, on the {s['metrics_space']}"],
         ["DP-SD (MST)", "run" if synth["ran"] else f"not run: {synth['reason']}"],
-        ["versions", ", ".join(f"{k} {val}" for k, val in v.items()
-                               if k != "git_commit" and val)],
-        ["code", f"commit {v['git_commit'][:10]}" if v.get("git_commit") else "n/a"],
+        ["versions", ", ".join(f"{k} {val}" for k, val in v.items() if val)],
+        ["code", f"commit {run['commit'][:10]}" if run.get("commit") else "n/a"],
     ]
     return ["item", "value"], rows
 
