@@ -8,7 +8,8 @@ The benchmarks in ``benchmarks/`` save what they measured under
        :caption: Test accuracy on MNIST
 
 which loads ``benchmarks/results/llm_mnist.json`` and calls
-``doc/_tables/llm.py::accuracy(results)``. A renderer returns a
+``doc/_tables/llm.py::accuracy(results)`` (with several files, the renderer
+gets a dict of their results by file name). A renderer returns a
 :class:`pandas.DataFrame` (its columns are the header; the index is dropped)
 or a pair ``(header, rows)``. Numbers are formatted by the renderer, so a
 page never holds a number copied by hand from a benchmark's output. Under each
@@ -162,27 +163,35 @@ def _table(header, rows, caption):
 
 
 class BenchTable(SphinxDirective):
+    """``.. bench-table:: file [file ...]``: one file's results go to the renderer as
+    loaded; several files go as a dict of their loaded results by name (a table
+    comparing runs). The note under the table names each file and its provenance."""
     required_arguments = 1
+    optional_arguments = 20
     has_content = False
     option_spec = {"render": directives.unchanged_required, "caption": directives.unchanged}
 
     def run(self):
-        name = self.arguments[0]
+        names = self.arguments
         module_name, _, func_name = self.options["render"].rpartition(".")
         module = importlib.import_module(f"_tables.{module_name}")
         render = getattr(module, func_name)
-        path = RESULTS / name
-        self.env.note_dependency(str(path))
+        loaded = {name: load_results(name) for name in names}
+        for name in names:
+            self.env.note_dependency(str(RESULTS / name))
         self.env.note_dependency(module.__file__)
-        header, rows = _cells(render(load_results(name)))
+        header, rows = _cells(render(loaded[names[0]] if len(names) == 1 else loaded))
         if any(len(row) != len(header) for row in rows):
             raise self.error(f"{self.options['render']}: a row's length differs from the header's")
         container = nodes.container(classes=["bench-table-container"])
         container += _table(header, rows, self.options.get("caption"))
         note = nodes.paragraph(classes=["bench-table-source"])
         note += nodes.Text("Generated from ")
-        note += nodes.literal(text=f"benchmarks/results/{name}")
-        note += nodes.Text(f" ({provenance(load_results(name))}).")
+        for i, name in enumerate(names):
+            note += nodes.Text("; " if i else "")
+            note += nodes.literal(text=f"benchmarks/results/{name}")
+            note += nodes.Text(f" ({provenance(loaded[name])})")
+        note += nodes.Text(".")
         container += note
         return [container]
 

@@ -91,3 +91,84 @@ def membership_best(results):
             if (c := cells.get(_eps(e))) else "" for e in epsilons)])
     return pd.DataFrame(table, columns=["data", "targets", "method", "signal",
                                         *(f"eps {_eps(e)}" for e in epsilons)])
+
+
+# ------------------------------------------------------------ single values for the prose
+def _best_signals(rows):
+    """(dataset, targets, method) -> the signal strongest at epsilon = inf (as membership_best)."""
+    best = {}
+    for r in rows:
+        key = (r["dataset"], r["targets"], r["method"])
+        if _eps(r["epsilon"]) == "inf" and r["auc"] > best.get(key, (None, -1.0))[1]:
+            best[key] = (r["signal"], r["auc"])
+    return {key: signal for key, (signal, _) in best.items()}
+
+
+def _best_rows(results, targets=None, methods=None):
+    best = _best_signals(results["rows"])
+    return [r for r in results["rows"]
+            if best.get((r["dataset"], r["targets"], r["method"])) == r["signal"]
+            and (targets is None or r["targets"] == targets)
+            and (methods is None or r["method"] in methods)]
+
+
+_PRIVATE = ("llc", "dplime", "recourse")
+
+
+def canary_max_auc_private(results):
+    """The largest canary AUC of the private methods' strongest signals at epsilon <= 1."""
+    return max(r["auc"] for r in _best_rows(results, "canary", _PRIVATE)
+               if _eps(r["epsilon"]) != "inf" and float(r["epsilon"]) <= 1)
+
+
+def n_finite(results):
+    """The number of settings (rows) with a finite epsilon."""
+    return sum(_eps(r["epsilon"]) != "inf" for r in results["rows"])
+
+
+def max_finite_bound(results):
+    """The largest empirical epsilon lower bound over the finite settings."""
+    return max(r["epsilon_lower_bound"] for r in results["rows"] if _eps(r["epsilon"]) != "inf")
+
+
+def canary_inf_max_bound(results):
+    """The largest lower bound of the private methods' strongest canary signals at epsilon = inf."""
+    return max(r["epsilon_lower_bound"] for r in _best_rows(results, "canary", _PRIVATE)
+               if _eps(r["epsilon"]) == "inf")
+
+
+def dpc_auc_range(results):
+    """DPC's AUCs over every setting and signal, as "a-b"."""
+    aucs = [r["auc"] for r in results["rows"] if r["method"] == "dpc"]
+    return f"{min(aucs):.2f}-{max(aucs):.2f}"
+
+
+def lime_max_auc(results):
+    """lime's largest AUC over every signal and target set."""
+    return max(r["auc"] for r in results["rows"] if r["method"] == "lime")
+
+
+def minutes(results):
+    """The run's wall time in minutes."""
+    return results["seconds"] / 60
+
+
+def dpc_dualcf_range(results, dataset="hospital", n=400):
+    """DualCF's fidelity on DPC at ``n`` queries on ``dataset``, over the epsilons, "a-b"."""
+    values = [r["fidelity"] for r in results["datasets"][dataset]["extraction"]
+              if r["method"] == "DPC" and r["strategy"] == "dualcf" and r["n_queries"] == n]
+    return f"{min(values):.3g}-{max(values):.3g}"
+
+
+def _advantage(results, dataset, method, epsilon, attack):
+    rows = [r for r in results["datasets"][dataset]["attribute"]
+            if r["method"] == method and _eps(r["epsilon"]) == epsilon and r["attack"] == attack]
+    (r,) = rows
+    a, b = r["accuracy_members"], r["accuracy_non_members"]
+    se = math.sqrt(a * (1 - a) / r["n_members"] + b * (1 - b) / r["n_non_members"])
+    return f"{r['advantage']:+.3f} +- {se:.3f}"
+
+
+def recourse_node_advantage(results):
+    """Non-private PrivRecourse's centres on Adult: the advantage and its standard error."""
+    return _advantage(results, "adult", "PrivRecourse", "inf", "node distance")

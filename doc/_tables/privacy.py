@@ -371,3 +371,89 @@ def ledger_first_read(results):
               "of which in the write lock (s)"]
     return header, [[r["code"], r["spends"], f"{r['seconds']:.1f}", f"{r['in_write_lock']:.3f}"]
                     for r in results.get("first_read", []) if "seconds" in r]
+
+
+# ------------------------------------------------------------ fixed_costs*.json, every run
+def _median(summary, part, side, key, fmt):
+    cell = summary.get(part, {}).get(side, {}).get(key)
+    return "" if cell is None else fmt.format(cell["median"])
+
+
+def fixed_costs_runs(by_file):
+    """Every saved run of benchmarks/fixed_costs.py, one row each: its commits, settings,
+    load, and the medians of the LLC fits (DP, non-private, their ratio and its minimum
+    over the pairs) and of the first calibration."""
+    header = ["file", "after (before)", "pairs x epochs", "load (median)", "LLC DP fit (s)",
+              "non-private (s)", "ratio, median (min)", "ratio before", "calibration (s)"]
+    rows = []
+    for name, r in by_file.items():
+        s, settings = r["summary"], r["settings"]
+        before = (r.get("before_commit") or "")[:7]
+        ratio = s.get("llc", {}).get("after", {}).get("ratio")
+        rows.append([
+            name, f"{r['commit']}" + (f" ({before})" if before else ""),
+            f"{settings['repeats']} x {settings['epochs']}",
+            f"{float(np.median(r['load_average'][1:] or r['load_average'])):.2f}",
+            _median(s, "llc", "after", "private", "{:.1f}"),
+            _median(s, "llc", "after", "non_private", "{:.1f}"),
+            "" if ratio is None else f"{ratio['median']:.3f} ({ratio['min']:.3f})",
+            _median(s, "llc", "before", "ratio", "{:.3f}"),
+            _median(s, "calibration", "after", "seconds", "{:.2f}")])
+    return header, rows
+
+
+def llc_phases(results):
+    """The DP and non-private LLC fits' CPU by phase (medians): planning the spend and the
+    calibrations, the DP-SGD loop, the rest of the work on the data."""
+    s = results["summary"]["llc"]
+    header = ["phase (CPU, s)", "DP fit, after", "non-private fit, after", "DP fit, before",
+              "non-private fit, before"]
+    rows = []
+    for key, label in (("plan", "planning and calibration"), ("train", "DP-SGD loop"),
+                       ("data", "the rest of the work on the data")):
+        rows.append([label, *(f"{s[side][f'cpu_{key}_{fit}']['median']:.2f}"
+                              if f"cpu_{key}_{fit}" in s.get(side, {}) else ""
+                              for side in ("after", "before") for fit in ("private", "non_private"))])
+    return header, rows
+
+
+# ------------------------------------------------------------ parallel*.json
+_PARALLEL = {"dplime_basic": "DPLimeExplainer explain", "search": "DPRandomSearchCV fit",
+             "ceiling": "ceiling (pure CPU)"}
+
+
+def parallel(by_file):
+    """benchmarks/parallel.py: n_jobs=2 against n_jobs=1 (medians; one BLAS thread), per run."""
+    header = ["file", "m rows", "what", "n_jobs=1 (s)", "n_jobs=2 (s)", "wall 2 / 1",
+              "free cores 2 / 1", "wall 2 / 1, default BLAS threads"]
+    rows = []
+    for name, r in by_file.items():
+        for key, label in _PARALLEL.items():
+            out = r["results"][key]
+            med, ratios = out["median"], out["ratios"]
+            rows.append([name, f"{r['settings']['m']:,}", label,
+                         f"{med['1 (1 BLAS thread)']['wall']:.3f}",
+                         f"{med['2 (1 BLAS thread)']['wall']:.3f}",
+                         f"{ratios['wall_2_to_1_one_blas_thread']:.2f}",
+                         f"{ratios['free_cores_2_to_1_one_blas_thread']:.2f}",
+                         f"{ratios['wall_2_to_1']:.2f}"])
+    return header, rows
+
+
+# ------------------------------------------------------------ single values for the prose
+def fixed_costs_load(results):
+    """The median load average over the run's processes (the first reading, before any
+    process, left out)."""
+    return float(np.median(results["load_average"][1:] or results["load_average"]))
+
+
+def llc_dp_extra_cpu(results):
+    """CPU seconds of the DP LLC fit above the non-private one (medians)."""
+    after = results["summary"]["llc"]["after"]
+    return after["cpu_private"]["median"] - after["cpu_non_private"]["median"]
+
+
+def llc_dp_extra_wall(results):
+    """Wall seconds of the DP LLC fit above the non-private one (medians)."""
+    after = results["summary"]["llc"]["after"]
+    return after["private"]["median"] - after["non_private"]["median"]
