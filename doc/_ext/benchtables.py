@@ -24,11 +24,15 @@ A single measured value in the prose is the ``bench`` role::
     :bench:`fixed_costs.json:@privacy.llc_ratio:.3f`
 
 ``file:path[:format]``: the path is dot-separated keys of dicts or indices of
-lists; ``[key=value,...]`` picks the one item of a list whose fields print as
-those values (an error if none or several match); ``@module.func`` calls
+lists; ``['key']`` is a key that holds dots; ``[key=value,...]`` picks the one
+item of a list whose fields print as those values (an error if none or
+several match; a value may hold commas, not ``=``); ``@module.func`` calls
 ``doc/_tables/module.py::func(results)`` for a value the file holds only
-through arithmetic (a median, a ratio). The format is Python's format
-specification (``.2f``, ``,``, ``.0%``); without one the value prints as ``str``.
+through arithmetic (a median, a ratio), and ``path|module.func`` applies
+``func`` to the value at ``path`` (``rows[...]|privacy.change``; ``len``,
+``min``, ``max`` and ``sum`` need no module). The format
+is Python's format specification (``.2f``, ``,``, ``.0%``); without one the
+value prints as ``str``.
 """
 
 import csv
@@ -57,7 +61,7 @@ def load_results(name):
 
 def _pick(items, spec, where):
     """The one item of ``items`` whose fields print as ``spec`` ("key=value,...")."""
-    wanted = [part.split("=", 1) for part in spec.split(",")]
+    wanted = [part.split("=", 1) for part in re.split(r",(?=[^,=]*=)", spec)]
     if any(len(pair) != 2 for pair in wanted):
         raise ValueError(f"{where}: [{spec}] is not key=value,...")
     found = [item for item in items
@@ -75,12 +79,33 @@ def _segments(path):
 def lookup(results, path, where=""):
     """The value at ``path`` in ``results`` (see the module's docstring), or a
     ``ValueError`` that names what is missing."""
+    path, *pipes = path.split("|")
     if path.startswith("@"):
-        module_name, _, func_name = path[1:].rpartition(".")
-        return getattr(importlib.import_module(f"_tables.{module_name}"), func_name)(results)
+        value = _function(path[1:])(results)
+    else:
+        value = _walk(results, path, where)
+    for name in pipes:
+        value = _function(name)(value)
+    return value
+
+
+#: what ``path|name`` may apply without a module
+_BUILTINS = {"len": len, "min": min, "max": max, "sum": sum}
+
+
+def _function(name):
+    if name in _BUILTINS:
+        return _BUILTINS[name]
+    module_name, _, func_name = name.rpartition(".")
+    return getattr(importlib.import_module(f"_tables.{module_name}"), func_name)
+
+
+def _walk(results, path, where):
     value = results
     for segment in _segments(path):
-        if segment.startswith("["):
+        if segment[:2] in ("['", '["'):
+            value = value[segment[2:-2]]
+        elif segment.startswith("["):
             value = _pick(value, segment[1:-1], where)
         elif isinstance(value, list):
             value = value[int(segment)]

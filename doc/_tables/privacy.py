@@ -457,3 +457,32 @@ def llc_dp_extra_wall(results):
     """Wall seconds of the DP LLC fit above the non-private one (medians)."""
     after = results["summary"]["llc"]["after"]
     return after["private"]["median"] - after["non_private"]["median"]
+
+
+def change(row):
+    """A row of row_count_cost.json: after / before - 1 (format it with ``%``)."""
+    return row["after"] / row["before"] - 1
+
+
+def share(row):
+    """A row of row_count_cost.json: after / before."""
+    return row["after"] / row["before"]
+
+
+def drop(row):
+    """A row of row_count_cost.json: 1 - after / before."""
+    return 1 - row["after"] / row["before"]
+
+
+def rcc_llc_steps(results):
+    """The DP-SGD steps of the private MNIST fits after the change, "a to b"."""
+    steps = [run["n_steps"] for entry in results["details"]["llm_mnist_runs"]["after"]
+             if entry["epsilon"] != "inf" for run in entry["runs"]]
+    return f"{min(steps):,} to {max(steps):,}"
+
+
+def rcc_recourse_noise_change(results):
+    """PrivRecourse's clustering noise multiplier, after / before - 1 (means over the fits)."""
+    fits = results["details"]["recourse_fits"]
+    mean = {side: np.mean([f["noise_multiplier"] for f in fits[side]]) for side in fits}
+    return float(mean["after"] / mean["before"] - 1)
