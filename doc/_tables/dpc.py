@@ -227,3 +227,12 @@ def valid_records(results):
                          *["-" if mean[c] is None else f"{mean[c]:.3f}" for c in _CHECKS],
                          f"{mean['seconds']:.0f}"])
     return header, rows
+
+
+def dice_gain_range(results):
+    """How far DiCE's counterfactuals raised the surrogate's accuracy over the queries alone,
+    in points, over the query counts and architectures: "a to b"."""
+    by = {row["transfer_set"]: row["cells"] for row in results["rows"]}
+    gains = [100 * (d["accuracy"] - q["accuracy"])
+             for q, d in zip(by["(queries only)"], by["DiCE random (non-DP)"])]
+    return f"{min(gains):.1f} to {max(gains):.1f}"
