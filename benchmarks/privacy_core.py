@@ -22,8 +22,9 @@ with ``_run_record``'s commit, date, runtime, versions, machine and command
 (``run``).
 
 Runtime: a few minutes on 2 cores shared with other jobs (the ``run.seconds``
-field of the JSON), most of it the DP-SGD step timing. The timings are ratios measured side by side; their absolute
-values depend on the machine's load.
+field of the JSON), most of it the DP-SGD step timing. The timings are
+ratios measured side by side; their absolute values depend on the machine's
+load.
 
 Run: python benchmarks/privacy_core.py [--repeats 3] [--steps 60]
 """
