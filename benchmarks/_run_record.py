@@ -23,11 +23,13 @@ def utc_now():
 
 
 def commit(short=True):
-    """The checkout's commit, with "+dirty" if tracked files differ from it (None outside git)."""
+    """The checkout's commit, with "+dirty" if tracked files other than saved results
+    (``benchmarks/results/``, which runs write) differ from it (None outside git)."""
     try:
         head = subprocess.run(["git", "rev-parse", *(["--short"] if short else []), "HEAD"],
                               cwd=HERE, text=True, capture_output=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ":(top)", ":(top,exclude)benchmarks/results"],
                                cwd=HERE, text=True, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
