@@ -56,7 +56,6 @@ the audit has the power to catch the bug:
 """
 
 import math
-import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -87,7 +86,6 @@ from skdpx.privacy import (
     gaussian_event,
     gaussian_release,
     given_row_count,
-    noise_source,
 )
 from skdpx.privacy._audit import audit_epsilon, audit_gdp
 from skdpx.privacy._selection import (
@@ -97,6 +95,8 @@ from skdpx.privacy._selection import (
     release_score,
     run_distribution,
 )
+
+from ._helpers import seeded as _seeded
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::skdpx.privacy.PrivacyLeakWarning",
@@ -160,12 +160,6 @@ class _PublicRule(ClassifierMixin, DPEstimator):
         return SimpleNamespace(
             queries=X, counterfactuals=np.where(ok[:, None], X, np.nan), valid=ok,
             success=ok, paths=[X[i:i + 1] for i in range(len(X))])
-
-
-def _seeded(seed):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return noise_source(int(seed))
 
 
 def _fitted_rule():

@@ -14,7 +14,6 @@ returned or recorded. A black box failing on a *private* row stays
 neutralised (tests/test_refusals.py).
 """
 
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -30,16 +29,11 @@ from skdpx.recourse import PrivRecourse
 from skdpx.utils._blackbox import BlackBoxOutputError
 
 from ._estimators import make_estimator, small_problem
+from ._helpers import quiet_fit as _fit
 
 X, Y = small_problem()
 BLACK_BOX = LogisticRegression().fit(X, Y)
 EXPLAINERS = (DPCounterfactualGenerator, PrivRecourse, DPLimeExplainer)
-
-
-def _fit(est, X, y=None):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return est.fit(X, y)
 
 
 class BrokenBox:

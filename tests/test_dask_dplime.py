@@ -13,11 +13,11 @@ from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLedger, event_to_json, given_row_count
 
 from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
+from ._helpers import quiet_fit as _fit
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
-
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +39,6 @@ def _lime(box, **kw):
               "bounds": None, "random_state": 0}
     params.update(kw)
     return DPLimeExplainer(box, **params)
-
-
-def _fit(explainer, X, y=None):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # bounds=None and random_state warnings
-        return explainer.fit(X, y)
 
 
 def _explain(explainer, Z, **kw):

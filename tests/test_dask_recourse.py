@@ -1,6 +1,5 @@
 """PrivRecourse on Dask: the in-memory answers, the same spend, checks before it, no gather."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -12,11 +11,11 @@ from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLedger, event_to_json, given_row_count
 
 from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
+from ._helpers import quiet_fit as _fit
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
-
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +36,6 @@ def _rec(box, **kw):
               "immutable_features": ["job"]}
     params.update(kw)
     return PrivRecourse(**params)
-
-
-def _fit(rec, X):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # bounds=None and random_state warnings
-        return rec.fit(X)
 
 
 def _events(rec):

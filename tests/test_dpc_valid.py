@@ -19,6 +19,8 @@ from sklearn.svm import LinearSVC
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.privacy import PrivacyLedger
 
+from ._helpers import quiet_fit as _fit
+
 
 @pytest.fixture(scope="module")
 def problem():
@@ -35,12 +37,6 @@ def _dpc(model, **params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return DPCounterfactualGenerator(model, **defaults)
-
-
-def _fit(dpc, X, y=None):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # seeded, uncapped: on purpose here
-        return dpc.fit(X, y)
 
 
 class _PredictOnly:

@@ -1,7 +1,6 @@
 """Tests for the single-release mechanisms and validation helpers of ``skdpx.privacy``."""
 
 import math
-import warnings
 
 import dp_accounting
 import numpy as np
@@ -10,7 +9,6 @@ from scipy.stats import chisquare
 
 from skdpx.privacy import (
     BudgetError,
-    PrivacyLeakWarning,
     PrivacyLedger,
     PureDpEvent,
     audit_epsilon,

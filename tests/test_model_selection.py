@@ -34,7 +34,6 @@ from skdpx.privacy import (
     FixedLossDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
-    compute_epsilon,
     event_to_json,
     fixed_loss_event,
 )

@@ -52,6 +52,7 @@ from skdpx.privacy import (
 )
 
 from ._reference import DPNearestCentroid
+from ._helpers import uniform_problem as _problem
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.privacy.PrivacyLeakWarning")
 
@@ -227,13 +228,6 @@ def _assert_nothing_replays(rec, exc=None):
 # --------------------------------------------------------------------------
 # The computations
 # --------------------------------------------------------------------------
-def _problem(n=200, d=3, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(-1, 1, size=(n, d))
-    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
-    return X, y
-
-
 _X, _Y = _problem()
 _BLACK_BOX = LogisticRegression().fit(*_problem(seed=1))  # trained on other rows
 _KW = dict(delta=DELTA, bounds=(-1.0, 1.0), accountant=PrivacyLedger())

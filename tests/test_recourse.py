@@ -32,6 +32,8 @@ from skdpx.recourse import RecourseGraph, recourse_graph
 from skdpx.recourse._graph import admissible_nodes
 from skdpx.recourse import _clustering, _model
 
+from ._helpers import seeded as _seeded
+
 
 @pytest.fixture(scope="module")
 def problem():
@@ -351,12 +353,6 @@ _DIRECTIONS = {  # the optimal test: along the change of the table
     "replace_one": np.r_[[np.r_[np.full(_D, 0.5), -1.0]], [np.r_[np.full(_D, 0.5), 1.0]]],
 }
 _Z = calibrate_noise(1.0, 1e-5)
-
-
-def _seeded(random_state):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return noise_source(random_state)
 
 
 # audit_gdp applies: each release is one Gaussian mechanism. 20,000 runs on each

@@ -18,6 +18,7 @@ releases a DP count of its rows first (``FitCount``) and plans from it:
   refusal of too few rows after the count.
 """
 
+import functools
 import math
 import warnings
 
@@ -57,19 +58,14 @@ from skdpx.privacy import (
 from skdpx.privacy import _count
 
 from ._reference import DPNearestCentroid
+from ._helpers import uniform_problem
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
 PINNED = 600.0  # the DP count every fit of the first test is given
 
 
-def _problem(n, d=4, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(-1, 1, size=(n, d))
-    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
-    return X, y
-
-
+_problem = functools.partial(uniform_problem, d=4)
 _BLACK_BOX = LogisticRegression().fit(*_problem(400, seed=1))  # trained on other rows
 
 

@@ -1,7 +1,6 @@
 """The privacy core's private selection: its draws and its accounting."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +14,6 @@ from skdpx.privacy import (
     approx_event,
     compute_epsilon,
     gaussian_event,
-    noise_source,
     pure_event,
     rdp_curve,
 )
@@ -28,11 +26,7 @@ from skdpx.privacy._selection import (
     search_event,
 )
 
-
-def _seeded(seed=0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return noise_source(seed)
+from ._helpers import seeded as _seeded
 
 
 @pytest.mark.parametrize("shape", [0.0, 0.5, 1.0, 2.0, math.inf])
