@@ -102,7 +102,7 @@ def test_calibrate_noise_docstring_value():
 def test_gaussian_pld_is_dp_accountings(sigma, q, vdi):
     from dp_accounting.pld import privacy_loss_distribution, privacy_loss_mechanism
 
-    from skdpx.privacy._accounting import _hockey_stick, gaussian_pld
+    from skdpx.privacy._composition import _hockey_stick, gaussian_pld
 
     adjacencies = [privacy_loss_mechanism.AdjacencyType.REMOVE,
                    privacy_loss_mechanism.AdjacencyType.ADD]
@@ -128,7 +128,7 @@ def test_gaussian_pld_is_dp_accountings(sigma, q, vdi):
 def test_gaussian_pld_edges_are_dp_accountings():
     from dp_accounting.pld import privacy_loss_distribution
 
-    from skdpx.privacy._accounting import gaussian_pld
+    from skdpx.privacy._composition import gaussian_pld
 
     # an integer grid interval (the divergences stay floats)
     theirs = privacy_loss_distribution.from_gaussian_mechanism(
@@ -580,7 +580,7 @@ def test_pure_to_gaussian_edges():
 @pytest.mark.parametrize("sigma", [0.05, 0.5, 1.0, 3.7, 42.0, 900.0])
 @pytest.mark.parametrize("delta", [1e-12, 1e-6, 1e-3, 0.3])
 def test_fast_exact_gaussian_epsilon_matches_dp_accounting(sigma, delta):
-    from skdpx.privacy._accounting import _gaussian_epsilon_exact
+    from skdpx.privacy._composition import _gaussian_epsilon_exact
 
     ours = _gaussian_epsilon_exact(sigma, delta)
     theirs = dp_accounting.get_epsilon_gaussian(sigma, delta)
@@ -611,22 +611,22 @@ def test_calibration_checks_the_ledgers_grid_once(monkeypatch, epsilon, delta, s
     # epsilon, 14 of them, rather than on log epsilon, 11), and two on the
     # ledger's grid for the second (the search grid's excess measured at the
     # hint only, 4% from the root).
-    from skdpx.privacy import _accounting
+    from skdpx.privacy import _calibration, _composition
 
     counts = {"ledger": 0, "search": 0}
-    real = _accounting._epsilon_of_leaves_loud
+    real = _composition._epsilon_of_leaves_loud
 
-    def counted(leaves, delta, accounting, vdi=_accounting.VALUE_DISCRETIZATION_INTERVAL):
+    def counted(leaves, delta, accounting, vdi=_composition.VALUE_DISCRETIZATION_INTERVAL):
         if any("PoissonSampled" in leaf for leaf, _ in leaves):
-            counts["ledger" if vdi == _accounting.VALUE_DISCRETIZATION_INTERVAL else "search"] += 1
+            counts["ledger" if vdi == _composition.VALUE_DISCRETIZATION_INTERVAL else "search"] += 1
         return real(leaves, delta, accounting, vdi)
 
-    monkeypatch.setattr(_accounting, "_epsilon_of_leaves_loud", counted)
+    monkeypatch.setattr(_composition, "_epsilon_of_leaves_loud", counted)
     # a first calibration, whatever ran before in this process
-    for memo in (_accounting._calibrate_noise, _accounting._coarse_hint,
-                 _accounting._epsilon_of_leaves, _accounting._leaf_pld):
+    for memo in (_calibration._calibrate_noise, _calibration._coarse_hint,
+                 _composition._epsilon_of_leaves, _composition._leaf_pld):
         memo.cache_clear()
-    _accounting._PREFIXES.clear()
+    _composition._PREFIXES.clear()
     z = calibrate_noise(epsilon, delta, steps=steps, sample_rate=sample_rate, prior=prior)
     assert counts["ledger"] == 1
     assert counts["search"] <= most

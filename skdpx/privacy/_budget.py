@@ -9,7 +9,8 @@ from dp_accounting import NoOpDpEvent, SelfComposedDpEvent
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods
-from ._accounting import event_to_json, is_pure, leaf_counts
+from ._composition import is_pure, leaf_counts
+from ._events import event_to_json
 from ._exceptions import PrivacyLeakWarning
 from ._ledger import ACCOUNTANT_METHODS, PrivacyLedger, is_budget_accountant
 from ._random import _outside_stacklevel
