@@ -634,3 +634,74 @@ def test_calibration_checks_the_ledgers_grid_once(monkeypatch, epsilon, delta, s
     if prior is not None:
         event = dp_accounting.ComposedDpEvent([prior, event])
     assert epsilon - 1e-4 < compute_epsilon(event, delta) <= epsilon
+
+
+# --------------------------------------------------------------------------
+# The one root finder (every noise search: _smallest_noise, _safe_noise)
+# --------------------------------------------------------------------------
+def _power_law(scale, power, jitter=0.0):
+    """A decreasing epsilon curve, optionally wrong in its last bits (as a PLD's is)."""
+    def epsilon_of(z):
+        value = scale * z ** -power
+        if jitter:  # deterministic, non-monotone noise of relative size `jitter`
+            value *= 1 + jitter * math.sin(1e7 * z)
+        return value
+    return epsilon_of
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(scale=st.floats(1e-3, 1e3), power=st.floats(0.3, 3.0), target=st.floats(1e-3, 10.0),
+       start=st.floats(1e-3, 1e3), jitter=st.sampled_from([0.0, 1e-12, 1e-9, 1e-5]))
+def test_smallest_noise_is_always_within_the_target_and_just_above_the_root(
+        scale, power, target, start, jitter):
+    from skdpx.privacy._calibration import _smallest_noise
+
+    epsilon_of = _power_law(scale, power, jitter)
+    root = (scale / target) ** (1 / power)
+    assume(1e-9 < root < 1e9)
+    z = _smallest_noise(epsilon_of, target, start, xtol=1e-7)
+    assert epsilon_of(z) <= target  # as computed: never just above
+    # the root plus xtol (and what a curve wrong by `jitter` needs), no more
+    slack = 3 * jitter / power  # where a jittered curve crosses the target
+    assert root * (1 - 1e-8 - slack) <= z <= root * (1 + 1e-6 + slack)
+    rough = _smallest_noise(epsilon_of, target, start, xtol=1e-2, reuse=True)
+    assert epsilon_of(rough) <= target
+    assert root * (1 - 1e-8 - slack) <= rough <= root * (1.011 + slack)
+
+
+def test_smallest_noise_brackets_far_roots_refuses_the_unreachable_and_skips_nan():
+    from skdpx.privacy._calibration import _safe_noise, _smallest_noise
+
+    # a root 10^6 above or below the start, found in a few doublings
+    calls = []
+
+    def counted(z):
+        calls.append(z)
+        return 1.0 / z
+
+    assert 1e6 <= _smallest_noise(counted, 1e-6, 1.0) <= 1e6 * (1 + 1e-6)
+    assert len(calls) < 80
+    assert 1e-6 <= _smallest_noise(lambda z: 1.0 / z, 1e6, 1.0) <= 1e-6 * (1 + 1e-6)
+    # a target no finite noise meets
+    with pytest.raises(ValueError, match="no finite noise"):
+        _smallest_noise(lambda z: 2.0 + 1.0 / z, 1.0, 1.0)
+    # an epsilon that is 0 (or NaN) somewhere is within (or over) the target
+    z = _smallest_noise(lambda z: 0.0 if z > 3.0 else (math.nan if z < 1.0 else 5.0), 1.0, 1.0)
+    assert 3.0 < z <= 3.0 * (1 + 1e-6)
+    # the safe-side step: the first noise within the target, a NaN refused
+    assert _safe_noise(lambda z: 1.0 / z, 0.5, 1.0, 0.5) == 2.25
+    assert _safe_noise(lambda z: 1.0 / z, 2.0, 1.0, 0.5) == 1.0
+    with pytest.raises(ValueError, match="NaN"):
+        _safe_noise(lambda z: math.nan, 1.0, 1.0, 1e-6)
+
+
+def test_the_analytic_sigma_and_plain_gaussians_go_through_the_safe_step(monkeypatch):
+    # a root that lands a rounding error above the target is stepped up, not returned
+    from skdpx.privacy import _calibration
+
+    epsilon, delta = 0.7, 1e-5
+    exact = _calibration._analytic_gaussian_sigma.__wrapped__(epsilon, delta)
+    monkeypatch.setattr(dp_accounting, "get_sigma_gaussian", lambda e, d: exact * (1 - 1e-9))
+    sigma = _calibration._analytic_gaussian_sigma.__wrapped__(epsilon, delta)
+    assert _calibration._log_delta_gaussian(sigma, epsilon) <= math.log(delta)
+    assert exact * (1 - 1e-9) < sigma <= exact * (1 + 1e-11)

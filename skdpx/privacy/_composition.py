@@ -79,17 +79,20 @@ _ACCOUNTINGS = ("pld", "rdp")
 # --------------------------------------------------------------------------
 # Composition
 # --------------------------------------------------------------------------
-def _leaves(event, count, out):
-    """Flatten ``event`` into ``out``: a Counter of (leaf JSON) -> count."""
+def _leaves(event, count, out, key=event_to_json):
+    """Flatten ``event`` into ``out``: a Counter of ``key(leaf)`` (its JSON) -> count.
+
+    The leaves are the events that are neither compositions nor no-ops.
+    """
     if isinstance(event, _dp_event.NoOpDpEvent):
         return
     if isinstance(event, _dp_event.SelfComposedDpEvent):
-        _leaves(event.event, count * event.count, out)
+        _leaves(event.event, count * event.count, out, key)
     elif isinstance(event, _dp_event.ComposedDpEvent):
         for sub in event.events:
-            _leaves(sub, count, out)
+            _leaves(sub, count, out, key)
     else:
-        out[event_to_json(event)] += count
+        out[key(event)] += count
 
 
 @lru_cache(maxsize=4096)
@@ -107,7 +110,11 @@ def _leaf_is_pure(leaf_json):
 
 def is_pure(event):
     """Whether ``event`` is a composition of pure (delta = 0) mechanisms."""
-    return all(_leaf_is_pure(j) for j, _ in leaf_counts(event_to_json(event)))
+    if not isinstance(event, _dp_event.DpEvent):
+        raise TypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}.")
+    pure = Counter()  # walked as events: True / False -> how many leaves
+    _leaves(event, 1, pure, key=lambda leaf: _pure_epsilon(leaf) is not None)
+    return not pure[False]
 
 
 def epsilon_of_spends(event_jsons, delta, *, accounting="pld"):

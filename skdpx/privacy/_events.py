@@ -262,6 +262,11 @@ def _to_obj(value):
         return obj
     if isinstance(value, (list, tuple)):
         return [_to_obj(v) for v in value]
+    return _scalar(value)
+
+
+def _scalar(value):
+    """A field of an event as its JSON holds it (a bool, int, float, string or None)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, Integral):
@@ -283,6 +288,40 @@ def _from_obj(obj):
     if isinstance(obj, list):
         return [_from_obj(v) for v in obj]
     return obj
+
+
+def event_key(event):
+    """A hashable key of a DpEvent: events with equal JSON (:func:`event_to_json`) get equal keys.
+
+    The event itself (events are frozen attrs classes, hashable) when it is
+    made of numbers and events of numbers, as every leaf a release draws is
+    (a Gaussian, Laplace, Poisson-sampled Gaussian or pure event); else (an
+    event holding lists or tuples of events, which may not be hashable, and
+    whose JSON does not tell a list from a tuple) a nested tuple of its
+    type's name and fields, numbers normalised as in its JSON. Computed
+    without serialising.
+    """
+    if not isinstance(event, _dp_event.DpEvent):
+        raise TypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}.")
+    return event if _is_plain(event) else _frozen(event)
+
+
+def _is_plain(value):
+    """Whether ``value`` is a number, None, a string, or an event of such (recursively)."""
+    if isinstance(value, _dp_event.DpEvent):
+        return all(_is_plain(getattr(value, field.name)) for field in attr.fields(type(value)))
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return value is None or isinstance(value, (Real, str))
+
+
+def _frozen(value):
+    if isinstance(value, _dp_event.DpEvent):
+        return (type(value).__name__,) + tuple(
+            (field.name, _frozen(getattr(value, field.name))) for field in attr.fields(type(value)))
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(_frozen(v) for v in value))
+    return _scalar(value)
 
 
 def event_to_json(event):
