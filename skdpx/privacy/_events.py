@@ -104,11 +104,16 @@ class FixedLossDpEvent(_dp_event.DpEvent):
 
 def fixed_loss_event(epsilon):
     """The :class:`FixedLossDpEvent` of an ``epsilon``-DP release (non-private for inf)."""
+    return _epsilon_event(FixedLossDpEvent, epsilon)
+
+
+def _epsilon_event(cls, epsilon):
+    """``cls(epsilon)`` for a finite epsilon > 0, a non-private event for inf."""
     if not isinstance(epsilon, Real) or not epsilon > 0:
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
     if math.isinf(epsilon):
         return dp_accounting.NonPrivateDpEvent()
-    return FixedLossDpEvent(float(epsilon))
+    return cls(float(epsilon))
 
 
 def _event_tuple(events):
@@ -166,27 +171,25 @@ def gaussian_event(noise_multiplier, *, steps=1, sample_rate=1.0):
     -------
     event : dp_accounting.DpEvent
     """
+    return _noise_event(dp_accounting.GaussianDpEvent, noise_multiplier, steps, sample_rate)
+
+
+def laplace_event(noise_multiplier, *, steps=1):
+    """The DpEvent of ``steps`` Laplace releases with scale/sensitivity ``noise_multiplier``."""
+    return _noise_event(dp_accounting.LaplaceDpEvent, noise_multiplier, steps, 1.0)
+
+
+def _noise_event(cls, noise_multiplier, steps, sample_rate):
+    """``steps`` releases of ``cls(noise_multiplier)``, Poisson-sampled below a rate of 1."""
     _check_steps_rate(steps, sample_rate)
     _check_noise(noise_multiplier)
     if noise_multiplier == 0:
         return dp_accounting.NonPrivateDpEvent()
     if math.isinf(noise_multiplier):  # infinite noise releases nothing
         return dp_accounting.NoOpDpEvent()
-    event = dp_accounting.GaussianDpEvent(float(noise_multiplier))
+    event = cls(float(noise_multiplier))
     if sample_rate < 1:
         event = dp_accounting.PoissonSampledDpEvent(float(sample_rate), event)
-    return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, int(steps))
-
-
-def laplace_event(noise_multiplier, *, steps=1):
-    """The DpEvent of ``steps`` Laplace releases with scale/sensitivity ``noise_multiplier``."""
-    _check_steps_rate(steps, 1.0)
-    _check_noise(noise_multiplier)
-    if noise_multiplier == 0:
-        return dp_accounting.NonPrivateDpEvent()
-    if math.isinf(noise_multiplier):  # infinite noise releases nothing
-        return dp_accounting.NoOpDpEvent()
-    event = dp_accounting.LaplaceDpEvent(float(noise_multiplier))
     return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, int(steps))
 
 
@@ -200,11 +203,7 @@ def compose_events(*events):
 
 def pure_event(epsilon):
     """The DpEvent of one ``epsilon``-DP release (e.g. an exponential mechanism)."""
-    if not isinstance(epsilon, Real) or not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}.")
-    if math.isinf(epsilon):
-        return dp_accounting.NonPrivateDpEvent()
-    return PureDpEvent(float(epsilon))
+    return _epsilon_event(PureDpEvent, epsilon)
 
 
 def approx_event(epsilon, delta):
