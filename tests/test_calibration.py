@@ -102,7 +102,7 @@ def test_calibrate_noise_docstring_value():
 def test_gaussian_pld_is_dp_accountings(sigma, q, vdi):
     from dp_accounting.pld import privacy_loss_distribution, privacy_loss_mechanism
 
-    from skdpx.privacy._accounting import _hockey_stick, gaussian_pld
+    from skdpx.privacy._composition import _hockey_stick, gaussian_pld
 
     adjacencies = [privacy_loss_mechanism.AdjacencyType.REMOVE,
                    privacy_loss_mechanism.AdjacencyType.ADD]
@@ -128,7 +128,7 @@ def test_gaussian_pld_is_dp_accountings(sigma, q, vdi):
 def test_gaussian_pld_edges_are_dp_accountings():
     from dp_accounting.pld import privacy_loss_distribution
 
-    from skdpx.privacy._accounting import gaussian_pld
+    from skdpx.privacy._composition import gaussian_pld
 
     # an integer grid interval (the divergences stay floats)
     theirs = privacy_loss_distribution.from_gaussian_mechanism(
@@ -580,7 +580,7 @@ def test_pure_to_gaussian_edges():
 @pytest.mark.parametrize("sigma", [0.05, 0.5, 1.0, 3.7, 42.0, 900.0])
 @pytest.mark.parametrize("delta", [1e-12, 1e-6, 1e-3, 0.3])
 def test_fast_exact_gaussian_epsilon_matches_dp_accounting(sigma, delta):
-    from skdpx.privacy._accounting import _gaussian_epsilon_exact
+    from skdpx.privacy._composition import _gaussian_epsilon_exact
 
     ours = _gaussian_epsilon_exact(sigma, delta)
     theirs = dp_accounting.get_epsilon_gaussian(sigma, delta)
@@ -611,22 +611,22 @@ def test_calibration_checks_the_ledgers_grid_once(monkeypatch, epsilon, delta, s
     # epsilon, 14 of them, rather than on log epsilon, 11), and two on the
     # ledger's grid for the second (the search grid's excess measured at the
     # hint only, 4% from the root).
-    from skdpx.privacy import _accounting
+    from skdpx.privacy import _calibration, _composition
 
     counts = {"ledger": 0, "search": 0}
-    real = _accounting._epsilon_of_leaves_loud
+    real = _composition._epsilon_of_leaves_loud
 
-    def counted(leaves, delta, accounting, vdi=_accounting.VALUE_DISCRETIZATION_INTERVAL):
+    def counted(leaves, delta, accounting, vdi=_composition.VALUE_DISCRETIZATION_INTERVAL):
         if any("PoissonSampled" in leaf for leaf, _ in leaves):
-            counts["ledger" if vdi == _accounting.VALUE_DISCRETIZATION_INTERVAL else "search"] += 1
+            counts["ledger" if vdi == _composition.VALUE_DISCRETIZATION_INTERVAL else "search"] += 1
         return real(leaves, delta, accounting, vdi)
 
-    monkeypatch.setattr(_accounting, "_epsilon_of_leaves_loud", counted)
+    monkeypatch.setattr(_composition, "_epsilon_of_leaves_loud", counted)
     # a first calibration, whatever ran before in this process
-    for memo in (_accounting._calibrate_noise, _accounting._coarse_hint,
-                 _accounting._epsilon_of_leaves, _accounting._leaf_pld):
+    for memo in (_calibration._calibrate_noise, _calibration._coarse_hint,
+                 _composition._epsilon_of_leaves, _composition._leaf_pld):
         memo.cache_clear()
-    _accounting._PREFIXES.clear()
+    _composition._PREFIXES.clear()
     z = calibrate_noise(epsilon, delta, steps=steps, sample_rate=sample_rate, prior=prior)
     assert counts["ledger"] == 1
     assert counts["search"] <= most
@@ -634,3 +634,74 @@ def test_calibration_checks_the_ledgers_grid_once(monkeypatch, epsilon, delta, s
     if prior is not None:
         event = dp_accounting.ComposedDpEvent([prior, event])
     assert epsilon - 1e-4 < compute_epsilon(event, delta) <= epsilon
+
+
+# --------------------------------------------------------------------------
+# The one root finder (every noise search: _smallest_noise, _safe_noise)
+# --------------------------------------------------------------------------
+def _power_law(scale, power, jitter=0.0):
+    """A decreasing epsilon curve, optionally wrong in its last bits (as a PLD's is)."""
+    def epsilon_of(z):
+        value = scale * z ** -power
+        if jitter:  # deterministic, non-monotone noise of relative size `jitter`
+            value *= 1 + jitter * math.sin(1e7 * z)
+        return value
+    return epsilon_of
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(scale=st.floats(1e-3, 1e3), power=st.floats(0.3, 3.0), target=st.floats(1e-3, 10.0),
+       start=st.floats(1e-3, 1e3), jitter=st.sampled_from([0.0, 1e-12, 1e-9, 1e-5]))
+def test_smallest_noise_is_always_within_the_target_and_just_above_the_root(
+        scale, power, target, start, jitter):
+    from skdpx.privacy._calibration import _smallest_noise
+
+    epsilon_of = _power_law(scale, power, jitter)
+    root = (scale / target) ** (1 / power)
+    assume(1e-9 < root < 1e9)
+    z = _smallest_noise(epsilon_of, target, start, xtol=1e-7)
+    assert epsilon_of(z) <= target  # as computed: never just above
+    # the root plus xtol (and what a curve wrong by `jitter` needs), no more
+    slack = 3 * jitter / power  # where a jittered curve crosses the target
+    assert root * (1 - 1e-8 - slack) <= z <= root * (1 + 1e-6 + slack)
+    rough = _smallest_noise(epsilon_of, target, start, xtol=1e-2, reuse=True)
+    assert epsilon_of(rough) <= target
+    assert root * (1 - 1e-8 - slack) <= rough <= root * (1.011 + slack)
+
+
+def test_smallest_noise_brackets_far_roots_refuses_the_unreachable_and_skips_nan():
+    from skdpx.privacy._calibration import _safe_noise, _smallest_noise
+
+    # a root 10^6 above or below the start, found in a few doublings
+    calls = []
+
+    def counted(z):
+        calls.append(z)
+        return 1.0 / z
+
+    assert 1e6 <= _smallest_noise(counted, 1e-6, 1.0) <= 1e6 * (1 + 1e-6)
+    assert len(calls) < 80
+    assert 1e-6 <= _smallest_noise(lambda z: 1.0 / z, 1e6, 1.0) <= 1e-6 * (1 + 1e-6)
+    # a target no finite noise meets
+    with pytest.raises(ValueError, match="no finite noise"):
+        _smallest_noise(lambda z: 2.0 + 1.0 / z, 1.0, 1.0)
+    # an epsilon that is 0 (or NaN) somewhere is within (or over) the target
+    z = _smallest_noise(lambda z: 0.0 if z > 3.0 else (math.nan if z < 1.0 else 5.0), 1.0, 1.0)
+    assert 3.0 < z <= 3.0 * (1 + 1e-6)
+    # the safe-side step: the first noise within the target, a NaN refused
+    assert _safe_noise(lambda z: 1.0 / z, 0.5, 1.0, 0.5) == 2.25
+    assert _safe_noise(lambda z: 1.0 / z, 2.0, 1.0, 0.5) == 1.0
+    with pytest.raises(ValueError, match="NaN"):
+        _safe_noise(lambda z: math.nan, 1.0, 1.0, 1e-6)
+
+
+def test_the_analytic_sigma_and_plain_gaussians_go_through_the_safe_step(monkeypatch):
+    # a root that lands a rounding error above the target is stepped up, not returned
+    from skdpx.privacy import _calibration
+
+    epsilon, delta = 0.7, 1e-5
+    exact = _calibration._analytic_gaussian_sigma.__wrapped__(epsilon, delta)
+    monkeypatch.setattr(dp_accounting, "get_sigma_gaussian", lambda e, d: exact * (1 - 1e-9))
+    sigma = _calibration._analytic_gaussian_sigma.__wrapped__(epsilon, delta)
+    assert _calibration._log_delta_gaussian(sigma, epsilon) <= math.log(delta)
+    assert exact * (1 - 1e-9) < sigma <= exact * (1 + 1e-11)

@@ -42,7 +42,7 @@ from skdpx.privacy import (
     event_to_json,
     given_row_count,
 )
-from skdpx.privacy._accounting import leaf_counts
+from skdpx.privacy._composition import leaf_counts
 from skdpx.recourse import PrivRecourse
 
 RELATIONS = ("add_or_remove", "replace_one")

@@ -947,12 +947,12 @@ def test_a_restored_file_ledger_checks_the_file_relation(tmp_path):
 def test_ledger_total_is_composed_incrementally_and_exactly():
     """A spend composes only what it adds (the previous total is memoised), and the
     total is, to the last bit, the composition computed from scratch."""
-    from skdpx.privacy import _accounting
+    from skdpx.privacy import _composition
 
     events = [gaussian_event(5.0 + 0.01 * i, steps=50, sample_rate=0.01) for i in range(6)]
-    _accounting._PREFIXES.clear()
-    _accounting._epsilon_of_leaves.cache_clear()
-    pld_class = type(_accounting._leaf_pld(_accounting.event_to_json(events[0].event), 50))
+    _composition._PREFIXES.clear()
+    _composition._epsilon_of_leaves.cache_clear()
+    pld_class = type(_composition._leaf_pld(_composition.event_to_json(events[0].event), 50))
     composed = []
     compose = pld_class.compose
 
@@ -969,6 +969,6 @@ def test_ledger_total_is_composed_incrementally_and_exactly():
     # the last leaf sorts last: one composition onto the memoised previous total
     # (from scratch: five)
     assert len(composed) == 1
-    _accounting._PREFIXES.clear()
-    _accounting._epsilon_of_leaves.cache_clear()
+    _composition._PREFIXES.clear()
+    _composition._epsilon_of_leaves.cache_clear()
     assert ledger.epsilon_spent == compute_epsilon(compose_events(*events), 1e-5)

@@ -477,19 +477,19 @@ def test_kill_9_inside_spend_leaves_a_whole_file(tmp_path):
 
 # ------------------------------------------------------------- first read
 def test_first_read_composes_outside_the_write_lock(tmp_path, monkeypatch):
-    from skdpx.privacy import _accounting
+    from skdpx.privacy import _composition
 
     path = tmp_path / "l.sqlite"
     writer = PrivacyLedger(epsilon=50.0, delta=DELTA, path=path)
     for i in range(8):
         writer.spend(gaussian_event(7.0 + 0.013 * i, steps=20, sample_rate=0.01), f"s{i}")
     # a fresh process: nothing memoised
-    _accounting._PREFIXES.clear()
-    _accounting._epsilon_of_leaves.cache_clear()
-    _accounting._leaf_pld.cache_clear()
+    _composition._PREFIXES.clear()
+    _composition._epsilon_of_leaves.cache_clear()
+    _composition._leaf_pld.cache_clear()
     fresh = pickle.loads(forget(writer))
     in_lock, composed_in_lock = [False], []
-    loud = _accounting._epsilon_of_leaves_loud
+    loud = _composition._epsilon_of_leaves_loud
     transaction = PrivacyLedger._transaction
 
     def counted(*args, **kwargs):
@@ -512,7 +512,7 @@ def test_first_read_composes_outside_the_write_lock(tmp_path, monkeypatch):
                     in_lock[0] = False
         return cm()
 
-    monkeypatch.setattr(_accounting, "_epsilon_of_leaves_loud", counted)
+    monkeypatch.setattr(_composition, "_epsilon_of_leaves_loud", counted)
     monkeypatch.setattr(PrivacyLedger, "_transaction", flagged)
     fresh.spend(gaussian_event(7.5, steps=20, sample_rate=0.01), "next")
     assert composed_in_lock == []  # nothing composed while the other processes wait

@@ -488,3 +488,46 @@ def test_an_exponential_choice_must_be_paid_by_an_event_that_covers_it():
     with pytest.raises(ValueError, match="does not cover"):
         exponential_release([0.0, 1.0], epsilon=2.0, sensitivity=1.0, noise=noise,
                             commitment=Commitment(pure_event(1.0), "em"), event=pure_event(1.0))
+
+
+def test_a_commitment_matches_its_releases_as_events_not_as_json(monkeypatch):
+    # Commitment keys a plan's leaves by events (issue 37): it never serialises
+    # them, an equal event built another way (a numpy float, a tuple) matches,
+    # an unhashable composition can be drawn, and a negative draw is refused.
+    import dp_accounting
+
+    from skdpx.privacy import (Commitment, ComposedDpEvent, MixtureDpEvent, NonPrivateDpEvent,
+                               gaussian_event, laplace_event)
+    from skdpx.privacy import _events
+
+    def no_json(value):
+        raise AssertionError("a Commitment serialised an event")
+
+    monkeypatch.setattr(_events, "_to_obj", no_json)
+    plan = Commitment(ComposedDpEvent([gaussian_event(2.0, steps=3, sample_rate=0.1),
+                                       laplace_event(4.0, steps=2)]), "plan")
+    step = dp_accounting.PoissonSampledDpEvent(np.float64(0.1),
+                                               dp_accounting.GaussianDpEvent(np.float64(2.0)))
+    with pytest.raises(RuntimeError, match="not in the spend committed"):
+        plan.draw(step, times=4)  # three planned
+    plan.draw(step, times=2)
+    plan.draw(ComposedDpEvent([step, laplace_event(4.0)]))  # a list: not hashable
+    assert not plan.exhausted
+    with pytest.raises(ValueError, match="times must be >= 0"):
+        plan.draw(laplace_event(4.0), times=-1)
+    with pytest.raises(RuntimeError, match="not in the spend committed"):
+        plan.draw(step)  # all three steps drawn
+    plan.draw(laplace_event(4.0))
+    assert plan.exhausted
+    # events holding lists of events are keyed by a canonical tuple: a list and a
+    # tuple of the same events are the same release (as their JSON says)
+    mixture = MixtureDpEvent([gaussian_event(1.0), ComposedDpEvent([gaussian_event(3.0)])])
+    Commitment(dp_accounting.SelfComposedDpEvent(mixture, 2), "search").draw(
+        MixtureDpEvent((gaussian_event(1.0), ComposedDpEvent((gaussian_event(3.0),)))), 2)
+    # a non-private plan pays for anything; one that holds a non-private leaf
+    # deep inside (a Poisson-sampled exact release) too
+    Commitment(NonPrivateDpEvent(), "exact").draw(gaussian_event(1.0), 5)
+    Commitment(dp_accounting.PoissonSampledDpEvent(0.5, NonPrivateDpEvent()), "exact").draw(
+        laplace_event(1.0))
+    with pytest.raises(TypeError, match="DpEvent"):
+        Commitment("GaussianDpEvent", "a string")

@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 from skdpx import DPLocallyLinearClassifier
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV, SearchPlan
 from skdpx.privacy import PrivacyLedger, PrivacyLeakWarning, compute_epsilon
-from skdpx.privacy._accounting import RDP_ORDERS
+from skdpx.privacy._composition import RDP_ORDERS
 from skdpx.privacy._selection import score_event
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.privacy.PrivacyLeakWarning")

@@ -36,7 +36,7 @@ from skdpx.privacy import (
     gaussian_event,
     laplace_mechanism,
 )
-from skdpx.privacy._accounting import fixed_loss_event
+from skdpx.privacy._events import fixed_loss_event
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

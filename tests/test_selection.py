@@ -17,7 +17,8 @@ from skdpx.privacy import (
     pure_event,
     rdp_curve,
 )
-from skdpx.privacy._accounting import RDP_ORDERS, event_from_json, event_to_json
+from skdpx.privacy._composition import RDP_ORDERS
+from skdpx.privacy._events import event_from_json, event_to_json
 from skdpx.privacy._selection import (
     draw_candidates,
     draw_runs,

@@ -3,8 +3,9 @@
 Every privacy noise draw, every sample that a guarantee depends on (Poisson
 subsampling, exponential-mechanism choices) and every call into
 dp_accounting lives in this package (and the one guarded import of
-diffprivlib, which is not a dependency: :mod:`._exceptions`): calibration and accounting
-(:mod:`._accounting`), the privacy ledger and the estimators' ledgers, the
+diffprivlib, which is not a dependency: :mod:`._exceptions`): DP events, their
+composition and noise calibration (:mod:`._events` <- :mod:`._composition` <-
+:mod:`._calibration`), the privacy ledger and the estimators' ledgers, the
 noise sources (:mod:`._random`, secure by default), the release functions
 (:mod:`._mechanisms`, floating-point-safe sampling in :mod:`._sampling`), the
 DP-SGD engine, validation helpers and the empirical privacy auditor used by
@@ -16,29 +17,33 @@ skdpx draws noise or imports diffprivlib or dp_accounting.
 # dp_accounting themselves)
 from dp_accounting import ComposedDpEvent, NonPrivateDpEvent, NoOpDpEvent
 
-from ._accounting import (
+from ._events import (
     ApproxDpEvent,
     FixedLossDpEvent,
-    fixed_loss_event,
     MixtureDpEvent,
-    WorstOfDpEvent,
-    rdp_curve,
     PureDpEvent,
+    WorstOfDpEvent,
     approx_event,
-    calibrate_laplace,
-    calibrate_noise,
     compose_events,
-    compute_epsilon,
     event_from_json,
     event_to_json,
-    gaussian_epsilon,
+    fixed_loss_event,
     gaussian_event,
-    is_pure,
-    laplace_epsilon,
     laplace_event,
     pure_event,
-    pure_to_gaussian,
+)
+from ._composition import (
+    compute_epsilon,
+    gaussian_epsilon,
+    is_pure,
+    laplace_epsilon,
+    rdp_curve,
+)
+from ._calibration import (
+    calibrate_laplace,
+    calibrate_noise,
     gaussian_to_pure,
+    pure_to_gaussian,
 )
 from ._audit import GDPAudit, GDPAuditWarning, audit_epsilon, audit_gdp
 from ._exceptions import BudgetError, LedgerIntegrityError, PrivacyLeakWarning, UtilityWarning

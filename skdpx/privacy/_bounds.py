@@ -32,7 +32,8 @@ import warnings
 import numpy as np
 from scipy.special import ndtri
 
-from ._accounting import calibrate_noise, gaussian_event
+from ._calibration import calibrate_noise
+from ._events import gaussian_event
 from ._exceptions import PrivacyLeakWarning
 from ._mechanisms import gaussian_release
 from ._random import _outside_stacklevel

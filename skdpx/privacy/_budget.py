@@ -5,11 +5,13 @@ from functools import lru_cache
 import math
 import warnings
 
-from dp_accounting import NoOpDpEvent, SelfComposedDpEvent
+import attr
+from dp_accounting import DpEvent, NoOpDpEvent, NonPrivateDpEvent, SelfComposedDpEvent
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods
-from ._accounting import event_to_json, is_pure, leaf_counts
+from ._composition import _leaves, is_pure
+from ._events import event_key
 from ._exceptions import PrivacyLeakWarning
 from ._ledger import ACCOUNTANT_METHODS, PrivacyLedger, is_budget_accountant
 from ._random import _outside_stacklevel
@@ -111,10 +113,35 @@ class SpendReportMixin:
         return self.ledger_.delta_spent
 
 
+def _leaf_keys(event):
+    """The leaves of ``event`` with their counts: ((event_key(leaf), count), ...), each once."""
+    counts = Counter()
+    _leaves(event, 1, counts, key=event_key)
+    return tuple(counts.items())
+
+
 @lru_cache(maxsize=256)
-def _leaf_counts_of(event):
-    # DpEvents are frozen (hashable): a DP-SGD step draws the same event every time
-    return leaf_counts(event_to_json(event))
+def _cached_leaf_keys(event):
+    return _leaf_keys(event)
+
+
+def _leaf_keys_of(event):
+    """:func:`_leaf_keys`, memoised by the event: a DP-SGD step draws the same one every time."""
+    try:
+        return _cached_leaf_keys(event)
+    except TypeError:  # not hashable (a ComposedDpEvent holds a list): walked again
+        return _leaf_keys(event)
+
+
+def _is_non_private(key):
+    """Whether a leaf (its :func:`~._events.event_key`: an event or a nested tuple) is or
+    holds a NonPrivateDpEvent."""
+    if isinstance(key, NonPrivateDpEvent):
+        return True
+    if isinstance(key, DpEvent):
+        return any(_is_non_private(getattr(key, field.name)) for field in attr.fields(type(key)))
+    return isinstance(key, tuple) and any(
+        v == "NonPrivateDpEvent" or _is_non_private(v) for v in key if isinstance(v, (str, tuple)))
 
 
 class Commitment:
@@ -131,26 +158,30 @@ class Commitment:
 
     def __init__(self, event, label):
         self.label = label
-        self._left = Counter(dict(leaf_counts(event_to_json(event))))
+        # what is left of the plan: leaf -> count, the leaves keyed as events
+        # (:func:`~._events.event_key`), never by their JSON
+        self._left = dict(_leaf_keys_of(event))
         # a non-private fit (epsilon = inf) pays for anything; a plan that mixes
         # private and non-private releases pays for its planned releases only
-        self._free = bool(self._left) and all(
-            '"NonPrivateDpEvent"' in leaf for leaf in self._left)
+        self._free = bool(self._left) and all(_is_non_private(leaf) for leaf in self._left)
 
     def draw(self, event, times=1):
         """Take ``times`` copies of ``event`` from what is left of the plan."""
-        need = Counter()
-        for leaf, count in _leaf_counts_of(event):
-            need[leaf] += count * int(times)
+        times = int(times)
+        if times < 0:
+            raise ValueError(f"times must be >= 0, got {times}.")
+        need = _leaf_keys_of(event)
         if self._free:
             return
-        short = [leaf for leaf, count in need.items() if self._left[leaf] < count]
+        left = self._left
+        short = [leaf for leaf, count in need if left.get(leaf, 0) < count * times]
         if short:
             raise RuntimeError(
                 f"a release of {short[0]} was not in the spend committed for {self.label!r} "
                 "(or it was already used): plan every release before the data are read."
             )
-        self._left.subtract(need)
+        for leaf, count in need:
+            left[leaf] -= count * times
 
     def share(self, event, times=1):
         """Hand ``times`` copies of ``event`` to a computation run elsewhere.

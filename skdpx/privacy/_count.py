@@ -28,8 +28,8 @@ releases no count. A non-private fit (``epsilon = inf``) plans with
 
 import math
 
-from ._accounting import analytic_gaussian_sigma, compose_events, fixed_loss_event, gaussian_event
-from ._accounting import pure_event
+from ._calibration import analytic_gaussian_sigma
+from ._events import compose_events, fixed_loss_event, gaussian_event, pure_event
 from ._exceptions import BudgetError
 from ._mechanisms import _commit, count_release
 

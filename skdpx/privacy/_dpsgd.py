@@ -20,7 +20,8 @@ from numbers import Integral
 from dp_accounting import NoOpDpEvent
 import numpy as np
 
-from ._accounting import calibrate_noise, gaussian_event
+from ._calibration import calibrate_noise
+from ._events import gaussian_event
 from ._mechanisms import noisy_gradient, poisson_sample
 
 __all__ = ["DPSGD", "dense_clipped_grad", "dense_grad_sq_norms"]

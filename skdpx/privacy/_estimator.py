@@ -27,7 +27,7 @@ from sklearn.base import BaseEstimator
 from .._sklearn_compat import Interval, InvalidParameterError
 from .._sklearn_compat import fit_context as _fit_context
 
-from ._accounting import compose_events
+from ._events import compose_events
 from ._bounds import FitBounds
 from ._budget import EstimatorLedger, SpendReportMixin
 from ._count import FitCount

@@ -20,7 +20,8 @@ import weakref
 
 import dp_accounting
 
-from ._accounting import epsilon_of_spends, event_from_json, event_to_json, is_pure
+from ._composition import epsilon_of_spends, is_pure
+from ._events import event_from_json, event_to_json
 from ._exceptions import BudgetError, LedgerIntegrityError, PrivacyLeakWarning
 
 __all__ = ["LedgerDetachedError", "PrivacyLedger", "RELATIONS", "is_budget_accountant"]

@@ -24,15 +24,8 @@ from numbers import Real
 from dp_accounting import GaussianDpEvent, NonPrivateDpEvent, SelfComposedDpEvent
 import numpy as np
 
-from ._accounting import (
-    PureDpEvent,
-    analytic_gaussian_sigma,
-    fixed_loss_event,
-    gaussian_event,
-    gaussian_to_pure,
-    laplace_event,
-    pure_event,
-)
+from ._calibration import analytic_gaussian_sigma, gaussian_to_pure
+from ._events import PureDpEvent, fixed_loss_event, gaussian_event, laplace_event, pure_event
 from ._budget import Commitment, EstimatorLedger, warn_uncapped
 from ._ledger import PrivacyLedger
 from ._random import NoiseSource, noise_source, validate_random_state

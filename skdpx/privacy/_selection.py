@@ -39,17 +39,15 @@ import numpy as np
 import scipy.optimize
 from dp_accounting.dp_event import GaussianDpEvent, RepeatAndSelectDpEvent, SelfComposedDpEvent
 
-from ._accounting import (
-    RDP_ORDERS,
+from ._calibration import calibrate_noise
+from ._composition import RDP_ORDERS, leaf_counts, rdp_curve
+from ._events import (
     MixtureDpEvent,
-    calibrate_noise,
     WorstOfDpEvent,
     compose_events,
     event_from_json,
     event_to_json,
     gaussian_event,
-    leaf_counts,
-    rdp_curve,
 )
 from ._budget import Commitment
 from ._mechanisms import gaussian_release
