@@ -325,6 +325,60 @@ def test_infinite_epsilon_is_exact_batch_mean():
         np.testing.assert_allclose(g, G[idx].mean(axis=0), rtol=1e-12)
 
 
+def test_a_private_engine_under_replace_one_is_refused_while_planning():
+    # Poisson subsampling is accounted for add-or-remove only: refused in one place,
+    # the plan, naming who trains and the way out; the non-private engine accounts nothing
+    plan = dict(n_samples=1000, batch_size=100, epochs=1, max_grad_norm=1.0)
+    with pytest.raises(ValueError, match=r"^The model trains .*add-or-remove neighbours only;"
+                       r".* 'replace_one'\. Use a ledger with relation='add_or_remove', "
+                       r"or set private=False\.$"):
+        DPSGD.from_budget(1.0, 1e-5, relation="replace_one", trainer="The model",
+                          alternative="set private=False", **plan)
+    with pytest.raises(ValueError, match=r"'replace_one'\. Use a ledger with "
+                       r"relation='add_or_remove'\.$"):
+        DPSGD.from_budget(1.0, 1e-5, relation="replace_one", **plan)
+    assert not DPSGD.from_budget(np.inf, 1e-5, relation="replace_one", **plan).private
+    assert DPSGD.from_budget(1.0, 1e-5, relation="add_or_remove", **plan).private
+
+
+def test_train_is_the_steps_then_the_optimiser(network):
+    # train = step, the weight decay on the noisy gradient, the optimiser's update
+    # and its learning-rate schedule: to the bit, as the loop it replaces
+    from skdpx.utils._optim import make_optimizer
+
+    theta, X, Y, _ = network
+
+    def run(by_hand):
+        W1, b1, W2, b2 = (p.copy() for p in _unpack(theta))
+        params = [W1, W2, b1, b2]
+
+        def per_sample(idx):
+            h = np.tanh(X[idx] @ W1 + b1)
+            d2 = h @ W2 + b2 - Y[idx]
+            return DenseGradients([(X[idx], (d2 @ W2.T) * (1 - h**2)), (h, d2)])
+
+        engine = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=0.5, sample_rate=0.6,
+                             n_samples=len(X), max_steps=6), 3)
+        optimizer = make_optimizer("sgd", params, 0.1)
+        decay = [0.3, 0.2, 0.0, 0.0]
+        if by_hand:
+            for step in range(engine.max_steps):
+                if step and step % 2 == 0:
+                    optimizer.scale_learning_rate(0.5)
+                grads, _ = engine.step(per_sample)
+                optimizer.update_params(params, [g + c * p if c else g
+                                                 for g, c, p in zip(grads, decay, params)])
+        else:
+            engine.train(per_sample, params, optimizer, weight_decay=decay, lr_decay=(0.5, 2))
+        return params, engine.n_steps, optimizer.learning_rate
+
+    (got, steps, rate), (want, want_steps, want_rate) = run(False), run(True)
+    assert steps == want_steps == 6 and rate == want_rate == 0.1 * 0.5**2
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert not np.array_equal(got[0], _unpack(theta)[0])  # it trained
+
+
 def test_invalid_engine_parameters():
     ok = dict(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.1, n_samples=10, max_steps=1)
     for key, bad in [("noise_multiplier", -1.0), ("noise_multiplier", float("nan")),

@@ -102,9 +102,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     be shown as pictures.
 
     Privacy unit: one training row, add-or-remove neighbours (the only
-    relation Poisson-subsampled DP-SGD is accounted for: a ledger kept under
-    ``replace_one`` is refused with a ``ValueError`` before anything is
-    spent). The number of rows is private: the fit first releases a DP
+    relation Poisson-subsampled DP-SGD is accounted for: a private fit on a
+    ledger kept under ``replace_one`` is refused with a ``ValueError``
+    before anything is spent). The number of rows is private: the fit first releases a DP
     count of the rows (Laplace, a share ``COUNT_SHARE`` of ``epsilon``;
     :class:`~skdpx.privacy.FitCount`), committed before it is read. Two
     releases then read the data; both are planned from that count and other
@@ -408,8 +408,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
           ``max_grad_norm`` C over a Poisson sample: ``C`` under
           add-or-remove, ``2 C`` under replace-one. The privacy amplification
           of Poisson subsampling is accounted for add-or-remove neighbours
-          only, so a replace-one ledger is refused (ValueError, by
-          :meth:`DPSGD.from_budget`) before anything is spent.
+          only, so a private fit on a replace-one ledger is refused
+          (ValueError, by :meth:`DPSGD.from_budget`) before anything is spent.
         """
         private = not math.isinf(self.epsilon)
         events, labels = [], []

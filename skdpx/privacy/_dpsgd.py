@@ -128,7 +128,8 @@ class _RowGradients:
             np.asarray(g) for g in grads]
 
     def sq_norms(self):
-        return sum(np.einsum("i...,i...->i", g, g) for g in self.grads)
+        flat = [g.reshape(len(g), math.prod(g.shape[1:])) for g in self.grads]
+        return sum(np.einsum("ij,ij->i", g, g) for g in flat)
 
     def weighted_sum(self, factors):
         return [np.tensordot(factors, g, axes=1) for g in self.grads]
