@@ -39,10 +39,9 @@ import numpy as np
 from skdpx.privacy import (
     DPSGD,
     Commitment,
+    DenseGradients,
     noise_source,
     calibrate_noise,
-    dense_clipped_grad,
-    dense_grad_sq_norms,
     gaussian_epsilon,
 )
 
@@ -111,17 +110,7 @@ def dpsgd_table(n=60000, d=784, k=10, batch=500, steps=60, repeats=3):
     def run(engine):
         t = time.perf_counter()
         for _ in range(steps):
-            cache = {}
-
-            def norms(idx):
-                cache["d"] = errors(idx)
-                return np.sqrt(dense_grad_sq_norms(X[idx], cache["d"]))
-
-            def clipped(idx, f):
-                d_ = cache["d"] if "d" in cache else errors(idx)
-                return dense_clipped_grad(X[idx], d_, f)
-
-            engine.step(norms, clipped)
+            engine.step(lambda idx: DenseGradients([(X[idx], errors(idx))]))
         return (time.perf_counter() - t) / steps
 
     times = {"dp": [], "nonprivate": []}

@@ -9,6 +9,7 @@ import pytest
 from skdpx.privacy import (
     DPSGD,
     Commitment,
+    DenseGradients,
     noise_source,
     audit_gdp,
     calibrate_noise,
@@ -121,21 +122,38 @@ def test_step_without_noise_is_mean_of_clipped_rows(network):
     engine = _bind(DPSGD(noise_multiplier=0.0, max_grad_norm=0.5, sample_rate=1.0, n_samples=len(X),
                    max_steps=1), 0)
 
-    def norms(idx):
-        (a1, d1), (a2, d2) = _forward_backward(theta, X[idx], Y[idx])
-        return np.sqrt(dense_grad_sq_norms(a1, d1) + dense_grad_sq_norms(a2, d2))
-
-    def clipped_sum(idx, f):
-        (a1, d1), (a2, d2) = _forward_backward(theta, X[idx], Y[idx])
-        return dense_clipped_grad(a1, d1, f) + dense_clipped_grad(a2, d2, f)
-
-    grads, idx = engine.step(norms, clipped_sum)
+    grads, idx = engine.step(
+        lambda idx: DenseGradients(_forward_backward(theta, X[idx], Y[idx])))
     np.testing.assert_array_equal(idx, np.arange(len(X)))
     row_norms = np.linalg.norm(G, axis=1)
     assert np.any(row_norms > 0.5)  # the test clips something
     clipped = G * np.minimum(1, 0.5 / row_norms)[:, None]
-    for got, want in zip(grads, _unpack(clipped.mean(axis=0))):
+    # DenseGradients gives the weights first, then the biases
+    dW1, dW2, db1, db2 = grads
+    for got, want in zip([dW1, db1, dW2, db2], _unpack(clipped.mean(axis=0))):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    # the same step from the per-sample gradients themselves (one array of all parameters)
+    engine = _bind(DPSGD(noise_multiplier=0.0, max_grad_norm=0.5, sample_rate=1.0,
+                         n_samples=len(X), max_steps=1), 0)
+    (flat,), _ = engine.step(lambda idx: G[idx])
+    np.testing.assert_allclose(flat, clipped.mean(axis=0), rtol=1e-12)
+
+
+def test_one_forward_and_backward_pass_per_step(network):
+    # the model's per_sample is called once a step: the norms and the clipped sum
+    # both come from what it returns (no cache in the model)
+    theta, X, Y, _ = network
+    engine = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=0.5, sample_rate=0.5,
+                         n_samples=len(X), max_steps=4), 0)
+    calls = []
+
+    def per_sample(idx):
+        calls.append(idx)
+        return DenseGradients(_forward_backward(theta, X[idx], Y[idx]))
+
+    for k in range(1, 5):
+        engine.step(per_sample)
+        assert len(calls) == k
 
 
 # --------------------------------------------------------------------------
@@ -172,8 +190,7 @@ def test_noise_scale_with_zero_gradients():
                    max_steps=steps), 0)
     draws = []
     for _ in range(steps):
-        (g,), _ = engine.step(lambda idx: np.zeros(len(idx)),
-                              lambda idx, f: [np.zeros(dim)])
+        (g,), _ = engine.step(lambda idx: [np.zeros((len(idx), dim))])
         draws.append(g)
     draws = np.concatenate(draws)
     expected = z * C / (q * n)
@@ -188,7 +205,7 @@ def test_noise_scale_with_zero_gradients():
 def _batches(engine, k):
     out = []
     for _ in range(k):
-        _, idx = engine.step(lambda idx: np.zeros(len(idx)), lambda idx, f: [np.zeros(1)])
+        _, idx = engine.step(lambda idx: [np.zeros((len(idx), 1))])
         out.append(idx)
     return out
 
@@ -303,10 +320,63 @@ def test_infinite_epsilon_is_exact_batch_mean():
                                max_grad_norm=1.0), 0)
     assert not engine.private and engine.noise_multiplier == 0 and engine.max_grad_norm is None
     for _ in range(3):
-        (g,), idx = engine.step(lambda idx: np.linalg.norm(G[idx], axis=1),
-                                lambda idx, f: [f @ G[idx]])
+        (g,), idx = engine.step(lambda idx: [G[idx]])
         assert len(idx) > 0
         np.testing.assert_allclose(g, G[idx].mean(axis=0), rtol=1e-12)
+
+
+def test_a_private_engine_under_replace_one_is_refused_while_planning():
+    # Poisson subsampling is accounted for add-or-remove only: refused in one place,
+    # the plan, naming who trains and the way out; the non-private engine accounts nothing
+    plan = dict(n_samples=1000, batch_size=100, epochs=1, max_grad_norm=1.0)
+    with pytest.raises(ValueError, match=r"^The model trains .*add-or-remove neighbours only;"
+                       r".* 'replace_one'\. Use a ledger with relation='add_or_remove', "
+                       r"or set private=False\.$"):
+        DPSGD.from_budget(1.0, 1e-5, relation="replace_one", trainer="The model",
+                          alternative="set private=False", **plan)
+    with pytest.raises(ValueError, match=r"'replace_one'\. Use a ledger with "
+                       r"relation='add_or_remove'\.$"):
+        DPSGD.from_budget(1.0, 1e-5, relation="replace_one", **plan)
+    assert not DPSGD.from_budget(np.inf, 1e-5, relation="replace_one", **plan).private
+    assert DPSGD.from_budget(1.0, 1e-5, relation="add_or_remove", **plan).private
+
+
+def test_train_is_the_steps_then_the_optimiser(network):
+    # train = step, the weight decay on the noisy gradient, the optimiser's update
+    # and its learning-rate schedule: to the bit, as the loop it replaces
+    from skdpx.utils._optim import make_optimizer
+
+    theta, X, Y, _ = network
+
+    def run(by_hand):
+        W1, b1, W2, b2 = (p.copy() for p in _unpack(theta))
+        params = [W1, W2, b1, b2]
+
+        def per_sample(idx):
+            h = np.tanh(X[idx] @ W1 + b1)
+            d2 = h @ W2 + b2 - Y[idx]
+            return DenseGradients([(X[idx], (d2 @ W2.T) * (1 - h**2)), (h, d2)])
+
+        engine = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=0.5, sample_rate=0.6,
+                             n_samples=len(X), max_steps=6), 3)
+        optimizer = make_optimizer("sgd", params, 0.1)
+        decay = [0.3, 0.2, 0.0, 0.0]
+        if by_hand:
+            for step in range(engine.max_steps):
+                if step and step % 2 == 0:
+                    optimizer.scale_learning_rate(0.5)
+                grads, _ = engine.step(per_sample)
+                optimizer.update_params(params, [g + c * p if c else g
+                                                 for g, c, p in zip(grads, decay, params)])
+        else:
+            engine.train(per_sample, params, optimizer, weight_decay=decay, lr_decay=(0.5, 2))
+        return params, engine.n_steps, optimizer.learning_rate
+
+    (got, steps, rate), (want, want_steps, want_rate) = run(False), run(True)
+    assert steps == want_steps == 6 and rate == want_rate == 0.1 * 0.5**2
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert not np.array_equal(got[0], _unpack(theta)[0])  # it trained
 
 
 def test_invalid_engine_parameters():
@@ -331,9 +401,7 @@ def _logistic_dpsgd(X, y, engine, lr=0.5):
 
     for _ in range(engine.max_steps):
         (gw,), _ = engine.step(
-            lambda idx: np.sqrt(dense_grad_sq_norms(X[idx], errors(idx), bias=False)),
-            lambda idx, f: dense_clipped_grad(X[idx], errors(idx), f, bias=False),
-        )
+            lambda idx: DenseGradients([(X[idx], errors(idx))], bias=False))
         w -= lr * gw[:, 0]
     return np.mean((X @ w > 0) == y)
 
@@ -396,8 +464,7 @@ def _dpsgd_release(noise_multiplier):
             def grad(idx):
                 return (w - AUDIT_X[idx]) * present[idx]
 
-            (g,), _ = engine.step(lambda idx: np.abs(grad(idx)),
-                                  lambda idx, f: [np.array([f @ grad(idx)])])
+            (g,), _ = engine.step(lambda idx: [grad(idx)[:, None]])
             known = np.clip(w - AUDIT_X[others], -1.0, 1.0).sum()
             stat += g[0] * len(present) - known
             w -= 0.1 * g[0]

@@ -17,9 +17,11 @@ from skdpx.linear._locally_linear import _maps_backward, _maps_forward, _views
 from skdpx.privacy import (
     DPSGD,
     BudgetError,
+    ComposedDpEvent,
     FixedLossDpEvent,
     GDPAuditWarning,
     NoiseSource,
+    NonPrivateDpEvent,
     PrivacyLeakWarning,
     PrivacyLedger,
     audit_gdp,
@@ -309,9 +311,15 @@ def test_replace_one_ledger_is_refused_before_spending():
     X, y = _blobs()
     ledger = PrivacyLedger(epsilon=10.0, delta=1e-5, relation="replace_one")
     clf = DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=1, accountant=ledger)
-    with pytest.raises(ValueError, match="add-or-remove"):
+    with pytest.raises(ValueError, match="DPLocallyLinearClassifier trains .*add-or-remove"):
         clf.fit(X, y)
     assert len(ledger) == 0 and not hasattr(clf, "coef_")
+    # the non-private baseline claims no subsampled accounting: it fits there, as
+    # PrivRecourse's and DPCounterfactualGenerator's do
+    ledger = PrivacyLedger(relation="replace_one")  # no cap: epsilon=inf is recorded
+    clf.set_params(epsilon=np.inf, random_state=0, accountant=ledger).fit(X, y)
+    [(_, event)] = ledger.events
+    assert event == ComposedDpEvent([NonPrivateDpEvent(), NonPrivateDpEvent()])
 
 
 def test_interrupted_fit_keeps_the_whole_planned_spend(monkeypatch):

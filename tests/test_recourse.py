@@ -31,6 +31,7 @@ from skdpx.privacy import (
 from skdpx.recourse import RecourseGraph, recourse_graph
 from skdpx.recourse._graph import admissible_nodes
 from skdpx.recourse import _clustering, _model
+from skdpx.privacy import _dpsgd
 
 from ._helpers import seeded as _seeded
 
@@ -275,7 +276,7 @@ def test_a_fit_interrupted_in_training_has_spent_its_whole_plan(problem, monkeyp
     X, y = problem
     full = PrivacyLedger()
     _rec(accountant=full).fit(X, y)
-    real = _model.dense_clipped_grad
+    real = _dpsgd.dense_clipped_grad
     calls = []
 
     def interrupted(*args, **kwargs):
@@ -284,7 +285,7 @@ def test_a_fit_interrupted_in_training_has_spent_its_whole_plan(problem, monkeyp
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_model, "dense_clipped_grad", interrupted)
+    monkeypatch.setattr(_dpsgd, "dense_clipped_grad", interrupted)
     ledger = PrivacyLedger()
     with pytest.raises(KeyboardInterrupt):
         _rec(accountant=ledger).fit(X, y)

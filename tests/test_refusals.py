@@ -469,18 +469,18 @@ class _GradientRecorder:
 
     max_steps, sample_rate, max_grad_norm = 1, 1.0, 1.0
 
-    def __init__(self, n_rows, shapes):
-        self.n_rows, self.shapes = n_rows, shapes
+    def __init__(self, n_rows):
+        self.n_rows = n_rows
         self.n_samples = n_rows  # the public planning count a real engine carries
 
     def bind(self, noise, commitment):
         return self
 
-    def step(self, grad_norms, clipped_grad_sum):
-        idx = np.arange(self.n_rows)
-        self.norms = np.asarray(grad_norms(idx))
-        clipped_grad_sum(idx, np.ones(self.n_rows))
-        return [np.zeros(s) for s in self.shapes], None
+    def train(self, per_sample, params, optimizer, **schedule):
+        grads = per_sample(np.arange(self.n_rows))
+        self.norms = np.sqrt(grads.sq_norms())
+        grads.weighted_sum(np.ones(self.n_rows))
+        return self
 
 
 CODES = np.array([0, 1, -1, 1, -1, 0, 1])
@@ -494,7 +494,7 @@ def test_a_row_without_a_usable_label_has_no_gradient_in_the_model():
     k, m = 2, 2
     W = rng.normal(size=(1, 3, k * m)).astype(np.float32)
     b = np.zeros((1, k * m), dtype=np.float32)
-    engine = _GradientRecorder(len(CODES), [W.shape, b.shape])
+    engine = _GradientRecorder(len(CODES))
     DPLocallyLinearClassifier(n_maps=m)._train(engine, _views(U, None, 2, norms=True), CODES,
                                                k, m, W, b)
     assert np.all(engine.norms[CODES < 0] == 0) and np.all(engine.norms[CODES >= 0] > 0)
@@ -504,7 +504,7 @@ def test_a_row_without_a_usable_label_has_no_gradient_in_privrecourse_model():
     from skdpx.recourse._model import train_dp_logistic
 
     X01 = np.random.default_rng(1).uniform(size=(len(CODES), 3))
-    engine = _GradientRecorder(len(CODES), [(3, 1), (1,)])
+    engine = _GradientRecorder(len(CODES))
     train_dp_logistic(X01, CODES, np.array([0, 1]), engine)
     assert np.all(engine.norms[CODES < 0] == 0) and np.all(engine.norms[CODES >= 0] > 0)
 

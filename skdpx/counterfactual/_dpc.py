@@ -425,13 +425,6 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         d = X.shape[1]
         n_classes = len(self.classes_)
         functional = self.ae_method == "functional"
-        if not functional and relation != "add_or_remove" and not np.isinf(self.epsilon):
-            raise ValueError(
-                "ae_method='dpsgd' trains the autoencoder with Poisson-subsampled DP-SGD, which "
-                f"is accounted for add-or-remove neighbours only; this ledger's relation is "
-                f"{relation!r}. Use ae_method='functional' (calibrated under either relation) "
-                "or an add-or-remove ledger."
-            )
         ae_epsilon = self.epsilon * (1 - bounds.share) * _AE_SHARE
         plan = {"relation": relation}
         if functional:
@@ -440,7 +433,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
             ae_event = laplace_event(plan["ae_noise_multiplier"])
             ae_label = f"functional mechanism: autoencoder coefficients ({n_coefficients(d)})"
         else:
-            plan["engine"] = MLPAutoencoder.engine(count.n, ae_epsilon, self.delta / 2)
+            plan["engine"] = MLPAutoencoder.engine(count.n, ae_epsilon, self.delta / 2, relation)
             ae_event = plan["engine"].planned_event()
             ae_label = f"DP-SGD autoencoder ({plan['engine'].max_steps} steps)"
         proto_label = f"class prototypes: per-class sums of codes and counts ({n_classes})"

@@ -24,7 +24,7 @@ auxiliary generator.
 import numpy as np
 from scipy.special import expit
 
-from ..privacy import DPSGD, dense_clipped_grad, dense_grad_sq_norms
+from ..privacy import DPSGD, DenseGradients
 from ..utils._optim import make_optimizer
 
 __all__ = ["MLPAutoencoder"]
@@ -44,16 +44,21 @@ class MLPAutoencoder:
 
     # ----------------------------------------------------------- training
     @staticmethod
-    def engine(n_samples, epsilon, delta):
+    def engine(n_samples, epsilon, delta, relation="add_or_remove"):
         """The DP-SGD engine for ``n_samples`` rows at (``epsilon``, ``delta``).
 
         Made from public facts only (the planning count ``n_samples``, a DP
         count of the rows; the budget; the settings above): its
         ``planned_event()`` is what the fit's plan commits. ``epsilon=np.inf``
-        gives the non-private engine (no clipping, no noise).
+        gives the non-private engine (no clipping, no noise). A private
+        engine under a ledger ``relation`` other than add-or-remove is
+        refused (ValueError, :meth:`~skdpx.privacy.DPSGD.from_budget`).
         """
-        return DPSGD.from_budget(epsilon, delta, n_samples=n_samples, batch_size=BATCH_SIZE,
-                                 epochs=EPOCHS, max_grad_norm=MAX_GRAD_NORM)
+        return DPSGD.from_budget(
+            epsilon, delta, n_samples=n_samples, batch_size=BATCH_SIZE, epochs=EPOCHS,
+            max_grad_norm=MAX_GRAD_NORM, relation=relation,
+            trainer="ae_method='dpsgd' (the autoencoder)",
+            alternative="ae_method='functional' (calibrated under either relation)")
 
     @classmethod
     def fit(cls, X, latent_dim, hidden_layer_sizes, *, engine, noise, commitment):
@@ -71,30 +76,13 @@ class MLPAutoencoder:
         biases = [np.zeros(b) for b in sizes[1:]]
         model = cls(weights, biases, len(hidden_layer_sizes) + 1)
         engine.bind(noise, commitment, n_rows=m)
-        params = weights + biases
-        optimizer = make_optimizer("adam", params, LEARNING_RATE)
-        cache = {}
+        params = weights + biases  # the order of DenseGradients' gradients
 
-        def backprop(idx):
-            if cache.get("idx") is not idx:
-                acts = model._forward(X[idx])
-                cache.update(idx=idx, acts=acts, deltas=model._backward(acts, X[idx]))
-            return cache["acts"], cache["deltas"]
+        def per_sample(idx):
+            acts = model._forward(X[idx])
+            return DenseGradients(list(zip(acts[:-1], model._backward(acts, X[idx]))))
 
-        def grad_norms(idx):
-            acts, deltas = backprop(idx)
-            sq = sum(dense_grad_sq_norms(a, e) for a, e in zip(acts[:-1], deltas))
-            return np.sqrt(sq)
-
-        def clipped_grad_sum(idx, factors):
-            acts, deltas = backprop(idx)
-            grads = [dense_clipped_grad(a, e, factors) for a, e in zip(acts[:-1], deltas)]
-            return [g[0] for g in grads] + [g[1] for g in grads]
-
-        for _ in range(engine.max_steps):
-            grads, _ = engine.step(grad_norms, clipped_grad_sum)
-            optimizer.update_params(params, grads)
-        model.weights, model.biases = params[:len(weights)], params[len(weights):]
+        engine.train(per_sample, params, make_optimizer("adam", params, LEARNING_RATE))
         return model
 
     def _activation(self, layer):

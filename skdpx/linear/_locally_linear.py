@@ -14,14 +14,13 @@ from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
     BoundsScaler,
+    DenseGradients,
     ComposedDpEvent,
     DPEstimator,
     SpendPlan,
     calibrate_noise,
     check_classes,
     fill_nonfinite,
-    dense_clipped_grad,
-    dense_grad_sq_norms,
     gaussian_event,
     gaussian_release,
 )
@@ -103,9 +102,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     be shown as pictures.
 
     Privacy unit: one training row, add-or-remove neighbours (the only
-    relation Poisson-subsampled DP-SGD is accounted for: a ledger kept under
-    ``replace_one`` is refused with a ``ValueError`` before anything is
-    spent). The number of rows is private: the fit first releases a DP
+    relation Poisson-subsampled DP-SGD is accounted for: a private fit on a
+    ledger kept under ``replace_one`` is refused with a ``ValueError``
+    before anything is spent). The number of rows is private: the fit first releases a DP
     count of the rows (Laplace, a share ``COUNT_SHARE`` of ``epsilon``;
     :class:`~skdpx.privacy.FitCount`), committed before it is read. Two
     releases then read the data; both are planned from that count and other
@@ -409,15 +408,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
           ``max_grad_norm`` C over a Poisson sample: ``C`` under
           add-or-remove, ``2 C`` under replace-one. The privacy amplification
           of Poisson subsampling is accounted for add-or-remove neighbours
-          only, so a replace-one ledger is refused (ValueError) before
-          anything is spent.
+          only, so a private fit on a replace-one ledger is refused
+          (ValueError, by :meth:`DPSGD.from_budget`) before anything is spent.
         """
-        if relation != "add_or_remove":
-            raise ValueError(
-                "DPLocallyLinearClassifier trains with Poisson-subsampled DP-SGD, whose privacy "
-                "is accounted for add-or-remove neighbours only; the ledger's relation is "
-                f"{relation!r}. Use a PrivacyLedger(relation='add_or_remove') as accountant."
-            )
         private = not math.isinf(self.epsilon)
         events, labels = [], []
         z_mean, mean_event = 0.0, None
@@ -434,6 +427,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             self.epsilon, self.delta, n_samples=count.n, batch_size=self.batch_size,
             epochs=self.epochs, max_grad_norm=self.max_grad_norm,
             prior=count.prior(bounds.event, mean_event) if private else None,
+            relation=relation, trainer=type(self).__name__,
         )
         events.append(engine.planned_event())
         labels.append("DP-SGD training")
@@ -527,32 +521,18 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         def from_maps(D):  # (b, K, M) -> (V, b, outputs)
             return D.reshape(1, -1, k * m) if shared else np.ascontiguousarray(D.transpose(2, 0, 1))
 
-        def errors(idx):
+        def per_sample(idx):
             Pb, Pb_sq = views(idx)  # (V, b, width), (V, b)
             G = to_maps(Pb @ W + b[:, None, :])
             S, F = _maps_forward(G, beta)
             D = _maps_backward(G, S, F, Y[idx], beta) * used[idx][:, None, None]
-            return Pb, Pb_sq, from_maps(D)
-
-        cache = {}
-
-        def grad_norms(idx):
-            cache["Pb"], Pb_sq, cache["D"] = errors(idx)
-            return np.sqrt(dense_grad_sq_norms(cache["Pb"], cache["D"], a_sq=Pb_sq))
-
-        def clipped_grad_sum(idx, factors):
-            if "D" not in cache:  # the non-private engine skips the norms
-                cache["Pb"], _, cache["D"] = errors(idx)
-            return dense_clipped_grad(cache.pop("Pb"), cache.pop("D"), factors)
+            return DenseGradients([(Pb, from_maps(D), Pb_sq)])
 
         # The steps' matrix products are small: BLAS threads only add
         # synchronisation (and stall badly on a busy machine).
         with single_blas_thread():
-            for step in range(engine.max_steps):
-                if step and step % steps_per_decay == 0:
-                    optimizer.scale_learning_rate(self.learning_rate_decay)
-                grads, _ = engine.step(grad_norms, clipped_grad_sum)
-                optimizer.update_params([W, b], grads)
+            engine.train(per_sample, [W, b], optimizer,
+                         lr_decay=(self.learning_rate_decay, steps_per_decay))
 
     def _set_maps(self, W_unit, b_unit, scaler):
         """Express the maps learnt on [0, 1]-scaled inputs in input-feature units.

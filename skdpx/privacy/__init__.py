@@ -57,7 +57,7 @@ from ._budget import (
     resolve_ledger,
 )
 from ._count import COUNT_SHARE, FitCount
-from ._dpsgd import DPSGD, dense_clipped_grad, dense_grad_sq_norms
+from ._dpsgd import DPSGD, DenseGradients, dense_clipped_grad, dense_grad_sq_norms
 from ._estimator import DPEstimator, SpendPlan, given_row_count
 from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger
 from ._mechanisms import (
@@ -102,6 +102,7 @@ __all__ = [
     "BOUNDS_SHARE",
     "DPEstimator",
     "DPSGD",
+    "DenseGradients",
     "EPSILON_CONSTRAINT",
     "EstimatorLedger",
     "FitBounds",

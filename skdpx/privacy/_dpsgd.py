@@ -1,17 +1,24 @@
 """The DP-SGD engine: Poisson subsampling, per-sample clipping, Gaussian noise.
 
-A model plugs in with two callables over a batch of row indices:
+A model plugs in with one callable, ``per_sample(idx)``: the per-sample
+gradients of the rows ``idx`` (one step's Poisson batch) at the current
+parameters, computed in one forward and backward pass, either
 
-* ``grad_norms(idx)`` -> (b,) the L2 norm of each row's gradient over all
-  trained parameters;
-* ``clipped_grad_sum(idx, factors)`` -> list of arrays, the sum over the batch
-  of ``factors[i] * gradient_i`` for each parameter array.
+* as a :class:`DenseGradients`: the inputs ``a`` and back-propagated errors
+  ``d`` of the model's dense layers. The per-sample gradient of a weight
+  matrix is the outer product of ``a_i`` and ``d_i``, so
+  ``||g_i||^2 = ||a_i||^2 ||d_i||^2`` (:func:`dense_grad_sq_norms`) and the
+  clipped sum is one matrix product (:func:`dense_clipped_grad`): no
+  (n, P) matrix of per-sample gradients is ever built;
+* or as a list of arrays of shape (len(idx), ...), one per parameter array:
+  the per-sample gradients themselves.
 
-For dense layers both have closed forms (:func:`dense_grad_sq_norms`,
-:func:`dense_clipped_grad`): the per-sample gradient of a weight matrix is the
-outer product of the layer's input ``a_i`` and its back-propagated error
-``d_i``, so ``||g_i||^2 = ||a_i||^2 ||d_i||^2`` and the clipped sum is one
-matrix product. No (n, P) matrix of per-sample gradients is ever built.
+The engine does the rest: the batch, the clipping, the noisy sum (one
+release through the privacy core's mechanisms) and, in :meth:`DPSGD.train`,
+the optimiser's steps. The model keeps nothing between the norms and the sum.
+
+Poisson-subsampled DP-SGD is accounted for add-or-remove neighbours only:
+:meth:`DPSGD.from_budget` refuses another relation, before anything is spent.
 """
 
 import math
@@ -24,7 +31,7 @@ from ._calibration import calibrate_noise
 from ._events import gaussian_event
 from ._mechanisms import noisy_gradient, poisson_sample
 
-__all__ = ["DPSGD", "dense_clipped_grad", "dense_grad_sq_norms"]
+__all__ = ["DPSGD", "DenseGradients", "dense_clipped_grad", "dense_grad_sq_norms"]
 
 
 def dense_grad_sq_norms(a, d, *, bias=True, a_sq=None):
@@ -73,6 +80,62 @@ def dense_clipped_grad(a, d, factors, *, bias=True):
     return grads
 
 
+class DenseGradients:
+    """The per-sample gradients of a batch through dense layers ``z = a W + b``.
+
+    What a model's ``per_sample(idx)`` returns to :class:`DPSGD`: each
+    layer's inputs and back-propagated errors on the batch, from which the
+    engine takes the per-row norms (:func:`dense_grad_sq_norms`) and the
+    clipped sum (:func:`dense_clipped_grad`) without building the per-row
+    gradients.
+
+    Parameters
+    ----------
+    layers : list of tuple
+        ``(a, d)`` or ``(a, d, a_sq)`` per layer, as in
+        :func:`dense_grad_sq_norms` (2-D, or 3-D for a stack of layers that
+        see the same batch; ``a_sq`` the known ``||a_i||^2``, or None).
+    bias : bool, default=True
+        Whether the layers have biases.
+
+    The gradients come in the order of the parameters they update: every
+    layer's weight matrix, then (``bias``) every layer's bias.
+    """
+
+    def __init__(self, layers, *, bias=True):
+        self.layers = [(layer[0], layer[1], layer[2] if len(layer) > 2 else None)
+                       for layer in layers]
+        self.bias = bias
+
+    def sq_norms(self):
+        """(b,) the squared L2 norm of each row's gradient over all the layers."""
+        sq = None
+        for a, d, a_sq in self.layers:
+            layer = dense_grad_sq_norms(a, d, bias=self.bias, a_sq=a_sq)
+            sq = layer if sq is None else sq + layer
+        return sq
+
+    def weighted_sum(self, factors):
+        """The sum over the batch of ``factors[i]`` times row i's gradient, per parameter array."""
+        grads = [dense_clipped_grad(a, d, factors, bias=self.bias) for a, d, _ in self.layers]
+        return [g[0] for g in grads] + ([g[1] for g in grads] if self.bias else [])
+
+
+class _RowGradients:
+    """Per-sample gradients given as they are: arrays of shape (b, ...), one per parameter."""
+
+    def __init__(self, grads):
+        self.grads = [np.asarray(grads)] if isinstance(grads, np.ndarray) else [
+            np.asarray(g) for g in grads]
+
+    def sq_norms(self):
+        flat = [g.reshape(len(g), math.prod(g.shape[1:])) for g in self.grads]
+        return sum(np.einsum("ij,ij->i", g, g) for g in flat)
+
+    def weighted_sum(self, factors):
+        return [np.tensordot(factors, g, axes=1) for g in self.grads]
+
+
 class DPSGD:
     """Differentially private gradients for SGD-type training (Abadi et al. 2016).
 
@@ -117,7 +180,7 @@ class DPSGD:
     Examples
     --------
     >>> import numpy as np
-    >>> from skdpx.privacy import DPSGD, PrivacyLedger, dense_grad_sq_norms, dense_clipped_grad
+    >>> from skdpx.privacy import DPSGD, DenseGradients, PrivacyLedger
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(1000, 3)); y = (X[:, 0] > 0).astype(float)
     >>> w = np.zeros(3)
@@ -126,12 +189,11 @@ class DPSGD:
     ...                            max_grad_norm=1.0)
     >>> ledger = EstimatorLedger(1.0, 1e-5, accountant=PrivacyLedger())
     >>> _ = engine.bind(noise_source(), ledger.commit(engine.planned_event(), "DP-SGD"))
-    >>> def errors(idx):  # d loss / d logit for logistic regression
-    ...     return (1 / (1 + np.exp(-X[idx] @ w)) - y[idx])[:, None]
+    >>> def per_sample(idx):  # logistic regression: one dense layer, no bias
+    ...     errors = 1 / (1 + np.exp(-X[idx] @ w)) - y[idx]  # d loss / d logit
+    ...     return DenseGradients([(X[idx], errors[:, None])], bias=False)
     >>> for _ in range(engine.max_steps):
-    ...     (gw,), _ = engine.step(
-    ...         lambda idx: np.sqrt(dense_grad_sq_norms(X[idx], errors(idx), bias=False)),
-    ...         lambda idx, f: dense_clipped_grad(X[idx], errors(idx), f, bias=False))
+    ...     (gw,), _ = engine.step(per_sample)
     ...     w -= 0.5 * gw[:, 0]
     >>> float(np.mean((X @ w > 0) == y)) > 0.9
     True
@@ -159,7 +221,7 @@ class DPSGD:
     @classmethod
     def from_budget(
         cls, epsilon, delta, *, n_samples, batch_size, epochs, max_grad_norm, accounting="pld",
-        prior=None,
+        prior=None, relation="add_or_remove", trainer="DP-SGD", alternative=None,
     ):
         """An engine whose noise meets (epsilon, delta) over ``epochs`` epochs.
 
@@ -170,7 +232,23 @@ class DPSGD:
         non-private engine (no clipping, no noise). ``prior``: a DpEvent of
         other releases of the same data that the budget must also cover
         (see :func:`calibrate_noise`).
+
+        ``relation`` is the neighbouring relation of the ledger that will pay
+        for the steps. The privacy amplification of Poisson subsampling is
+        accounted for add-or-remove neighbours only, so a private engine
+        (finite epsilon) under any other relation is refused with a
+        ``ValueError``: call this while planning, before anything is spent.
+        ``trainer`` (who trains, e.g. the estimator's name) and
+        ``alternative`` (another way out, e.g. a parameter that avoids
+        DP-SGD) word that error.
         """
+        if relation != "add_or_remove" and not math.isinf(epsilon):
+            other = f", or {alternative}" if alternative else ""
+            raise ValueError(
+                f"{trainer} trains with Poisson-subsampled DP-SGD, whose privacy is accounted "
+                f"for add-or-remove neighbours only; this ledger's relation is {relation!r}. "
+                f"Use a ledger with relation='add_or_remove'{other}."
+            )
         if not n_samples >= 1:
             raise ValueError(f"n_samples must be >= 1, got {n_samples!r}.")
         if batch_size is not None and not 1 <= batch_size:
@@ -255,8 +333,17 @@ class DPSGD:
         parts = np.split(noisy, np.cumsum(sizes)[:-1])
         return [p.reshape(np.shape(g)) for p, g in zip(parts, grad_sums)]
 
-    def step(self, grad_norms, clipped_grad_sum):
+    def step(self, per_sample):
         """One DP-SGD step.
+
+        Parameters
+        ----------
+        per_sample : callable
+            ``per_sample(idx)`` -> the per-sample gradients of the batch's
+            rows ``idx`` at the current parameters: a
+            :class:`DenseGradients`, or a list of arrays of shape
+            (len(idx), ...), one per parameter array. Called once a step;
+            the norms (for clipping) and the clipped sum both come from it.
 
         Returns
         -------
@@ -274,10 +361,50 @@ class DPSGD:
                 "exceed the privacy budget."
             )
         idx = self.sample()
+        grads = per_sample(idx)
+        if not isinstance(grads, DenseGradients):
+            grads = _RowGradients(grads)
         if self.max_grad_norm is None:  # non-private: no clipping, norms not needed
             factors = np.ones(len(idx))
+        elif len(idx):
+            factors = self.clip_factors(np.sqrt(grads.sq_norms()))
         else:
-            factors = self.clip_factors(grad_norms(idx)) if len(idx) else np.zeros(0)
-        sums = clipped_grad_sum(idx, factors)
+            factors = np.zeros(0)
+        sums = grads.weighted_sum(factors)
         self.n_steps += 1
         return self.privatize(sums, len(idx)), idx
+
+    def train(self, per_sample, params, optimizer, *, weight_decay=None, lr_decay=None):
+        """Take all ``max_steps`` steps, each moving ``params`` (in place) by ``optimizer``.
+
+        Parameters
+        ----------
+        per_sample : callable
+            As in :meth:`step`; it reads the current ``params``.
+        params : list of ndarray
+            The trained arrays, in the order of the gradients (for
+            :class:`DenseGradients`: the weights, then the biases).
+        optimizer : object
+            With ``update_params(params, grads)`` (and
+            ``scale_learning_rate(factor)`` for ``lr_decay``), e.g.
+            :func:`skdpx.utils._optim.make_optimizer`'s. It only ever sees
+            the noisy gradients: post-processing.
+        weight_decay : sequence of float, optional
+            One per array of ``params``: ``c * param`` (the gradient of the
+            penalty ``c ||param||^2 / 2``) is added to its noisy gradient.
+            It reads no data, so it is added after the noise.
+        lr_decay : (factor, every), optional
+            Scale the learning rate by ``factor`` every ``every`` steps.
+
+        Returns
+        -------
+        self
+        """
+        for step in range(self.max_steps):
+            if lr_decay is not None and step and step % lr_decay[1] == 0:
+                optimizer.scale_learning_rate(lr_decay[0])
+            grads, _ = self.step(per_sample)
+            if weight_decay is not None:
+                grads = [g + c * p if c else g for g, c, p in zip(grads, weight_decay, params)]
+            optimizer.update_params(params, grads)
+        return self

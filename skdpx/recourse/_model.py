@@ -10,7 +10,7 @@ holds its coefficients and nothing that could replay the noise.
 
 Per-row gradient of the cross-entropy of a linear model ``z = W a + b`` at
 input ``a``: the outer product of ``(a, 1)`` and the error ``p - y``, with
-squared norm ``(||a||^2 + 1) ||p - y||^2`` (:func:`dense_grad_sq_norms`).
+squared norm ``(||a||^2 + 1) ||p - y||^2`` (:class:`DenseGradients`).
 Binary problems use one logit (sigmoid), so ``||p - y|| < 1`` and with
 ``||a||^2 <= d / 4`` the norm is at most ``sqrt(d / 4 + 1)`` before
 clipping; more classes use a softmax over one logit per class
@@ -22,7 +22,7 @@ from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..privacy import dense_clipped_grad, dense_grad_sq_norms
+from ..privacy import DenseGradients
 from ..utils._optim import make_optimizer
 
 __all__ = ["DPSGDLogisticRegression", "train_dp_logistic"]
@@ -140,40 +140,24 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
         def batch(idx):
             return A_all[idx], A_sq_all[idx]
     else:
-        last = {}
-
         def batch(idx):
             # the batch's rows only, made ready and centred as above (the same values)
-            if last.get("idx") is not idx:
-                A = prepare(X01[idx]) - 0.5
-                last.update(idx=idx, rows=(A, np.einsum("ij,ij->i", A, A)))
-            return last["rows"]
+            A = prepare(X01[idx]) - 0.5
+            return A, np.einsum("ij,ij->i", A, A)
     Y = (codes[:, None] == (np.arange(1, 2) if k == 2 else np.arange(k))[None, :]).astype(float)
     used = (np.asarray(codes) >= 0).astype(float)[:, None]
     W = np.zeros((d, outputs))
     b = np.zeros(outputs)
-    optimizer = make_optimizer("sgd", [W, b], learning_rate)
-    decay = 1.0 / (C * engine.n_samples)  # the public count: never the private n
 
-    def errors(idx):
-        z = batch(idx)[0] @ W + b
-        p = expit(z) if k == 2 else softmax(z, axis=1)
-        return (p - Y[idx]) * used[idx]
-
-    cache = {}
-
-    def grad_norms(idx):
-        cache["D"] = errors(idx)
+    def per_sample(idx):
         A, A_sq = batch(idx)
-        return np.sqrt(dense_grad_sq_norms(A, cache["D"], a_sq=A_sq))
+        z = A @ W + b
+        p = expit(z) if k == 2 else softmax(z, axis=1)
+        return DenseGradients([(A, (p - Y[idx]) * used[idx], A_sq)])
 
-    def clipped_grad_sum(idx, factors):
-        D = cache.pop("D") if "D" in cache else errors(idx)
-        return dense_clipped_grad(batch(idx)[0], D, factors)
-
-    for _ in range(engine.max_steps):
-        (gW, gb), _ = engine.step(grad_norms, clipped_grad_sum)
-        optimizer.update_params([W, b], [gW + decay * W, gb])
+    decay = 1.0 / (C * engine.n_samples)  # the public count: never the private n
+    engine.train(per_sample, [W, b], make_optimizer("sgd", [W, b], learning_rate),
+                 weight_decay=[decay, 0.0])
     model = DPSGDLogisticRegression()
     model.classes_ = np.asarray(classes)
     model.coef_ = W.T.copy()

@@ -505,20 +505,15 @@ class PrivRecourse(TransformerMixin, DPEstimator):
                              relation=relation, noise_multiplier=0.0, engine=None,
                              model_epsilon=0.0, count_noise_std=0.0,
                              n_clusters=self._n_clusters(n, 0.0))
-        if train_model and relation != "add_or_remove":
-            raise ValueError(
-                f"PrivRecourse trains its black box with DP-SGD, whose Poisson subsampling is "
-                f"accounted for add-or-remove neighbours only; this ledger is kept under "
-                f"{relation!r}. Give a black box as `estimator` (the clustering is then "
-                f"calibrated for {relation!r}), or use a ledger with "
-                f"relation='add_or_remove'."
-            )
         events, engine, model_epsilon, label = [], None, 0.0, ""
         if train_model:
             model_epsilon = float(self.epsilon * (1 - bounds.share) * self.model_share)
             engine = DPSGD.from_budget(
                 model_epsilon, self.delta, n_samples=n, batch_size=_model.batch_size(n),
-                epochs=_model.EPOCHS, max_grad_norm=_model.MAX_GRAD_NORM)
+                epochs=_model.EPOCHS, max_grad_norm=_model.MAX_GRAD_NORM, relation=relation,
+                trainer="PrivRecourse's black box",
+                alternative=(f"give a black box as `estimator` (the clustering is then "
+                             f"calibrated for {relation!r})"))
             events.append(engine.planned_event())
             label = (f"black box: DP-SGD logistic regression ({engine.max_steps} steps, "
                      f"sampling rate {engine.sample_rate:.3g}) + ")
