@@ -6,7 +6,7 @@ The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 explanation of a locally linear model) :class:`LocallyLinearMaps`.
 """
 
-from ._explanation import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
+from .results import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
 from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
 from .linear import DPLocallyLinearClassifier

@@ -9,7 +9,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from .._explanation import CounterfactualSet
+from ..results import CounterfactualSet
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     RELATIONS,

@@ -15,7 +15,7 @@ from .._sklearn_compat import HasMethods, Interval, StrOptions
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
-from .._explanation import FeatureAttribution
+from ..results import FeatureAttribution
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     EPSILON_CONSTRAINT,

@@ -13,7 +13,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from .._explanation import RecoursePaths
+from ..results import RecoursePaths
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
