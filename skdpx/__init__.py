@@ -12,8 +12,8 @@ from .explain import DPLimeExplainer
 from .linear import DPLocallyLinearClassifier
 from .recourse import PrivRecourse
 
-# registers the checks of an outer search that the estimator base calls
-# (skdpx.utils._outer_search): the searches are a layer above the estimators
+# registers the checks of an outer scikit-learn search that the estimator base
+# calls (skdpx.utils._outer_search): the searches are a layer above the estimators
 from . import model_selection  # noqa: F401
 
 __version__ = "0.1.0.dev0"

@@ -78,11 +78,25 @@ def _is_package(name, modules):
     return modules[name].name == "__init__.py"
 
 
-def _imports(name, path, modules):
+def _nodes(tree, at_import):
+    """Every node of ``tree``; with ``at_import``, only those run when the
+    module is imported (not inside a function)."""
+    if not at_import:
+        yield from ast.walk(tree)
+        return
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                    if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+
+def _imports(name, path, modules, at_import=False):
     """``[(target module, imported name or None, line)]`` of one module."""
     base = name if _is_package(name, modules) else name.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _nodes(ast.parse(path.read_text(), str(path)), at_import):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "skdpx" or alias.name.startswith("skdpx."):
@@ -119,8 +133,11 @@ def _ancestors(name):
     return [".".join(parts[:i]) for i in range(2, len(parts))]
 
 
-def import_graph(root=PACKAGE):
+def import_graph(root=PACKAGE, at_import=False):
     """The file graph ``{module: {module: [(name, line), ...]}}``.
+
+    With ``at_import``, only the imports run when a module is imported (not
+    those inside functions).
 
     An import of ``skdpx.a.b._c`` from outside ``skdpx.a`` also runs
     ``skdpx/a/__init__.py`` and ``skdpx/a/b/__init__.py``: edges to them are
@@ -131,7 +148,7 @@ def import_graph(root=PACKAGE):
     graph = {name: {} for name in modules}
     for name, path in modules.items():
         mine = set(_ancestors(name)) | ({name} if _is_package(name, modules) else set())
-        for target, imported, line in _imports(name, path, modules):
+        for target, imported, line in _imports(name, path, modules, at_import):
             if target == name:
                 continue
             graph[name].setdefault(target, []).append((imported, line))
@@ -251,6 +268,25 @@ def test_no_import_of_another_packages_private_module(graph):
 
 def test_layers_run_one_way(graph):
     assert layer_violations(graph) == []
+
+
+def test_importing_skdpx_registers_the_outer_search_checks():
+    # the estimator base looks up the checks of an outer scikit-learn search that
+    # skdpx.model_selection._outer registers (skdpx.utils._outer_search): they must
+    # be registered by ``import skdpx`` itself, before any estimator exists
+    graph = import_graph(at_import=True)
+    seen, todo = set(), ["skdpx"]
+    while todo:
+        for target in graph[todo.pop()]:
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    assert "skdpx.model_selection._outer" in seen
+    outer = ast.parse((PACKAGE / "model_selection" / "_outer.py").read_text())
+    calls = [node.value.func.id for node in outer.body  # module level: run at import
+             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+             and isinstance(node.value.func, ast.Name)]
+    assert calls == ["register_outer_search_checks"]
 
 
 def test_the_checks_see_a_circle_a_private_import_and_a_layer_inversion(tmp_path):
