@@ -5,10 +5,10 @@ import warnings
 
 import numpy as np
 from .._sklearn_compat import Interval
-from ._exceptions import PrivacyLeakWarning
-from ._random import _outside_stacklevel
 from ..utils._validation import (BoundsScaler, check_bounds, clip_to_bounds, fill_nonfinite,
                                  scale_to_bounds)
+from ._exceptions import PrivacyLeakWarning
+from ._random import _outside_stacklevel
 
 __all__ = [
     "BoundsScaler",
