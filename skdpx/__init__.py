@@ -6,11 +6,15 @@ The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 explanation of a locally linear model) :class:`LocallyLinearMaps`.
 """
 
-from ._explanation import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
+from .results import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
 from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
 from .linear import DPLocallyLinearClassifier
 from .recourse import PrivRecourse
+
+# registers the checks of an outer scikit-learn search that the estimator base
+# calls (skdpx.utils._outer_search): the searches are a layer above the estimators
+from . import model_selection  # noqa: F401
 
 __version__ = "0.1.0.dev0"
 

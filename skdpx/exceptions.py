@@ -8,7 +8,7 @@ elsewhere (diffprivlib is not a dependency) they have plain bases. See
 ``skdpx/privacy/_exceptions.py`` and ``doc/privacy_core.rst`` ("diffprivlib's vocabulary").
 """
 
-from ._explanation import ResultIndexError
+from .results._base import ResultIndexError
 from .privacy import (
     BudgetError,
     LedgerDetachedError,

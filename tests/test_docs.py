@@ -38,7 +38,7 @@ def _api_entries():
 
 PUBLIC_MODULES = ["skdpx", "skdpx.privacy", "skdpx.model_selection", "skdpx.attacks",
                   "skdpx.datasets", "skdpx.explain", "skdpx.recourse", "skdpx.metrics",
-                  "skdpx.linear", "skdpx.counterfactual", "skdpx.preprocessing"]
+                  "skdpx.linear", "skdpx.counterfactual", "skdpx.preprocessing", "skdpx.results"]
 
 
 @pytest.mark.parametrize("module", PUBLIC_MODULES)

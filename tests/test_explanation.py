@@ -1,4 +1,4 @@
-"""Tests of the result objects in skdpx._explanation."""
+"""Tests of the result objects in skdpx.results."""
 
 import json
 import sys
@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from skdpx._explanation import CounterfactualSet, FeatureAttribution, RecoursePaths
+from skdpx.results import CounterfactualSet, FeatureAttribution, RecoursePaths
 
 SPENT = {"epsilon_spent": 1.5, "delta_spent": 1e-5}
 

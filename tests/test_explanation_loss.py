@@ -215,17 +215,6 @@ def test_the_public_smoothness_bound_holds():
         assert 2 * np.linalg.eigvalsh(H).max() <= 1.0 / radius
 
 
-@pytest.mark.parametrize("module", ["skdpx.metrics", "skdpx.explain", "skdpx.linear"])
-def test_each_subpackage_imports_first(module):
-    # regression: skdpx.metrics imported first hit a circular import
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-
-
 def test_trust_region_on_indefinite_forms_matches_a_generic_solver():
     from skdpx.explain._local_loss import trust_region
 

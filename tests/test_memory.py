@@ -23,7 +23,7 @@ from skdpx.privacy import PrivacyLedger
 from skdpx.privacy._bounds import octave_counts
 from skdpx.recourse._clustering import histograms, lloyd_table
 from skdpx.utils import _chunks, _memory
-from skdpx.utils._chunks import UnitCubeRows
+from skdpx.utils._validation import UnitCubeRows
 from skdpx.utils._dask import partition_sum
 
 pd = pytest.importorskip("pandas")

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from skdpx._explanation import (
+from skdpx.results import (
     CounterfactualSet,
     FeatureAttribution,
     LocallyLinearMaps,

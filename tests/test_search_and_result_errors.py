@@ -13,12 +13,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdpx import DPLocallyLinearClassifier
-from skdpx._explanation import (
+from skdpx.exceptions import ResultIndexError
+from skdpx.results import (
     CounterfactualSet,
     FeatureAttribution,
     LocallyLinearMaps,
     RecoursePaths,
-    ResultIndexError,
 )
 from skdpx._sklearn_compat import InvalidParameterError
 from skdpx.attacks import AttackResult, AttributeInferenceResult, ExtractionResult

@@ -18,7 +18,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import check_array, check_random_state
 
-from .._explanation import _dump_json, _import_optional, _jsonable, _load_json, _new_axes
+from ..results._base import _dump_json, _import_optional, _jsonable, _load_json, _new_axes
 
 __all__ = ["AttributeInferenceResult", "attribute_inference"]
 

@@ -28,7 +28,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array, check_random_state
 
-from .._explanation import _dump_json, _import_optional, _jsonable, _load_json, _new_axes
+from ..results._base import _dump_json, _import_optional, _jsonable, _load_json, _new_axes
 
 __all__ = ["ExtractionResult", "model_extraction"]
 

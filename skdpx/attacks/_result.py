@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from .._explanation import _dump_json, _jsonable, _load_json, _new_axes
+from ..results._base import _dump_json, _jsonable, _load_json, _new_axes
 from ..privacy._audit import epsilon_from_samples
 
 __all__ = ["AttackResult"]

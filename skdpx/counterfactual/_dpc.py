@@ -9,7 +9,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from .._explanation import CounterfactualSet
+from ..results import CounterfactualSet
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     RELATIONS,
@@ -27,7 +27,7 @@ from ..privacy import (
 )
 from ..utils._blackbox import call_checked, map_rows, spent_after_commit
 from ..utils._tables import validate_table
-from ..utils._targets import validate_classes
+from ..privacy._targets import validate_classes
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
 from ._mlp_autoencoder import MLPAutoencoder
 

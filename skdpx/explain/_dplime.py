@@ -15,7 +15,7 @@ from .._sklearn_compat import HasMethods, Interval, StrOptions
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
-from .._explanation import FeatureAttribution
+from ..results import FeatureAttribution
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     EPSILON_CONSTRAINT,
@@ -35,11 +35,11 @@ from ..privacy import (
     gaussian_to_pure,
     noise_source,
 )
-from ..utils._chunks import UnitCubeRows
+from ..utils._validation import UnitCubeRows
 from ..utils._dask import is_dask_collection, partition_sum, refuse_dask_queries
 from ..utils._blackbox import BlackBoxOutputError, spent_after_commit
 from ..utils._tables import validate_table
-from ..utils._targets import check_ignored_y
+from ..privacy._targets import check_ignored_y
 from ._dpgd import dpgd_explain, dpgd_warm_start
 from ._local_loss import blocked_sums
 from ._outputs import (
@@ -155,7 +155,7 @@ def _batch_sums(X, labels, *, queries, columns, weight, offset, prepare=None):
     every column of the batch is summed in this one pass over the block,
     in sub-blocks of queries x rows of bounded memory as in memory
     (:func:`~skdpx.explain._local_loss.local_loss_terms`). Not divided by m.
-    ``prepare`` (in memory: :class:`~skdpx.utils._chunks.UnitCubeRows`)
+    ``prepare`` (in memory: :class:`~skdpx.utils._validation.UnitCubeRows`)
     makes each sub-block of rows ready (filled, clipped, scaled) as it is
     read: the explainer keeps the rows as they were given, never a scaled
     copy of them.
@@ -831,7 +831,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             # the rows are kept as validated (a reference to X itself when it is a
             # float64 array: no copy); each block read by a query is filled (a missing
             # or infinite value at the bounds' midpoint, a rule on its cell alone),
-            # clipped and scaled then (skdpx.utils._chunks.UnitCubeRows)
+            # clipped and scaled then (skdpx.utils._validation.UnitCubeRows)
             self._X, self._rows = X, UnitCubeRows(lower, upper)
         self.output_, self.output_bounds_ = kind, output_bounds
         if classes is not None:

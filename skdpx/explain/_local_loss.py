@@ -98,7 +98,7 @@ def blocked_sums(queries, X, y, *, weight=stable_weight, offset=None, chunk=None
     what one worker returns for its rows (then added over the workers).
     ``queries``, ``X`` and ``y`` are validated float arrays. ``prepare``
     (optional) maps each block of ``X``'s rows to the rows the sums are
-    over (e.g. clipped and scaled: :class:`~skdpx.utils._chunks.UnitCubeRows`),
+    over (e.g. clipped and scaled: :class:`~skdpx.utils._validation.UnitCubeRows`),
     block by block: no mapped copy of the whole ``X`` is made.
     """
     m, d = X.shape

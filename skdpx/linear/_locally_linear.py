@@ -9,7 +9,7 @@ from sklearn.base import ClassifierMixin
 from .._sklearn_compat import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._explanation import FeatureAttribution, LocallyLinearMaps
+from ..results import FeatureAttribution, LocallyLinearMaps
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,

@@ -6,7 +6,7 @@ For evaluation only: it reads the explanation dataset without privacy.
 import numpy as np
 
 from ..explain._local_loss import local_loss, local_loss_terms, optimal_explanation
-from ..explain._weights import stable_weight
+from ..explain import stable_weight
 
 __all__ = ["explanation_loss", "local_loss_terms", "optimal_explanation"]
 

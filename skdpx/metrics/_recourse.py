@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 from sklearn.neighbors import KernelDensity, NearestNeighbors
 
-from .._explanation import RecoursePaths
+from ..results import RecoursePaths
 from ._counterfactual import _check_matrix
 
 __all__ = ["path_density", "path_distance", "path_manifold_distance", "redundancy", "ynn"]

@@ -13,6 +13,9 @@
   exactly: those are not in its price.
 """
 
+# registers the checks of a scikit-learn search on a capped ledger, which the
+# estimator base (a layer below) calls through skdpx.utils._outer_search
+from . import _outer  # noqa: F401
 from ._curve import PrivacyUtilityCurve, privacy_utility_curve
 from ._price import FitPrice, SearchPrice, price_search
 from ._search import DPGridSearchCV, DPRandomSearchCV, SearchPlan

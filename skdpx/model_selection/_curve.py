@@ -19,7 +19,7 @@ from sklearn.metrics import check_scoring
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import indexable
 
-from .._explanation import _new_axes
+from ..results._base import _new_axes
 from .._sklearn_compat import safe_indexing, validate_parameter_constraints
 from ..privacy import (
     COUNT_SHARE,
@@ -200,7 +200,7 @@ class PrivacyUtilityCurve:
         ValueError
             If the text is not a curve's JSON: a key missing (named) or unknown.
         """
-        from .._explanation import _check_fields, _load_text
+        from ..results._base import _check_fields, _load_text
 
         payload = json.loads(_load_text(s))
         if not isinstance(payload, dict):

@@ -37,6 +37,7 @@ import weakref
 
 from .._sklearn_compat import BaseSearchCV, InvalidParameterError
 from ..privacy import BudgetError, PrivacyLedger
+from ..utils._outer_search import register_outer_search_checks
 
 __all__ = ["check_search_at_clone", "outer_search_guard"]
 
@@ -219,3 +220,7 @@ def outer_search_guard(estimator):
             if _VERDICTS.get(key) is None:
                 _VERDICTS[key] = f"a fold ran out of budget: {err}"
         raise
+
+
+# the estimator base (a lower layer) calls these through skdpx.utils._outer_search
+register_outer_search_checks(at_clone=check_search_at_clone, guard=outer_search_guard)

@@ -884,7 +884,7 @@ class DPLimeFidelity(DPScorer):
                 "target_class": self.target_class, "kernel_width": self.kernel_width}
 
     def _weight(self):
-        from ..explain._weights import stable_weight
+        from ..explain import stable_weight
 
         kw = self.kernel_width
         if kw is None:

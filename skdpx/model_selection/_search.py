@@ -108,7 +108,7 @@ from ..privacy import (
     given_row_count,
     noise_source,
 )
-from ..privacy._random import _outside_stacklevel
+from ..utils._stacklevel import _outside_stacklevel
 from ..privacy._selection import (
     SELECTIONS,
     score_releases,

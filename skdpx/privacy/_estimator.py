@@ -242,9 +242,9 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
     def __sklearn_clone__(self):
         # a scikit-learn search's first clone of its estimator: on a capped ledger, the
         # whole search is priced and refused (BudgetError) before any fit if it cannot pay
-        from ..model_selection._outer import check_search_at_clone
+        from ..utils._outer_search import outer_search_check
 
-        check_search_at_clone(self)
+        outer_search_check("at_clone")(self)
         return super().__sklearn_clone__()
 
     def _new_ledger(self):
@@ -267,9 +267,10 @@ class DPEstimator(SpendReportMixin, BaseEstimator):
         """
         # inside scikit-learn's GridSearchCV / RandomizedSearchCV / cross_validate on a
         # capped ledger: the whole search is priced and checked at its first fit
-        from ..model_selection._outer import outer_search_guard
+        # (registered by skdpx.model_selection: skdpx.utils._outer_search)
+        from ..utils._outer_search import outer_search_check
 
-        with outer_search_guard(self):
+        with outer_search_check("guard")(self):
             return self._fit_committed(X, y)
 
     def _fit_committed(self, X, y):

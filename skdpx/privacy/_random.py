@@ -27,13 +27,12 @@ bits), and tagged with its length: different seeds give different streams.
 """
 
 from numbers import Integral
-import os
-import sys
 import warnings
 
 import numpy as np
 from randomgen import AESCounter
 
+from ..utils._stacklevel import _outside_stacklevel
 from ._exceptions import PrivacyLeakWarning
 
 __all__ = ["NoiseSource", "NoiseStreamKey", "noise_source"]
@@ -298,17 +297,6 @@ class NoiseStreamKey:
 
     def __repr__(self):
         return f"NoiseStreamKey(secure={self.secure})"
-
-
-def _outside_stacklevel():
-    """The stacklevel of the first caller outside skdpx and scikit-learn (the user's line)."""
-    import sklearn
-
-    inside = tuple(os.path.dirname(m.__file__) + os.sep for m in (sys.modules["skdpx"], sklearn))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(inside):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 #: Domain tags: the kind of seed, and where the stream starts. With the number

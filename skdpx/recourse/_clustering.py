@@ -152,7 +152,7 @@ def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, comm
         (committed before this is called).
     prepare : callable, optional
         Maps a block of ``X01``'s rows into [0, 1]^d (e.g.
-        :class:`~skdpx.utils._chunks.UnitCubeRows`: the rows given as they
+        :class:`~skdpx.utils._validation.UnitCubeRows`: the rows given as they
         are, filled, clipped and scaled block by block, so that no scaled
         copy of them is made); default: ``X01`` is in [0, 1]^d already.
 

@@ -122,7 +122,7 @@ def train_dp_logistic(X01, codes, classes, engine, *, C=1.0, learning_rate=LEARN
         Of SGD with Nesterov momentum 0.9 on the noisy mean gradients.
     prepare : callable, optional
         Maps rows of ``X01`` into [0, 1]^d (e.g.
-        :class:`~skdpx.utils._chunks.UnitCubeRows`), applied to each step's
+        :class:`~skdpx.utils._validation.UnitCubeRows`), applied to each step's
         Poisson batch only: no scaled copy of all the rows is made. Default:
         ``X01`` is in [0, 1]^d already (then centred once, a copy).
 

@@ -13,7 +13,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from .._explanation import RecoursePaths
+from ..results import RecoursePaths
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
@@ -27,10 +27,10 @@ from ..privacy import (
     gaussian_event,
 )
 from ..utils._blackbox import call_checked, spent_after_commit
-from ..utils._chunks import UnitCubeRows
+from ..utils._validation import UnitCubeRows
 from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
-from ..utils._targets import validate_classes
+from ..privacy._targets import validate_classes
 from . import _model
 from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
@@ -606,7 +606,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """The DP logistic regression on the scaled rows, behind the public scaler.
 
         ``X``: the encoded rows; ``rows`` makes a block of them ready (filled,
-        clipped, scaled: :class:`~skdpx.utils._chunks.UnitCubeRows`), for each
+        clipped, scaled: :class:`~skdpx.utils._validation.UnitCubeRows`), for each
         DP-SGD batch only. ``codes``: each row's class index in ``classes_``;
         a row of code -1 (no usable label) is dropped (its gradients are 0).
         """

@@ -5,7 +5,7 @@ a local loss's sums), released once through the privacy core. In memory,
 as over the partitions of a Dask array (:func:`~skdpx.utils._dask.partition_sum`),
 they are computed block by block and added: what a block needs (the
 missing values filled, the rows clipped and scaled into the unit cube of
-the bounds: :class:`UnitCubeRows`) is made for that block only, so a fit
+the bounds: :class:`~skdpx.utils._validation.UnitCubeRows`) is made for that block only, so a fit
 holds at most one block's temporaries on top of X, never a scaled copy of
 it. The blocks and their order are fixed by the shape only; each block's
 result is a function of its own rows, so the sums equal the sums over all
@@ -14,7 +14,7 @@ rows up to floating-point summation order.
 
 import numpy as np
 
-__all__ = ["BLOCK_BYTES", "TakeColumns", "UnitCubeRows", "block_rows", "row_slices"]
+__all__ = ["BLOCK_BYTES", "TakeColumns", "block_rows", "row_slices"]
 
 #: The size of one block of rows (float64 values of the encoded space), in bytes.
 BLOCK_BYTES = 16 * 2**20
@@ -35,27 +35,6 @@ def row_slices(n_rows, n_features):
     if n_rows <= step:
         return [slice(0, n_rows)]
     return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
-
-
-class UnitCubeRows:
-    """A block of encoded private rows made ready for a fit's sums (picklable, for workers).
-
-    A missing or infinite value at the midpoint of its feature's bounds
-    (:func:`~skdpx.privacy.fill_nonfinite`), then the rows clipped to the
-    bounds and scaled into the unit cube (:class:`~skdpx.privacy.BoundsScaler`):
-    a rule on each cell alone, so a block's result is the same block of the
-    whole array's. A new array; the input is never modified.
-    """
-
-    def __init__(self, lower, upper):
-        self.lower = np.asarray(lower, dtype=float)
-        self.upper = np.asarray(upper, dtype=float)
-
-    def __call__(self, block):
-        from ..privacy import BoundsScaler, fill_nonfinite
-
-        return BoundsScaler(self.lower, self.upper).transform(
-            fill_nonfinite(block, self.lower, self.upper))
 
 
 class TakeColumns:

@@ -18,9 +18,9 @@ from sklearn.utils.validation import validate_data
 from sklearn.utils.validation import column_or_1d
 
 from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_float
-from ._dask import is_dask_collection, validate_dask_table
+from ._dask import as_dask_array, is_dask_collection
 
-__all__ = ["TableSchema", "validate_table"]
+__all__ = ["TableSchema", "validate_dask_table", "validate_table"]
 
 
 def _all_numeric(X):
@@ -178,7 +178,7 @@ class TableSchema:
         -------
         ndarray of shape (1, n_encoded), or (3, n_encoded) with ``corners``
         """
-        from ..privacy import check_bounds
+        from ._validation import check_bounds
 
         lower, upper = self.lower.copy(), self.upper.copy()
         if self.encoder is None and bounds is not None:
@@ -282,7 +282,7 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
     dropped by it, never refused here: :func:`~skdpx.privacy.check_classes`).
 
     A dask array or DataFrame is validated by
-    :func:`~skdpx.utils._dask.validate_dask_table`: the same checks and
+    :func:`validate_dask_table`: the same checks and
     schema, the encoding applied per partition in the workers, and a dask
     array returned.
 
@@ -424,3 +424,157 @@ def check_same_rows(estimator, n_x, n_y):
             f"X and y passed to {type(estimator).__name__} have different numbers of rows "
             "(not shown: the number of rows is private). Nothing was spent.")
 
+
+# -- Dask collections: the same schema, the rows left in the workers ---------
+
+
+def _meta(X):
+    """An empty in-memory stand-in of ``X``: its columns and dtypes, no value.
+
+    A dask DataFrame's ``_meta`` (an empty pandas DataFrame); for a dask
+    array, an empty numpy array of its dtype and number of columns.
+    """
+    import dask.dataframe as dd
+
+    if isinstance(X, dd.Series):
+        X = X.to_frame()
+    if isinstance(X, dd.DataFrame):
+        return X._meta
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array, got a {X.ndim}-D dask array instead: "
+                         "reshape your data (a single feature: X[:, None]).")
+    return np.empty((0, X.shape[1]), dtype=X.dtype)
+
+
+def _encode_block(block, schema, n_encoded, private=True):
+    """One partition's rows encoded by the public schema (in a worker).
+
+    ``private`` (a fit's rows): no cell is refused (see
+    :meth:`~skdpx.utils._tables.TableSchema.encode`).
+    """
+    if len(block) == 0:
+        return np.empty((0, n_encoded))
+    Z = schema.encode(block, private=private)
+    Z = Z.toarray() if hasattr(Z, "toarray") else Z
+    return np.asarray(Z, dtype=np.float64)
+
+
+def _encoded_array(X, schema, private=True):
+    """The encoded rows as a row-chunked float dask array.
+
+    ``schema.encode`` runs on each partition in the workers (``private``:
+    a fit's rows, no cell refused). When the partitions' row counts are
+    unknown (a DataFrame), one pass returns each partition's row count
+    (the exact number of rows, read only by the DP count, as ``len(X)`` is in memory),
+    nothing else.
+    """
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+
+    n_encoded = schema.n_encoded
+    if isinstance(X, dd.DataFrame):
+        parts, lengths = X.to_delayed(), None
+    else:
+        X = X.rechunk({1: -1})
+        if schema.encoder is None and not any(np.isnan(c) for c in X.chunks[0]):
+            return as_dask_array(X, dtype=np.float64)
+        parts = X.to_delayed().ravel()
+        lengths = None if any(np.isnan(c) for c in X.chunks[0]) else list(X.chunks[0])
+    encode = dask.delayed(_encode_block, pure=True)
+    blocks = [encode(p, schema, n_encoded, private) for p in parts]
+    if lengths is None:
+        # one pass: each partition's row count (read only by the DP count, as len(X))
+        lengths = [int(n) for n in dask.compute(*[dask.delayed(len, pure=True)(b)
+                                                 for b in blocks])]
+    arrays = [da.from_delayed(b, shape=(n, n_encoded), dtype=np.float64)
+              for b, n in zip(blocks, lengths)]
+    return da.concatenate(arrays, axis=0)
+
+
+def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=None):
+    """:func:`~skdpx.utils._tables.validate_table` for a dask array or DataFrame.
+
+    The same checks and the same public schema as in memory, made without
+    gathering a row in the client:
+
+    * the schema (``schema_``, ``n_features_in_``, ``feature_names_in_``)
+      is read from the collection's columns and dtypes only (an empty
+      stand-in: a dask DataFrame's ``_meta``), exactly as in memory;
+    * the encoding (declared categories one-hot, numeric columns as float)
+      is applied to each partition in the workers;
+    * as in memory, no value of a fit's rows is refused (a refusal would be
+      a release about one row): missing and infinite values pass as NaN
+      and inf (the estimator sets them to the bounds' midpoint), a
+      categorical value that is not a declared level encodes as missing,
+      and ``y``'s values are the estimator's to drop or neutralise. Only
+      public facts are refused: the columns, the dtypes, an empty or
+      misshapen collection, ``y``'s length.
+
+    Parameters
+    ----------
+    estimator : estimator
+    X : dask array of shape (n_samples, n_features) or dask DataFrame
+    y : dask array or Series, array-like, or "no_validation"
+        Rechunked to ``X``'s rows (a numpy ``y`` is split to match); its
+        length is checked; its values are the estimator's to drop or neutralise.
+    reset : bool
+        Set the schema (fit), or check ``X`` against it.
+    categories : dict or None
+        The estimator's declared categories (as in memory).
+
+    Returns
+    -------
+    Z : dask array of shape (n_samples, n_encoded), dtype float64
+        Chunked by rows only, with known chunk sizes (the number of rows
+        ``Z.shape[0]`` is exact: under add-or-remove only the DP count reads it, as
+        ``len(X)`` in memory).
+    y : dask array of shape (n_samples,) or ndarray, only when given
+    """
+    import dask.dataframe as dd
+    from sklearn.utils.validation import validate_data
+
+
+    no_y = isinstance(y, str) and y == "no_validation"
+    if not no_y and y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target "
+                         "y is None.")
+    if isinstance(X, dd.Series):
+        X = X.to_frame()
+    meta = _meta(X)
+    if meta.shape[1] < 1:
+        raise ValueError(f"0 feature(s) (shape={meta.shape}) while a minimum of 1 is required "
+                         f"by {type(estimator).__name__}.")
+    # names and the number of features, checked or set as in memory (no value read)
+    validate_data(estimator, meta, reset=reset, skip_check_array=True)
+    if reset:
+        bounds = getattr(estimator, "bounds", None)
+        mixed = (bool(categories) or isinstance(bounds, dict)
+                 or (_is_frame(meta) and not _all_numeric(meta)))
+        if mixed:
+            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=categories,
+                                            n_features=estimator.n_features_in_)
+        else:
+            if not _is_frame(meta) and meta.dtype.kind not in "biuf":
+                raise ValueError(f"dtype {meta.dtype} is not numeric: convert the dask array "
+                                 "to float, or pass a DataFrame with declared categories.")
+            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=None,
+                                            n_features=estimator.n_features_in_)
+    Z = _encoded_array(X, estimator.schema_, private=reset)
+    if Z.shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={Z.shape}) while a minimum of "
+                         f"1 is required by {type(estimator).__name__}.")
+    if not no_y:
+        if isinstance(y, (dd.Series, dd.DataFrame)) or is_dask_collection(y):
+            y = as_dask_array(y, dtype=None)
+            if y.shape[1] != 1:
+                raise ValueError(f"y must be 1-d; got {y.shape[1]} columns.")
+            y = y[:, 0]
+            n_y = int(y.shape[0])
+        else:
+            y = np.asarray(y)
+            n_y = len(y)
+        check_same_rows(estimator, Z.shape[0], n_y)
+        if is_dask_collection(y) and y.chunks[0] != Z.chunks[0]:
+            y = y.rechunk({0: Z.chunks[0]})
+    return Z if no_y else (Z, y)

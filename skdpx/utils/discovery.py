@@ -2,6 +2,7 @@
 
 import inspect
 from importlib import import_module
+import os
 import pkgutil
 
 from sklearn.base import BaseEstimator
@@ -28,10 +29,10 @@ def all_estimators():
     >>> isinstance(all_estimators(), list)
     True
     """
-    import skdpx
-
+    # every module, imported by name (the top of the package, not a layer below it)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found = {}
-    for info in pkgutil.walk_packages(skdpx.__path__, prefix="skdpx."):
+    for info in pkgutil.walk_packages([root], prefix="skdpx."):
         parts = info.name.split(".")
         if any(p.startswith(_SKIP) for p in parts[1:-1]) or parts[-1] in ("__main__", "tests"):
             continue

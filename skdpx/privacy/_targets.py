@@ -1,10 +1,15 @@
-"""The classes of an explainer that takes a black box or trains on y."""
+"""The classes of an explainer that takes a black box or trains on y.
+
+In the privacy core because the label set is public or read with a
+:class:`~skdpx.privacy.PrivacyLeakWarning` (:func:`~skdpx.privacy.check_classes`).
+"""
 
 import numpy as np
 
-from ..privacy import check_classes
-from ._blackbox import probe_black_box
-from ._tables import validate_table
+from ..utils._blackbox import probe_black_box
+from ..utils._dask import is_dask_collection
+from ..utils._tables import validate_table
+from ._validation import check_classes
 
 
 def validate_classes(estimator, X, y, needs):
@@ -81,8 +86,6 @@ def check_ignored_y(estimator, X, y):
     """
     if y is None:
         return
-    from ._dask import is_dask_collection
-
     if is_dask_collection(X) or is_dask_collection(y):
         return  # (partitions: lengths are not known without computing them)
     try:

@@ -1,0 +1,262 @@
+"""How results are shown: matplotlib plots and compact HTML tables.
+
+The plot functions are the bodies of the result classes' ``plot()`` methods
+(which document them); matplotlib is an optional extra, imported when a plot
+is drawn. :func:`_import_optional` and :func:`_new_axes` are also used by the
+result objects of :mod:`skdpx.attacks` and :mod:`skdpx.model_selection`
+(through :mod:`skdpx.results._base`).
+"""
+
+import html
+import math
+
+import numpy as np
+
+
+def _import_optional(module, what, extra):
+    """Import an optional dependency or raise a plain :class:`ImportError`."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        raise ImportError(
+            f"{what} requires {top}, which is not installed; install it with "
+            f"`pip install {top}` or `pip install skdpx[{extra}]`."
+        ) from exc
+
+
+def _new_axes(ax, **subplots):
+    """``ax``, or a fresh matplotlib Axes (``plt.subplots(**subplots)``) when
+    ``ax`` is None; anything else is a TypeError before anything is drawn."""
+    plt = _import_optional("matplotlib.pyplot", "plot()", "plot")
+    if ax is None:
+        _, ax = plt.subplots(**subplots)
+        return ax
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__} "
+                        f"{ax!r:.40}.")
+    return ax
+
+
+# -- HTML (notebooks) --------------------------------------------------------
+
+_HTML_ROWS = 10
+_HTML_COLUMNS = 12
+
+
+def _html_cell(value):
+    """One table cell: numbers compact, NaN/None shown, everything escaped."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None:
+        text = ""
+    elif isinstance(value, bool):
+        text = str(value)
+    elif isinstance(value, float):
+        text = "NaN" if math.isnan(value) else f"{value:.4g}"
+    else:
+        text = str(value)
+    return html.escape(text)
+
+
+def _html_table(title, columns, n_rows, note=""):
+    """A compact HTML table: a caption, the first rows and columns, and how
+    many more were left out.
+
+    ``columns`` is a list of ``(name, cells)``, ``cells`` the values of the
+    first rows only (at most ``_HTML_ROWS``); ``n_rows`` the total count.
+    """
+    shown = columns[:_HTML_COLUMNS]
+    more_columns = len(columns) - len(shown)
+    n_shown = min(n_rows, _HTML_ROWS)
+    head = "".join(f"<th>{html.escape(str(name))}</th>" for name, _ in shown)
+    if more_columns:
+        head += f"<th>&hellip; {more_columns} more columns</th>"
+    body = []
+    for i in range(n_shown):
+        cells = "".join(f"<td>{_html_cell(vals[i])}</td>" for _, vals in shown)
+        if more_columns:
+            cells += "<td>&hellip;</td>"
+        body.append(f"<tr>{cells}</tr>")
+    if n_rows > n_shown:
+        width = len(shown) + bool(more_columns)
+        body.append(f'<tr><td colspan="{width}">&hellip; {n_rows - n_shown} more rows</td></tr>')
+    note = f"<br><small>{html.escape(note)}</small>" if note else ""
+    return (
+        f'<div class="skdpx-result"><b>{html.escape(title)}</b>{note}'
+        f'<table border="1" class="dataframe"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _scale_label(scaled):
+    """The axis label saying what unit an attribution is in."""
+    if scaled:
+        return ("attribution \N{MULTIPLICATION SIGN} public range "
+                "(output change across the feature's range)")
+    return "attribution per unit of the feature"
+
+
+def _short(value):
+    """A value for a one-line summary: numbers to 4 significant digits."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else f"{value:.4g}"
+    return str(value)
+
+
+# -- plots -------------------------------------------------------------------
+
+def _barh(ax, values, top_k, names, block=None, **kwargs):
+    """Horizontal bars of ``values`` (one per name), the ``top_k`` largest in
+    absolute value, largest on top; colour by sign, grey where ``block`` (an
+    unsigned one-hot spread)."""
+    values = np.asarray(values, dtype=float)
+    block = np.zeros(len(values), dtype=bool) if block is None else block
+    order = np.argsort(-np.abs(np.nan_to_num(values)), kind="stable")
+    if top_k is not None:
+        order = order[:top_k]
+    order = order[::-1]
+    if "color" not in kwargs:
+        kwargs["color"] = ["tab:gray" if block[j] else "tab:red" if values[j] < 0
+                           else "tab:blue" for j in order]
+    ax.barh([names[j] for j in order], values[order], **kwargs)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    return ax
+
+
+def plot_attribution(result, index=0, *, top_k=10, grouped=None, scaled=None, ax=None, **kwargs):
+    """:meth:`FeatureAttribution.plot <skdpx.FeatureAttribution.plot>`, which documents it."""
+    i = result._row(index)
+    grouped, scaled = result._resolve(grouped, scaled)
+    names, values, block = result._in_units(result.values[i], grouped, scaled)
+    ax = _barh(_new_axes(ax), values, top_k, names=names, block=block, **kwargs)
+    title = f"sample {i}: \N{GREEK SMALL LETTER EPSILON} = {result.epsilon[i]:.3g}"
+    if result.phase[i] is not None:
+        title += f" ({result.phase[i]})"
+    ax.set_title(title)
+    ax.set_xlabel(result._unit_label(grouped, scaled))
+    return ax
+
+
+def plot_counterfactual(result, index=0, *, top_k=None, ax=None, **kwargs):
+    """:meth:`CounterfactualSet.plot <skdpx.CounterfactualSet.plot>`, which documents it."""
+    i = result._row(index)
+    ax = _new_axes(ax)
+    change = result.counterfactuals[i] - result.queries[i]
+    if np.isnan(change).all():
+        ax.text(0.5, 0.5, "no counterfactual found", ha="center", va="center",
+                transform=ax.transAxes)
+    elif result._query_records is None:
+        _barh(ax, change, top_k, result.feature_names, **kwargs)
+    else:
+        df = result.changes(i)
+        block = df["change"].isna().to_numpy()
+        names = [f"{f}: {_short(a)} \N{RIGHTWARDS ARROW} {_short(b)}"
+                 for f, a, b in zip(df["feature"], df["from"], df["to"])]
+        # categorical changes first (infinite rank), then by |change|
+        values = np.where(block, 0.0, df["change"].to_numpy(dtype=float))
+        rank = np.where(block, np.inf, np.abs(values))
+        order = np.argsort(-rank, kind="stable")
+        if top_k is not None:
+            order = order[:top_k]
+        order = order[::-1]
+        if "color" not in kwargs:
+            kwargs["color"] = ["tab:gray" if block[j] else "tab:red" if values[j] < 0
+                               else "tab:blue" for j in order]
+        ax.barh([names[j] for j in order], values[order], **kwargs)
+        ax.axvline(0.0, color="black", linewidth=0.8)
+    status = "valid" if result.valid[i] else "not valid"
+    ax.set_title(f"query {i}: desired {result.desired_class[i]}, "
+                 f"predicted {result.predicted_class[i]} ({status})")
+    ax.set_xlabel("counterfactual - query" if result._query_records is None
+                  else "counterfactual - query, in each column's original units")
+    return ax
+
+
+def plot_path(result, index=0, *, features=(0, 1), ax=None, **kwargs):
+    """:meth:`RecoursePaths.plot <skdpx.RecoursePaths.plot>`, which documents it."""
+    i = result._row(index)
+    fx, fy = (result._feature_index(f) for f in features)
+    ax = _new_axes(ax)
+    path = result.paths[i]
+    kwargs.setdefault("marker", ".")
+    (line,) = ax.plot(path[:, fx], path[:, fy], **kwargs)
+    ax.scatter(path[0, fx], path[0, fy], marker="o", s=60, color=line.get_color(),
+               label="query", zorder=3)
+    end = "end (success)" if result.success[i] else "end (failed)"
+    ax.scatter(path[-1, fx], path[-1, fy], marker="*" if result.success[i] else "x",
+               s=120, color=line.get_color(), label=end, zorder=3)
+    ax.set_xlabel(result.feature_names[fx])
+    ax.set_ylabel(result.feature_names[fy])
+    ax.set_title(f"query {i}: cost {result.cost[i]:.3g}, "
+                 f"{'success' if result.success[i] else 'no success'}")
+    ax.legend()
+    return ax
+
+
+def plot_maps(result, image_shape=None, *, top_maps=3, classes=None, top_features=10,
+                 grouped=None, scaled=None, cmap="RdBu_r", fig=None):
+    """:meth:`LocallyLinearMaps.plot <skdpx.LocallyLinearMaps.plot>`, which documents it."""
+    plt = _import_optional("matplotlib.pyplot", "plot()", "plot")
+    rows = result._class_rows(classes)
+    if int(top_maps) < 1:
+        raise ValueError(f"top_maps must be at least 1, got {top_maps}")
+    order = result.top_maps(min(int(top_maps), result.n_maps))[rows]
+    if image_shape is not None:
+        shape = tuple(int(v) for v in image_shape)
+        if len(shape) != 2 or shape[0] * shape[1] != result.n_features:
+            raise ValueError(
+                f"image_shape must be (height, width) with height * width == "
+                f"n_features ({result.n_features}), got {image_shape!r}"
+            )
+        n_cols = order.shape[1]
+        if fig is None:
+            fig = plt.figure(figsize=(1.8 * n_cols, 2.0 * len(rows)))
+        else:
+            fig.clear()
+        axes = np.asarray(fig.subplots(len(rows), n_cols, squeeze=False))
+        for r, k in enumerate(rows):
+            for c, m in enumerate(order[r]):
+                ax, image = axes[r, c], result.coef[k, m].reshape(shape)
+                vmax = float(np.abs(image).max()) or 1.0
+                ax.imshow(image, cmap=cmap, vmin=-vmax, vmax=vmax)
+                title = f"{result.classes[k]}, map {m}"
+                if not np.isnan(result.weights[k, m]):
+                    title += f"\nweight {result.weights[k, m]:.2f}"
+                ax.set_title(title, fontsize="small")
+                ax.set_xticks([])
+                ax.set_yticks([])
+        return fig
+    grouped, scaled = result._resolve(grouped, scaled)
+    names, values, _ = result._in_units(result.coef, grouped, scaled)
+    if fig is None:
+        fig = plt.figure(figsize=(6.4, 3.0 * len(rows)))
+    else:
+        fig.clear()
+    axes = np.asarray(fig.subplots(len(rows), 1, squeeze=False))[:, 0]
+    height = 0.8 / order.shape[1]
+    for ax, r, k in zip(axes, range(len(rows)), rows):
+        shown = values[k, order[r]]  # (maps shown, columns)
+        feats = np.argsort(-np.nan_to_num(np.abs(shown)).max(axis=0), kind="stable")
+        if top_features is not None:
+            feats = feats[:top_features]
+        feats = feats[::-1]
+        y = np.arange(len(feats))
+        for c, m in enumerate(order[r]):
+            label = f"map {m}"
+            if not np.isnan(result.weights[k, m]):
+                label += f" (weight {result.weights[k, m]:.2f})"
+            ax.barh(y + (c - (order.shape[1] - 1) / 2) * height, shown[c, feats],
+                    height=height, label=label)
+        ax.set_yticks(y, [names[j] for j in feats])
+        ax.axvline(0.0, color="black", linewidth=0.8)
+        ax.set_title(f"class {result.classes[k]}")
+        ax.set_xlabel(result._unit_label(grouped, scaled))
+        ax.legend(fontsize="small")
+    return fig
