@@ -170,12 +170,14 @@ def _release(scale):
     return release
 
 
+@pytest.mark.slow
 def test_bounds_histograms_audit_below_the_claim():
     audit = audit_gdp(_release(1.0), np.vstack([DATA, CANARY]), DATA, n_trials=4_000,
                       delta=1e-5, random_state=0)
     assert audit.epsilon < 1.0
 
 
+@pytest.mark.slow
 def test_bounds_histograms_with_half_the_noise_are_caught():
     audit = audit_gdp(_release(0.5), np.vstack([DATA, CANARY]), DATA, n_trials=4_000,
                       delta=1e-5, random_state=0)

@@ -11,6 +11,7 @@ dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
 
+@pytest.mark.slow
 def test_partition_sum_equals_the_in_memory_statistic(dask_client):
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(5000, 4))

@@ -7,10 +7,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from skdpx.__main__ import main
 
 
+@pytest.mark.slow  # the demo end to end (minutes): in the slow set, which CI runs once
 def test_python_m_skdpx_demo_figures(tmp_path):
     """The README's demo command, run once (it is the slowest test): its figures are true."""
     path = tmp_path / "figures.json"

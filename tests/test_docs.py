@@ -87,6 +87,7 @@ def _importable(name):
     return True
 
 
+@pytest.mark.slow
 def test_the_getting_started_tour_runs(capsys):
     blocks = _code_blocks((DOC / "getting_started.rst").read_text())
     assert len(blocks) >= 5

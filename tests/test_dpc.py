@@ -228,6 +228,7 @@ def _audit_table(relation):
                          delta=_AUDIT_DELTA, batched=True, random_state=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["replace_one", "add_or_remove"])
 def test_audit_of_the_prototype_release_stays_below_its_epsilon(relation):
     # the true epsilon is 1; measured 0.72 (replace_one) and 0.78 (add_or_remove)
@@ -237,6 +238,7 @@ def test_audit_of_the_prototype_release_stays_below_its_epsilon(relation):
     assert 0.4 < result.epsilon < _AUDIT_EPSILON
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["replace_one", "add_or_remove"])
 def test_prototype_audit_catches_half_the_sensitivity(monkeypatch, relation):
     # a bug: the sensitivity understated twofold, so half the noise for the same

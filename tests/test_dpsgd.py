@@ -516,11 +516,13 @@ def dpsgd_audits(audit_noise):
             for column in (0, 1)]
 
 
+@pytest.mark.slow
 def test_dpsgd_audit_below_claim(audit_noise, dpsgd_audits):
     z, claim = audit_noise
     assert dpsgd_audits[0].epsilon < claim
 
 
+@pytest.mark.slow
 def test_dpsgd_audit_catches_2x_under_noising(audit_noise, dpsgd_audits):
     # half the noise: the true epsilon of the three steps is 2.15 for a claim of 1
     z, claim = audit_noise

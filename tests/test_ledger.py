@@ -516,6 +516,7 @@ def test_grid_search_records_every_fit():
     _check_search_record(ledger, search)
 
 
+@pytest.mark.slow
 def test_grid_search_in_processes_with_memory_ledger_refuses():
     X, y = small_problem()
     ledger = PrivacyLedger()
@@ -524,6 +525,7 @@ def test_grid_search_in_processes_with_memory_ledger_refuses():
     assert len(ledger) == 0
 
 
+@pytest.mark.slow
 def test_grid_search_in_processes_with_file_ledger(tmp_path):
     X, y = small_problem()
     ledger = PrivacyLedger(epsilon=math.inf, path=tmp_path / "ledger.sqlite")  # uncapped
@@ -551,6 +553,7 @@ else:
 """
 
 
+@pytest.mark.slow
 def test_grid_search_fork_backend_does_not_drop_spends():
     # Regression: a forked worker inherits the parent's registry of live
     # ledgers, so the unpickled ledger resolved to the worker's inherited copy
@@ -678,6 +681,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_pickle_in_another_process(tmp_path):
     X, y = small_problem()
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA)
@@ -755,6 +759,7 @@ print(accepted, refused, flush=True)
 """
 
 
+@pytest.mark.slow
 def test_processes_share_one_cap_and_restart_keeps_it(tmp_path):
     path = tmp_path / "ledger.sqlite"
     k, attempts = 15, 20

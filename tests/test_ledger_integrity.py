@@ -453,6 +453,7 @@ _KILLED_SPENDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_kill_9_inside_spend_leaves_a_whole_file(tmp_path):
     path = tmp_path / "l.sqlite"
     ledger = filled(path)
@@ -527,6 +528,7 @@ def _dask_spend(ledger, i):
     return ledger.spend(gaussian_event(40.0), f"task {i}")
 
 
+@pytest.mark.slow
 def test_dask_worker_killed_while_spending(tmp_path):
     distributed = pytest.importorskip("distributed")
     import logging

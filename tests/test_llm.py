@@ -510,12 +510,14 @@ def _black_box_audit():
                          delta=AUDIT_DELTA, random_state=0).epsilon_threshold
 
 
+@pytest.mark.slow
 def test_audit_of_the_fit_stays_below_the_claim():
     # one step, 2,000 runs a side: measured 0.18 at seed 0, 0.10 at seed 1
     # (three steps, 4,000 runs: 0.18 to 0.40 over seeds 0-5)
     assert _black_box_audit() < AUDIT_EPSILON
 
 
+@pytest.mark.slow
 def test_audit_catches_a_fit_with_too_little_noise(monkeypatch):
     noisy_gradient = _dpsgd.noisy_gradient
 
@@ -646,6 +648,7 @@ def whitebox_audits():
     return epsilons
 
 
+@pytest.mark.slow
 def test_whitebox_audit_of_dpsgd_stays_below_the_claim(whitebox_audits):
     z, claim = _whitebox_noise()
     assert 0.99 < claim <= AUDIT_EPSILON  # without centring, DP-SGD spends it all
@@ -653,6 +656,7 @@ def test_whitebox_audit_of_dpsgd_stays_below_the_claim(whitebox_audits):
     assert 0.1 < whitebox_audits[0] < claim
 
 
+@pytest.mark.slow
 def test_whitebox_audit_catches_dpsgd_with_half_the_noise(whitebox_audits, monkeypatch):
     # the half-noise statistics of the shared runs are those of the broken code
     seeds = range(3)

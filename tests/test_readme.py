@@ -5,6 +5,8 @@ import io
 from pathlib import Path
 import re
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -37,6 +39,7 @@ def _run_python_block(containing):
     return out.getvalue(), namespace
 
 
+@pytest.mark.slow
 def test_readme_raw_table_example_runs_the_four_methods():
     """Target a of issue 19: the raw Adult DataFrame, a column-selecting Pipeline."""
     import warnings
@@ -76,6 +79,7 @@ def test_readme_raw_table_example_runs_the_four_methods():
     assert int(match.group(1)) == round(100 * cf.valid.mean())
 
 
+@pytest.mark.slow
 def test_readme_private_search_example_runs():
     printed, ns = _run_python_block("DPRandomSearchCV")
     match = re.search(r"DP validation accuracy ([\d.]+), test accuracy ([\d.]+), planned "

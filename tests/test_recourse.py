@@ -451,6 +451,7 @@ def _audit(release, relation):
     return result.epsilon
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
 def test_audit_of_a_lloyd_release_stays_below_its_epsilon(relation):
     # measured 0.69 (add_or_remove) and 0.77 (replace_one) at seed 0, 0.59 to 0.89
@@ -483,6 +484,7 @@ def test_lloyd_audit_catches_the_replace_one_sensitivity_under_add_or_remove(mon
     assert 1.0 < _audit(_release("lloyd", "replace_one", factor), "replace_one")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
 def test_audit_of_the_initial_histograms_stays_below_its_epsilon(relation):
     # measured 0.78 (add_or_remove) and 0.80 (replace_one) at seed 0, 0.62 to 0.88

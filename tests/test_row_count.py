@@ -328,6 +328,7 @@ def _count_release(dataset, random_state, n):
                                    commitment=Commitment(event, "count")) for _ in range(n)])
 
 
+@pytest.mark.slow
 def test_count_audit_stays_below_the_claim_and_catches_half_the_noise(monkeypatch):
     data, neighbour = np.zeros(50), np.zeros(51)
     # 20,000 runs a side: measured 0.93 (Laplace is tight for this pair), and 1.91
