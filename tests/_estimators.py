@@ -14,7 +14,7 @@ from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV
 from skdpx.preprocessing import PublicSchemaEncoder
-from skdpx.privacy import DPEstimator
+from skdpx.base import DPEstimator
 from skdpx.recourse import PrivRecourse
 from skdpx.utils.discovery import all_estimators
 

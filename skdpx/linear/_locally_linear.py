@@ -10,12 +10,12 @@ from .._sklearn_compat import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._explanation import FeatureAttribution, LocallyLinearMaps
+from ..base import DPEstimator, FitData
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
     BoundsScaler,
     ComposedDpEvent,
-    DPEstimator,
     SpendPlan,
     calibrate_noise,
     check_classes,
@@ -392,7 +392,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         classes, codes = check_classes(
             self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
         self._require_delta("DP-SGD")
-        return X, codes, classes
+        return FitData(X, codes, classes)
 
     def _plan_spend(self, data, relation, bounds, count):
         """Both releases as one composed event, from public facts only.
@@ -446,7 +446,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         )
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, codes, classes = data
+        X, codes, classes = data.X, data.y, data.classes
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         scaler = BoundsScaler(lower, upper)
         # neutralised, each row by a rule on itself (the sensitivities below hold):

@@ -89,11 +89,11 @@ from .._sklearn_compat import (
     fit_context,
     safe_indexing,
 )
+from ..base import DPEstimator
 from ..utils._blackbox import finite_rows, map_rows
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     COUNT_SHARE,
-    DPEstimator,
     EstimatorLedger,
     FitCount,
     MixtureDpEvent,
@@ -425,7 +425,8 @@ def _planner(est, prefix, X, y, relation, scorer, n_rows, *, refit=False):
         event = dp._plan_fit(data, relation, FitCount(
             epsilon=dp.epsilon, relation=relation, n_rows=n_rows)).event
         if refit:
-            extra = dp._plan_queries(_UNBOUNDED_QUERIES) if hasattr(dp, "_plan_queries") else None
+            extra = (dp._plan_queries(_UNBOUNDED_QUERIES)
+                     if dp._dp_capabilities.answers_queries else None)
         else:
             extra = scorer.planned_event(dp, n_rows, relation) \
                 if isinstance(scorer, DPScorer) else None

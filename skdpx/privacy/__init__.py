@@ -53,7 +53,7 @@ from ._budget import (
 )
 from ._count import COUNT_SHARE, FitCount
 from ._dpsgd import DPSGD, dense_clipped_grad, dense_grad_sq_norms
-from ._estimator import DPEstimator, SpendPlan, given_row_count
+from ._estimator import SpendPlan, given_row_count
 from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger
 from ._mechanisms import (
     count_release,
@@ -95,7 +95,6 @@ __all__ = [
     "Commitment",
     "DELTA_CONSTRAINT",
     "BOUNDS_SHARE",
-    "DPEstimator",
     "DPSGD",
     "EPSILON_CONSTRAINT",
     "EstimatorLedger",
@@ -155,3 +154,13 @@ __all__ = [
     "scale_to_bounds",
     "warn_exact_scores",
 ]
+
+
+def __getattr__(name):
+    # the estimator base moved up to skdpx.base (the privacy core imports no
+    # estimator): the old name keeps working, resolved only when asked for
+    if name == "DPEstimator":
+        from ..base import DPEstimator
+
+        return DPEstimator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
