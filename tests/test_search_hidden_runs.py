@@ -80,6 +80,8 @@ class _Probe(ClassifierMixin, DPEstimator):
             warnings.warn(f"{self.fit_warning} ({len(data.X)} rows)", RuntimeWarning)
         if self.fail:
             raise ValueError(f"this candidate fails on its {len(data.X)} rows")
+        # its bounds first (DP when bounds=None: every planned release is made)
+        plan.bounds.release(data.X, noise=noise, commitment=commitment)
         gaussian_release(float(len(data.X)), noise_multiplier=plan.noise_multiplier,
                          sensitivity=1.0, noise=noise, commitment=commitment)
         self.classes_ = np.array([0, 1])
