@@ -32,15 +32,16 @@ import warnings
 
 import numpy as np
 
-from dp_accounting import ComposedDpEvent, NoOpDpEvent
 from sklearn.base import BaseEstimator
 
 from ._sklearn_compat import Interval, InvalidParameterError
 from ._sklearn_compat import fit_context as _fit_context
-from .privacy import FitBounds, FitCount, UtilityWarning, compose_events
-from .privacy._budget import EstimatorLedger, SpendReportMixin
+from .privacy import (ComposedDpEvent, EstimatorLedger, FitBounds, FitCount, NoOpDpEvent,
+                      SpendReportMixin, UtilityWarning, compose_events, noise_source)
+# the privacy core's side of a fit: the count a caller gave (given_row_count), the one
+# read of the private number of rows, the warnings' stack level
 from .privacy._estimator import _GIVEN_ROW_COUNT, _n_samples
-from .privacy._random import _outside_stacklevel, noise_source
+from .privacy._random import _outside_stacklevel
 from .utils._blackbox import call_checked, spent_after_commit
 
 __all__ = ["ActionabilityMixin", "BlackBoxMixin", "DPCapabilities", "DPEstimator", "FitData"]

@@ -251,8 +251,9 @@ def _dp_step(estimator):
         name = estimator.steps[-1][0]
         return name + "__", estimator.steps[-1][1]
     raise TypeError(
-        "estimator must be a skdpx estimator (DPLocallyLinearClassifier, DPLimeExplainer, "
-        "DPCounterfactualGenerator, PrivRecourse) or a Pipeline that ends in one, got "
+        "estimator must be a skdpx estimator (a skdpx.base.DPEstimator: "
+        "DPLocallyLinearClassifier, DPLimeExplainer, DPCounterfactualGenerator, PrivRecourse, "
+        "...) or a Pipeline that ends in one, got "
         f"{type(estimator).__name__}. A private search needs to set each candidate's budget."
     )
 
