@@ -972,10 +972,12 @@ def get_dp_scorer(scoring, estimator=None):
         A name (``"accuracy"``, ``"balanced_accuracy"``, ``"neg_log_loss"``,
         ``"counterfactual"``, ``"recourse"``) gives that scorer with its
         default parameters; a :class:`DPScorer` is returned as is; None
-        gives the estimator's default: :class:`DPAccuracy` for a classifier,
+        gives the estimator's default, as its class declares it
+        (``_dp_capabilities.default_scoring``, :class:`skdpx.base.DPCapabilities`):
         :class:`DPCounterfactualScore` for a ``DPCounterfactualGenerator``,
-        :class:`DPRecourseScore` for ``PrivRecourse``. A ``DPLimeExplainer``
-        has none: :class:`DPLimeFidelity` needs the public queries.
+        :class:`DPRecourseScore` for ``PrivRecourse``, else :class:`DPAccuracy`
+        for a classifier. A ``DPLimeExplainer`` has none:
+        :class:`DPLimeFidelity` needs the public queries.
     estimator : estimator or None, default=None
         Needed only when ``scoring`` is None.
 
