@@ -120,7 +120,7 @@ def _check_fit_data(estimator, data):
     return data
 
 
-def _check_exhausted(estimator, commitment, label):
+def _check_exhausted(estimator, commitment):
     """RuntimeError if ``commitment`` still pays for releases that were never drawn.
 
     Which releases a fit draws is fixed by its plan (public facts), never by
@@ -130,10 +130,10 @@ def _check_exhausted(estimator, commitment, label):
     """
     if commitment is not None and not commitment.exhausted:
         raise RuntimeError(
-            f"{type(estimator).__name__}: the spend committed for {label!r} "
-            f"({commitment.label!r}) was not all drawn by the fit: some of its planned "
-            "releases were never made. This is a programming error of the estimator "
-            "(its plan must list exactly the releases it makes); the budget was spent.")
+            f"{type(estimator).__name__}: the spend committed for {commitment.label!r} was "
+            "not all drawn by the fit: some of its planned releases were never made. This is "
+            "a programming error of the estimator (its plan must list exactly the releases "
+            "it makes); the budget was spent.")
 
 
 class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
@@ -389,7 +389,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
                 ledger.check(compose_events(count.event, self._proxy_rest(count, bounds)))
                 counted = ledger.commit(count.event, count.label)
                 count.release(_n_samples(X, data), noise=noise, commitment=counted)
-                _check_exhausted(self, counted, count.label)
+                _check_exhausted(self, counted)
                 if count.imprecise:  # said from the DP count, never from the rows
                     warnings.warn(
                         f"{type(self).__name__}: the DP count of the rows is {count.raw:.0f} "
@@ -415,7 +415,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
                 # committed before any mechanism reads the private rows: final
                 commitment = count.commit_rest(lambda: ledger.commit(plan.event, plan.label))
             self._private_fit(data, plan, commitment, noise)
-            _check_exhausted(self, commitment, plan.label)
+            _check_exhausted(self, commitment)
         self.ledger_ = ledger
         self.n_rows_ = count.n
         self.n_rows_std_ = count.std
