@@ -544,7 +544,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         """
         signal = self._signal()
         if signal == "predict_proba":
-            proba = self._call_black_box(self.estimator, "predict_proba", Z, "columns").astype(float)
+            proba = self._call_black_box(self.estimator, "predict_proba", Z,
+                                         "columns").astype(float)
             return np.log(np.clip(proba, 1e-12, 1.0))
         if signal == "decision_function":
             # (n,) for two classes or (n, n_classes) (one-vs-rest margins, e.g.
@@ -693,7 +694,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         records = {}
         if schema.kind == "frame" or schema.encoder is not None:
             names = list(schema.feature_names_out)
-            records = {"query_records": self._decode(Xc), "counterfactual_records": self._records(cf)}
+            records = {"query_records": self._decode(Xc),
+                       "counterfactual_records": self._records(cf)}
         else:
             names = None
         return CounterfactualSet(
