@@ -3,28 +3,60 @@
 Each estimator of skdpx has one entry (imbalanced-learn style): the
 parameters that make scikit-learn's common checks fast and meaningful, how to
 fit it on a small problem, and which methods use a fitted estimator.
-Adding an estimator to the package without an entry here fails
-``test_every_estimator_has_test_parameters``.
+A DP estimator without an entry gets one derived from its class
+(:func:`derived_entry`: the budget parameters that make the checks fast,
+whether it needs ``y`` from its tags, its methods, whether it spends on
+queries from its capabilities), so a new estimator written from
+``skdpx.base.DPEstimator``'s hooks needs no entry; an entry here tunes it.
+Any other estimator of the package needs one
+(``test_every_estimator_has_test_parameters``).
 """
 
 import numpy as np
+from sklearn.utils import get_tags
 
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
 from skdpx.linear import DPLocallyLinearClassifier
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV
 from skdpx.preprocessing import PublicSchemaEncoder
-from skdpx.privacy import DPEstimator
+from skdpx.base import DPEstimator
 from skdpx.recourse import PrivRecourse
 from skdpx.utils.discovery import all_estimators
 
 from ._reference import DPNearestCentroid
 
+#: What a DP estimator without an entry is checked with (its own parameters of these).
+DP_TEST_PARAMS = {"epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0}
+
+#: The methods a fitted estimator is asked, when it has them.
+FITTED_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function",
+                  "transform", "explain")
+
+
+def derived_entry(cls):
+    """The test entry of a DP estimator class that has none, from the class alone."""
+    if not (isinstance(cls, type) and issubclass(cls, DPEstimator)):
+        raise KeyError(cls)
+    names = cls().get_params(deep=False)
+    return {"params": {k: v for k, v in DP_TEST_PARAMS.items() if k in names},
+            "supervised": get_tags(cls()).target_tags.required,
+            "methods": [m for m in FITTED_METHODS if callable(getattr(cls, m, None))],
+            "spends_on_query": cls._dp_capabilities.answers_queries}
+
+
+class _Table(dict):
+    """class -> entry; a DP estimator without one gets :func:`derived_entry`."""
+
+    def __missing__(self, cls):
+        return derived_entry(cls)
+
+
 # class -> {"params": constructor parameters for the checks,
 #           "supervised": whether fit needs y,
 #           "methods": methods to call on fitted estimators,
 #           "spends_on_query": (optional) the budget is spent by the methods, not fit}
-TEST_TABLE = {
+TEST_TABLE = _Table({
     DPCounterfactualGenerator: {
         "params": {"epsilon": 50.0, "delta": 1e-5, "latent_dim": 1, "max_iter": 20,
                    "bounds": (-10.0, 10.0), "random_state": 0},
@@ -81,7 +113,7 @@ TEST_TABLE = {
         "supervised": True,
         "methods": ["predict", "decision_function"],
     },
-}
+})
 
 
 def estimator_classes(dp_only=False):

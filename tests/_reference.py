@@ -15,9 +15,9 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from skdpx.base import DPEstimator, FitData
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
-    DPEstimator,
     SpendPlan,
     calibrate_noise,
     check_classes,
@@ -58,7 +58,7 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
         with warnings.catch_warnings():  # (the label set read from y: documented above)
             warnings.simplefilter("ignore")
             classes, codes = check_classes(None, y)
-        return X, codes, classes
+        return FitData(X, codes, classes)
 
     def _plan_spend(self, data, relation, bounds, count):
         z = calibrate_noise(self.epsilon, self.delta, prior=count.prior(bounds.event))
@@ -66,7 +66,7 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
                          relation=relation)
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, codes, classes = data
+        X, codes, classes = data.X, data.y, data.classes
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         # the sensitivity from the bounds (the event does not depend on it)
         radius = float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))

@@ -73,10 +73,10 @@ from skdpx.model_selection import (
     DPRandomSearchCV,
     DPRecourseScore,
 )
+from skdpx.base import DPEstimator, FitData
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     Commitment,
-    DPEstimator,
     PrivacyLedger,
     SpendPlan,
     calibrate_noise,
@@ -132,7 +132,7 @@ class _PublicRule(ClassifierMixin, DPEstimator):
     def _validate_fit(self, X, y):
         X = np.asarray(X, dtype=float)
         self.n_features_in_ = X.shape[1]
-        return X
+        return FitData(X)
 
     def _plan_spend(self, data, relation, bounds, count):
         if not self.fit_noise:
@@ -142,7 +142,7 @@ class _PublicRule(ClassifierMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         if self.fit_noise:
-            gaussian_release(float(len(data)), noise_multiplier=plan.noise_multiplier,
+            gaussian_release(float(len(data.X)), noise_multiplier=plan.noise_multiplier,
                              sensitivity=1.0, noise=noise, commitment=commitment)
         self.classes_ = np.array([0, 1])
         self.bounds_ = (np.zeros(self.n_features_in_), np.ones(self.n_features_in_))

@@ -34,7 +34,14 @@ def _expected_failed_checks(estimator):
 
 
 def test_every_estimator_has_test_parameters():
-    missing = [name for name, cls in all_estimators() if cls not in TEST_TABLE]
+    # a DP estimator gets an entry derived from its class (tests/_estimators.py); any
+    # other estimator of the package needs one written there
+    missing = []
+    for name, cls in all_estimators():
+        try:
+            TEST_TABLE[cls]
+        except KeyError:
+            missing.append(name)
     assert not missing, f"add these estimators to tests/_estimators.py: {missing}"
 
 

@@ -36,7 +36,7 @@ def _api_entries():
     return entries
 
 
-PUBLIC_MODULES = ["skdpx", "skdpx.privacy", "skdpx.model_selection", "skdpx.attacks",
+PUBLIC_MODULES = ["skdpx", "skdpx.base", "skdpx.privacy", "skdpx.model_selection", "skdpx.attacks",
                   "skdpx.datasets", "skdpx.explain", "skdpx.recourse", "skdpx.metrics",
                   "skdpx.linear", "skdpx.counterfactual", "skdpx.preprocessing", "skdpx.results"]
 

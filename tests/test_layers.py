@@ -40,6 +40,8 @@ LAYERS = [
     # the privacy core; ``exceptions`` re-exports its errors (they must be defined
     # there: the one guarded import of diffprivlib is privacy/_exceptions.py)
     {"privacy", "exceptions"},
+    # the estimator base (abstract hooks, capabilities, shared mixins)
+    {"base"},
     # the estimators and the bundled data
     {"linear", "explain", "counterfactual", "recourse", "datasets"},
     # what runs estimators: searches, metrics, attacks
@@ -57,6 +59,8 @@ PUBLIC_TO_SKDPX = {
     "skdpx.preprocessing._schema": "the public schema's table helpers, for utils and privacy",
     "skdpx.privacy._selection": "private selection (run counts, score releases) for the searches",
     "skdpx.privacy._audit": "the audit's epsilon bound from samples, for the attacks' results",
+    "skdpx.privacy._estimator": "a fit's row-count plumbing (the count a caller gave, the rows' "
+                                "number read only for FitCount.release), for the estimator base",
     "skdpx.privacy._targets": "the public label set of an explainer, for the estimators",
     "skdpx.explain._local_loss": "the local loss, shared by DPLime, its metric and its DP scorer",
     "skdpx.explain._outputs": "a black box's outputs as labels, shared by DPLime and its scorer",

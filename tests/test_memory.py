@@ -165,6 +165,8 @@ def test_memory_refusal_is_planned_from_the_dp_count_and_spends_nothing_else(mon
     monkeypatch.setattr(_memory, "available_bytes", lambda: 2**20)
 
     def pinned(self, n_rows, *, noise, commitment):
+        if commitment is not None:  # the release it pays for is made (noise aside)
+            commitment.draw(self.event)
         self.raw = self.n = 1100.0
         return self.n
 

@@ -26,10 +26,10 @@ from sklearn.base import ClassifierMixin
 import skdpx.model_selection._search as search_module
 from skdpx import DPLocallyLinearClassifier
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV, privacy_utility_curve
+from skdpx.base import DPEstimator, FitData
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     Commitment,
-    DPEstimator,
     PrivacyLedger,
     PrivacyLeakWarning,
     SpendPlan,
@@ -67,7 +67,7 @@ class _Probe(ClassifierMixin, DPEstimator):
     def _validate_fit(self, X, y):
         X = np.asarray(X, dtype=float)
         self.n_features_in_ = X.shape[1]
-        return X
+        return FitData(X)
 
     def _plan_spend(self, data, relation, bounds, count):
         if self.plan_warning:
@@ -77,10 +77,12 @@ class _Probe(ClassifierMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         if self.fit_warning:
-            warnings.warn(f"{self.fit_warning} ({len(data)} rows)", RuntimeWarning)
+            warnings.warn(f"{self.fit_warning} ({len(data.X)} rows)", RuntimeWarning)
         if self.fail:
-            raise ValueError(f"this candidate fails on its {len(data)} rows")
-        gaussian_release(float(len(data)), noise_multiplier=plan.noise_multiplier,
+            raise ValueError(f"this candidate fails on its {len(data.X)} rows")
+        # its bounds first (DP when bounds=None: every planned release is made)
+        plan.bounds.release(data.X, noise=noise, commitment=commitment)
+        gaussian_release(float(len(data.X)), noise_multiplier=plan.noise_multiplier,
                          sensitivity=1.0, noise=noise, commitment=commitment)
         self.classes_ = np.array([0, 1])
 

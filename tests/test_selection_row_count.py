@@ -25,10 +25,10 @@ import pytest
 from sklearn.base import ClassifierMixin
 
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV, privacy_utility_curve
+from skdpx.base import DPEstimator, FitData
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     COUNT_SHARE,
-    DPEstimator,
     FitCount,
     FixedLossDpEvent,
     PrivacyLedger,
@@ -62,7 +62,7 @@ class _Steps(ClassifierMixin, DPEstimator):
     def _validate_fit(self, X, y):
         X = np.asarray(X, dtype=float)
         self.n_features_in_ = X.shape[1]
-        return X
+        return FitData(X)
 
     def _plan_spend(self, data, relation, bounds, count):
         steps = max(int(count.n), 1)
@@ -72,7 +72,7 @@ class _Steps(ClassifierMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         for _ in range(plan.steps):
-            gaussian_release(float(len(data)), noise_multiplier=plan.noise_multiplier,
+            gaussian_release(float(len(data.X)), noise_multiplier=plan.noise_multiplier,
                              sensitivity=1.0, noise=noise, commitment=commitment)
         self.steps_ = plan.steps
         self.noise_multiplier_ = plan.noise_multiplier

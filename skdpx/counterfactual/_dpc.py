@@ -9,13 +9,13 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
+from ..base import ActionabilityMixin, BlackBoxMixin, DPCapabilities, DPEstimator, FitData
 from ..results import CounterfactualSet
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     RELATIONS,
     BoundsScaler,
     ComposedDpEvent,
-    DPEstimator,
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
@@ -25,7 +25,7 @@ from ..privacy import (
     label_codes,
     laplace_event,
 )
-from ..utils._blackbox import call_checked, map_rows, spent_after_commit
+from ..utils._blackbox import map_rows
 from ..utils._tables import validate_table
 from ..privacy._targets import validate_classes
 from ._functional import FunctionalAutoencoder, functional_sensitivity, n_coefficients
@@ -71,7 +71,7 @@ def prototype_sensitivity(latent_dim, relation):
     raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
 
 
-class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
+class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstimator):
     """Counterfactuals searched from DP class prototypes, for any black box.
 
     The method of Yang et al., "Differentially Private Counterfactuals via
@@ -293,6 +293,12 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
     1.0
     """
 
+    #: a private search scores it with DPCounterfactualScore by default
+    _dp_capabilities = DPCapabilities(default_scoring="counterfactual")
+
+    #: the black box is asked about public rows only (BlackBoxMixin)
+    _black_box_rows = "public rows (queries or points of the counterfactual search)"
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],
@@ -409,7 +415,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if not all(h >= 1 for h in hidden):
             raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
-        return X, codes, hidden, self._validate_constraints()
+        return FitData(X, codes, self.classes_,
+                       extra={"hidden": hidden, "constraints": self._actionable_sets()})
 
     def _plan_spend(self, data, relation, bounds, count):
         """The whole fit: the autoencoder's release, then the prototypes'.
@@ -421,7 +428,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         that they all compose to exactly (``epsilon``, ``delta``) whichever
         plan the count selects (:class:`~skdpx.privacy.FitCount`).
         """
-        X = data[0]
+        X = data.X
         d = X.shape[1]
         n_classes = len(self.classes_)
         functional = self.ae_method == "functional"
@@ -445,7 +452,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
                          f"{ae_label} + {proto_label}", prototype_noise_multiplier=z, **plan)
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, codes, hidden, constraints = data
+        X, codes = data.X, data.y
+        hidden, constraints = data.extra["hidden"], data.extra["constraints"]
         self.immutable_features_, self.increasing_features_, self.decreasing_features_ = constraints
         self.bounds_ = plan.bounds.release(X, noise=noise, commitment=commitment)
         # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
@@ -488,7 +496,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         return map_rows(
             lambda idx: label_codes(self.classes_, np.asarray(
-                self.estimator.predict(self._rows(X[idx]))).reshape(-1)),
+                self.estimator.predict(self._decode(X[idx]))).reshape(-1)),
             len(X), fill=np.intp(-1))
 
     def _noisy_table(self, codes, labels, *, noise_multiplier, relation, noise, commitment):
@@ -507,16 +515,6 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
                                 commitment=commitment)
 
     # ------------------------------------------------------------ the black box
-
-    def _rows(self, Z):
-        """Rows for the black box, of the kind this estimator was fitted on.
-
-        ``Z`` is in the encoded space: the public schema decodes it (a
-        DataFrame with the fitted columns and dtypes, valid categories and
-        integers, within the bounds), so that the black box sees its
-        feature names and a Pipeline that selects columns by name works.
-        """
-        return self.schema_.decode(Z, *self.bounds_)
 
     def _signal(self):
         """Which output of the black box steers the search."""
@@ -539,13 +537,14 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         signal = self._signal()
         if signal == "predict_proba":
-            proba = self._checked(self.estimator.predict_proba, Z, "columns").astype(float)
+            proba = self._call_black_box(self.estimator, "predict_proba", Z,
+                                         "columns").astype(float)
             return np.log(np.clip(proba, 1e-12, 1.0))
         if signal == "decision_function":
             # (n,) for two classes or (n, n_classes) (one-vs-rest margins, e.g.
             # SVC(decision_function_shape='ovr')); anything else raises
-            margins = self._checked(self.estimator.decision_function, Z,
-                                    "margins").astype(float)
+            margins = self._call_black_box(self.estimator, "decision_function", Z,
+                                         "margins").astype(float)
             k = len(self.classes_)
             if margins.ndim == 1 and k == 2:
                 margins = np.column_stack([np.zeros_like(margins), margins])
@@ -561,20 +560,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         """
         if self.estimator is None:
             return self.classes_[np.argmax(self._scores(Z), axis=1)]
-        return self._checked(self.estimator.predict, Z, "labels")
-
-    def _checked(self, method, Z, expect):
-        """The black box's ``method`` on public encoded rows ``Z`` (queries, search points).
-
-        Read after the fit's commit: a failure, or an output that cannot be
-        used (NaN, infinite, misshapen, not numbers, a label outside
-        ``classes_``), raises, saying that the budget was spent; it is
-        never an answer.
-        """
-        return call_checked(method, self._rows(Z), len(Z), expect=expect,
-                            name=type(self.estimator).__name__, classes=self.classes_,
-                            where="public rows (queries or points of the counterfactual search)",
-                            consequence=spent_after_commit(self, "at fit"))
+        return self._call_black_box(self.estimator, "predict", Z, "labels")
 
     def _scaler(self):
         """The public map between input units and the autoencoder's [-1, 1]^d."""
@@ -583,18 +569,7 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
 
     def _check_desired(self, desired):
         """``desired`` is "opposite" or class labels of ``classes_``, or ValueError."""
-        if isinstance(desired, str) and desired == "opposite":
-            return
-        known = set(self.classes_.tolist())
-        try:
-            values = np.asarray(desired, dtype=object).reshape(-1).tolist()
-            ok = len(values) > 0 and all(v in known for v in values)
-        except TypeError:  # unhashable
-            ok = False
-        if not ok:
-            raise ValueError(f"desired_class must be 'opposite' or one of the classes "
-                             f"{self.classes_.tolist()} (one label, or one per query), got "
-                             f"{desired!r}. Nothing was spent.")
+        self._check_wanted_class(desired, "desired_class", opposite=True, per_query=True)
 
     def _targets(self, X, desired_class):
         """Index (into classes_) of the desired class of each query."""
@@ -615,35 +590,6 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         return index
 
     # ------------------------------------------------------------ constraints
-
-    def _feature_indices(self, features, name):
-        """Encoded indices of the columns named (or numbered) by the parameter ``name``.
-
-        A categorical column gives its whole one-hot block, which only
-        ``immutable_features`` may hold.
-        """
-        if features is None:
-            return np.empty(0, dtype=int)
-        idx = self.schema_.indices(list(np.atleast_1d(np.asarray(features, dtype=object))),
-                                   name)
-        if name != "immutable_features" and self.schema_.categorical[idx].any():
-            columns = [c for c, block in self.schema_.groups if np.isin(block, idx).any()
-                       and self.schema_.categorical[block].all()]
-            raise ValueError(f"{name}: {columns} are categorical: their levels have no order "
-                             "(only immutable_features takes categorical columns).")
-        return np.unique(np.asarray(idx, dtype=int))
-
-    def _validate_constraints(self):
-        """The three constraint sets as index arrays; a feature in two sets is refused."""
-        sets = {name: self._feature_indices(getattr(self, name), name)
-                for name in ("immutable_features", "increasing_features", "decreasing_features")}
-        seen = {}
-        for name, idx in sets.items():
-            for f in idx.tolist():
-                if f in seen:
-                    raise ValueError(f"feature {f} is in both {seen[f]} and {name}.")
-                seen[f] = name
-        return tuple(sets.values())
 
     def _constrain(self, Z, Q, lower, upper):
         """``Z`` within ``[lower, upper]`` and the constraints relative to the queries ``Q``.
@@ -741,7 +687,8 @@ class DPCounterfactualGenerator(TransformerMixin, DPEstimator):
         records = {}
         if schema.kind == "frame" or schema.encoder is not None:
             names = list(schema.feature_names_out)
-            records = {"query_records": self._rows(Xc), "counterfactual_records": self._records(cf)}
+            records = {"query_records": self._decode(Xc),
+                       "counterfactual_records": self._records(cf)}
         else:
             names = None
         return CounterfactualSet(

@@ -4,7 +4,6 @@ from contextlib import contextmanager
 from copy import deepcopy
 from functools import partial
 from numbers import Integral, Real
-from types import SimpleNamespace
 import warnings
 
 from joblib import effective_n_jobs
@@ -15,13 +14,13 @@ from .._sklearn_compat import HasMethods, Interval, StrOptions
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
+from ..base import DPCapabilities, DPEstimator, FitData
 from ..results import FeatureAttribution
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     EPSILON_CONSTRAINT,
     BoundsScaler,
     BudgetError,
-    DPEstimator,
     fill_nonfinite,
     NoOpDpEvent,
     NonPrivateDpEvent,
@@ -534,6 +533,13 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     #: fit takes a dask array or DataFrame (skdpx.utils._tables.validate_table)
     _accepts_dask = True
 
+    #: fit releases only its count and bounds; the answers spend (_plan_queries) and
+    #: are scored on public queries (DPLimeFidelity)
+    _dp_capabilities = DPCapabilities(
+        exact_price=False, answers_queries=True,
+        no_default_scoring="its score needs public queries, pass "
+                           "scoring=DPLimeFidelity(X_query).")
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["predict"]), None],
@@ -688,12 +694,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         if self.target_class is not None:
             # reads the number of queries only (no black box): a public stand-in row
             query_targets(*output, None, np.zeros((1, X.shape[1])), self.target_class)
-        return SimpleNamespace(X=X, y=y, output=output)
+        return FitData(X, y, output[1], extra={"output": output})
 
     def _row_memory(self, data):
         # kept per row: the labels (one column per class, or one); X itself is kept
         # as validated, and read in blocks
-        classes = data.output[1]
+        classes = data.classes
         return 8.0 * (1 if classes is None else len(classes))
 
     def _count_basis(self):
@@ -815,19 +821,20 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def _private_fit(self, data, plan, commitment, noise):
         # nothing is released here but the bounds when they are not declared
-        X, y, (kind, classes, output_bounds) = data.X, data.y, data.output
+        X, y, output = data.X, data.y, data.extra["output"]
+        kind, classes, output_bounds = output
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         if is_dask_collection(X):
             # a missing or infinite value: the bounds' midpoint (a rule on its cell
             # alone); scaled and labelled in the workers, and kept there
             X = fill_nonfinite(X, lower, upper)
             self._X, self._labels = _persist(BoundsScaler(lower, upper).transform(X),
-                                             self._dask_labels(X, y, data.output))
+                                             self._dask_labels(X, y, output))
             self._rows = None
         else:
             # the black box gets rows of the kind it was fitted on (DataFrame columns,
             # dtypes); a row it fails on (raises, NaN) gets the neutral labels
-            self._labels = self._row_labels(X, y, data.output, lower, upper)
+            self._labels = self._row_labels(X, y, output, lower, upper)
             # the rows are kept as validated (a reference to X itself when it is a
             # float64 array: no copy); each block read by a query is filled (a missing
             # or infinite value at the bounds' midpoint, a rule on its cell alone),

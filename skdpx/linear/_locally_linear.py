@@ -9,6 +9,7 @@ from sklearn.base import ClassifierMixin
 from .._sklearn_compat import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ..base import DPEstimator, FitData
 from ..results import FeatureAttribution, LocallyLinearMaps
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
@@ -16,7 +17,6 @@ from ..privacy import (
     BoundsScaler,
     DenseGradients,
     ComposedDpEvent,
-    DPEstimator,
     SpendPlan,
     calibrate_noise,
     check_classes,
@@ -391,7 +391,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         classes, codes = check_classes(
             self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
         self._require_delta("DP-SGD")
-        return X, codes, classes
+        return FitData(X, codes, classes)
 
     def _plan_spend(self, data, relation, bounds, count):
         """Both releases as one composed event, from public facts only.
@@ -440,7 +440,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         )
 
     def _private_fit(self, data, plan, commitment, noise):
-        X, codes, classes = data
+        X, codes, classes = data.X, data.y, data.classes
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         scaler = BoundsScaler(lower, upper)
         # neutralised, each row by a rule on itself (the sensitivities below hold):

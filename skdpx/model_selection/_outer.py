@@ -145,7 +145,7 @@ def check_search_at_clone(estimator):
     """At a scikit-learn search's first clone of its estimator, refuse a search the
     estimator's capped ledger cannot pay for, with ``BudgetError``, before any fit.
 
-    Used by :meth:`skdpx.privacy.DPEstimator.__sklearn_clone__`.
+    Used by :meth:`skdpx.base.DPEstimator.__sklearn_clone__`.
     ``BaseSearchCV.fit`` clones its estimator (``base_estimator``) in its
     own frame, outside the ``try`` that turns a fit's error into
     ``error_score``, before it starts any fit, in this process whatever
@@ -180,7 +180,7 @@ def check_search_at_clone(estimator):
 def outer_search_guard(estimator):
     """Check, at a scikit-learn search's first fit, that the ledger can pay for all of it.
 
-    Used by :meth:`skdpx.privacy.DPEstimator.fit` around the whole fit.
+    Used by :meth:`skdpx.base.DPEstimator.fit` around the whole fit.
     Does nothing outside such a search, or when the estimator's
     ``accountant`` is not a capped :class:`~skdpx.privacy.PrivacyLedger`.
     """

@@ -46,11 +46,11 @@ from sklearn.utils import get_tags
 
 from .._sklearn_compat import safe_indexing as _safe_indexing
 
+from ..base import DPEstimator
 from ..privacy import (
     BudgetError,
     FitCount,
     ComposedDpEvent,
-    DPEstimator,
     NoOpDpEvent,
     PrivacyLedger,
     PrivacyLeakWarning,
@@ -73,17 +73,13 @@ __all__ = ["FitPrice", "SearchPrice", "price_search"]
 _BUDGET_PARAMETERS = ("epsilon", "delta")
 
 
-def _exact_classes():
-    """The estimators whose ``fit`` commits their only spend (the plan of
-    ``_plan_spend``): their fits can be priced exactly from the fold sizes
-    where these are public (replace-one neighbours, or a non-private fit).
-    Any other skdpx estimator (DPLimeExplainer, which spends on queries, or
-    a subclass) is priced at its cap."""
-    from ..counterfactual import DPCounterfactualGenerator
-    from ..linear import DPLocallyLinearClassifier
-    from ..recourse import PrivRecourse
-
-    return (DPCounterfactualGenerator, DPLocallyLinearClassifier, PrivRecourse)
+def _priced_exactly(step):
+    """Whether ``step``'s ``fit`` commits its only spend (the plan of ``_plan_spend``), as
+    its class declares (``_dp_capabilities.exact_price``): its fits can be priced exactly
+    from the fold sizes where these are public (replace-one neighbours, or a non-private
+    fit). Any other skdpx estimator (DPLimeExplainer, which spends on queries) is priced
+    at its cap."""
+    return step._dp_capabilities.exact_price
 
 
 @dataclass(frozen=True)
@@ -433,7 +429,7 @@ def _price_fit(estimator, params, rows, X, y):
             events += [count.event, approx_event(float(step.epsilon) - count.epsilon, step_delta)]
             epsilon += float(step.epsilon)
             counted += count.epsilon
-        elif X is not None and direct and type(step) in _exact_classes():
+        elif X is not None and direct and _priced_exactly(step):
             Xr = X if rows is None else _safe_indexing(X, rows)
             yr = y if (rows is None or y is None) else _safe_indexing(y, rows)
             planner = clone(step)
@@ -513,8 +509,10 @@ def price_search(search, X=None, y=None, *, groups=None, param_grid=None, cv=Non
     ``delta``), which whatever plan the count selects meets; the number of
     splits is taken from the splitter without the rows (a splitter that
     counts them, ``LeaveOneOut``, is refused). Under replace-one neighbours
-    the number of rows is public: given ``X`` (and ``y``), the fits of
-    DPLocallyLinearClassifier, DPCounterfactualGenerator and PrivRecourse
+    the number of rows is public: given ``X`` (and ``y``), the fits of the
+    skdpx estimators whose fit commits their only spend (their class
+    declares it: ``_dp_capabilities.exact_price``, see :mod:`skdpx.base`;
+    DPLocallyLinearClassifier, DPCounterfactualGenerator and PrivRecourse)
     fitted on the search's rows are priced at the very spend they will
     plan, from each training fold's size; the others (DPLimeExplainer, which
     spends on queries up to its cap, or a skdpx step behind a transformer)

@@ -76,6 +76,7 @@ from numbers import Real
 import numpy as np
 
 from .._sklearn_compat import is_classifier
+from ..base import DPEstimator
 from ..privacy import RELATIONS
 
 __all__ = [
@@ -908,7 +909,8 @@ class DPLimeFidelity(DPScorer):
         return estimator._plan_queries(_n_rows(self.X_query))
 
     def _check_explainer(self, estimator):
-        if not hasattr(estimator, "_plan_queries"):
+        if not (isinstance(estimator, DPEstimator)
+                and estimator._dp_capabilities.answers_queries):
             raise ValueError(f"DPLimeFidelity scores a DPLimeExplainer, got "
                              f"{type(estimator).__name__}.")
 
@@ -970,10 +972,12 @@ def get_dp_scorer(scoring, estimator=None):
         A name (``"accuracy"``, ``"balanced_accuracy"``, ``"neg_log_loss"``,
         ``"counterfactual"``, ``"recourse"``) gives that scorer with its
         default parameters; a :class:`DPScorer` is returned as is; None
-        gives the estimator's default: :class:`DPAccuracy` for a classifier,
+        gives the estimator's default, as its class declares it
+        (``_dp_capabilities.default_scoring``, :class:`skdpx.base.DPCapabilities`):
         :class:`DPCounterfactualScore` for a ``DPCounterfactualGenerator``,
-        :class:`DPRecourseScore` for ``PrivRecourse``. A ``DPLimeExplainer``
-        has none: :class:`DPLimeFidelity` needs the public queries.
+        :class:`DPRecourseScore` for ``PrivRecourse``, else :class:`DPAccuracy`
+        for a classifier. A ``DPLimeExplainer`` has none:
+        :class:`DPLimeFidelity` needs the public queries.
     estimator : estimator or None, default=None
         Needed only when ``scoring`` is None.
 
@@ -1007,18 +1011,13 @@ def get_dp_scorer(scoring, estimator=None):
             f"Unknown DP scoring {scoring!r}: use one of {sorted(_SCORERS)} "
             "or a DPScorer instance.")
     if scoring is None:
-        from ..counterfactual import DPCounterfactualGenerator
-        from ..explain import DPLimeExplainer
-        from ..recourse import PrivRecourse
-
-        if isinstance(estimator, DPCounterfactualGenerator):
-            return DPCounterfactualScore()
-        if isinstance(estimator, PrivRecourse):
-            return DPRecourseScore()
-        if isinstance(estimator, DPLimeExplainer):
-            raise ValueError(
-                "DPLimeExplainer has no default DP scoring: its score needs public queries, "
-                "pass scoring=DPLimeFidelity(X_query).")
+        # the estimator's class declares its default (skdpx.base.DPCapabilities)
+        caps = estimator._dp_capabilities if isinstance(estimator, DPEstimator) else None
+        if caps is not None and caps.default_scoring is not None:
+            return _SCORERS[caps.default_scoring]()
+        if caps is not None and caps.no_default_scoring is not None:
+            raise ValueError(f"{type(estimator).__name__} has no default DP scoring: "
+                             f"{caps.no_default_scoring}")
         if estimator is not None and is_classifier(estimator):
             return DPAccuracy()
         raise ValueError(

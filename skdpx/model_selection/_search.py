@@ -89,11 +89,11 @@ from .._sklearn_compat import (
     fit_context,
     safe_indexing,
 )
+from ..base import DPEstimator
 from ..utils._blackbox import finite_rows, map_rows
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     COUNT_SHARE,
-    DPEstimator,
     EstimatorLedger,
     FitCount,
     MixtureDpEvent,
@@ -251,8 +251,9 @@ def _dp_step(estimator):
         name = estimator.steps[-1][0]
         return name + "__", estimator.steps[-1][1]
     raise TypeError(
-        "estimator must be a skdpx estimator (DPLocallyLinearClassifier, DPLimeExplainer, "
-        "DPCounterfactualGenerator, PrivRecourse) or a Pipeline that ends in one, got "
+        "estimator must be a skdpx estimator (a skdpx.base.DPEstimator: "
+        "DPLocallyLinearClassifier, DPLimeExplainer, DPCounterfactualGenerator, PrivRecourse, "
+        "...) or a Pipeline that ends in one, got "
         f"{type(estimator).__name__}. A private search needs to set each candidate's budget."
     )
 
@@ -425,7 +426,8 @@ def _planner(est, prefix, X, y, relation, scorer, n_rows, *, refit=False):
         event = dp._plan_fit(data, relation, FitCount(
             epsilon=dp.epsilon, relation=relation, n_rows=n_rows)).event
         if refit:
-            extra = dp._plan_queries(_UNBOUNDED_QUERIES) if hasattr(dp, "_plan_queries") else None
+            extra = (dp._plan_queries(_UNBOUNDED_QUERIES)
+                     if dp._dp_capabilities.answers_queries else None)
         else:
             extra = scorer.planned_event(dp, n_rows, relation) \
                 if isinstance(scorer, DPScorer) else None

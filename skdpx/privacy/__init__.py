@@ -58,7 +58,7 @@ from ._budget import (
 )
 from ._count import COUNT_SHARE, FitCount
 from ._dpsgd import DPSGD, DenseGradients, dense_clipped_grad, dense_grad_sq_norms
-from ._estimator import DPEstimator, SpendPlan, given_row_count
+from ._estimator import SpendPlan, given_row_count
 from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger
 from ._mechanisms import (
     count_release,
@@ -100,7 +100,6 @@ __all__ = [
     "Commitment",
     "DELTA_CONSTRAINT",
     "BOUNDS_SHARE",
-    "DPEstimator",
     "DPSGD",
     "DenseGradients",
     "EPSILON_CONSTRAINT",

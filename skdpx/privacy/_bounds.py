@@ -161,7 +161,7 @@ def octave_counts(X):
 class FitBounds:
     """The bounds of one fit: declared ones, or the plan of a DP estimate.
 
-    Made by :class:`~skdpx.privacy.DPEstimator` before anything is spent:
+    Made by :class:`~skdpx.base.DPEstimator` before anything is spent:
     declared bounds are validated here (an error spends nothing, and bounds
     with ``lower == upper`` for every feature are refused: nothing could be
     learnt); ``None`` plans the DP histograms (:func:`histogram_bounds`) and

@@ -42,7 +42,7 @@ COUNT_SHARE = 0.05
 class FitCount:
     """The row count of one fit: the plan of its DP release, then the count itself.
 
-    Made by :class:`~skdpx.privacy.DPEstimator` before anything is spent.
+    Made by :class:`~skdpx.base.DPEstimator` before anything is spent.
 
     Parameters
     ----------

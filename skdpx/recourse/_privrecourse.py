@@ -13,20 +13,19 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
+from ..base import ActionabilityMixin, BlackBoxMixin, DPCapabilities, DPEstimator, FitData
 from ..results import RecoursePaths
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     DPSGD,
     BoundsScaler,
     ComposedDpEvent,
-    DPEstimator,
     NonPrivateDpEvent,
     SpendPlan,
     calibrate_noise,
     fill_nonfinite,
     gaussian_event,
 )
-from ..utils._blackbox import call_checked, spent_after_commit
 from ..utils._validation import UnitCubeRows
 from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
@@ -61,7 +60,7 @@ class _UnitCube:
         return self.scaler.transform(np.asarray(Z, dtype=float))
 
 
-class PrivRecourse(TransformerMixin, DPEstimator):
+class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstimator):
     """DP multi-step recourse paths over a graph of DP cluster centres.
 
     The method of Pentyala et al., "Privacy-Preserving Algorithmic Recourse"
@@ -310,6 +309,12 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     #: fit takes a dask array or DataFrame (skdpx.utils._tables.validate_table)
     _accepts_dask = True
 
+    #: a private search scores it with DPRecourseScore by default
+    _dp_capabilities = DPCapabilities(default_scoring="recourse")
+
+    #: the black box is asked about public rows only (BlackBoxMixin)
+    _black_box_rows = "public rows (DP cluster centres, queries or path points)"
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],
@@ -377,35 +382,13 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         """The constraints' encoded indices: immutable numeric features, immutable
         categorical blocks, increasing and decreasing features (validation only)."""
         schema = self.schema_
-        names = ("immutable_features", "increasing_features", "decreasing_features")
-        sets = {}
-        for name in names:
-            features = getattr(self, name)
-            if features is not None and not isinstance(features, str):
-                features = list(np.atleast_1d(np.asarray(features, dtype=object)))
-                features = [f.item() if isinstance(f, np.generic) else f for f in features]
-            sets[name] = schema.indices(features, name)
-        seen = {}
-        for name, idx in sets.items():
-            for f in idx:
-                if f in seen:
-                    column = next(c for c, g in schema.groups if f in g)
-                    raise ValueError(f"feature {column!r} is in both {seen[f]} and {name}.")
-                seen[f] = name
-        for name in names[1:]:
-            if schema.categorical[sets[name]].any():
-                columns = [c for c, g in schema.groups
-                           if schema.categorical[g].all() and np.isin(g, sets[name]).any()]
-                raise ValueError(f"{name}: {columns} are categorical; only numeric columns "
-                                 f"can be increasing or decreasing (a categorical column can "
-                                 f"be immutable).")
-        immutable = sets["immutable_features"]
+        immutable, increasing, decreasing = self._actionable_sets()
         blocks = [np.asarray(g, dtype=int) for _, g in schema.groups
                   if schema.categorical[g].all() and np.isin(g, immutable).all()]
         numeric = [int(f) for f in immutable if not schema.categorical[f]]
         return SimpleNamespace(immutable=sorted(numeric), blocks=blocks,
-                               increasing=sorted(int(f) for f in sets["increasing_features"]),
-                               decreasing=sorted(int(f) for f in sets["decreasing_features"]))
+                               increasing=sorted(int(f) for f in increasing),
+                               decreasing=sorted(int(f) for f in decreasing))
 
     def fit(self, X, y=None):
         """Train (or take) the black box, release the DP centres, build the graph.
@@ -468,13 +451,11 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         # row is then dropped from the DP model's training); None with a black box
         X, codes = validate_classes(self, X, y, needs="recourse needs")
         favorable = self.classes_[-1] if self.favorable_class is None else self.favorable_class
-        if favorable not in self.classes_.tolist():
-            raise ValueError(f"favorable_class {favorable!r} is not one of the classes "
-                             f"{self.classes_.tolist()}.")
+        self._check_wanted_class(favorable, "favorable_class")
         sets = self._constraint_sets()
         self._require_delta("the clustering's release")
         favorable = favorable.item() if isinstance(favorable, np.generic) else favorable
-        return SimpleNamespace(X=X, codes=codes, favorable=favorable, sets=sets)
+        return FitData(X, codes, self.classes_, extra={"favorable": favorable, "sets": sets})
 
     def _row_memory(self, data):
         # with a black box, nothing per row (X is read in blocks); DP-SGD keeps the
@@ -551,8 +532,8 @@ class PrivRecourse(TransformerMixin, DPEstimator):
     def _private_fit(self, data, plan, commitment, noise):
         X = data.X
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
-        self.favorable_class_ = data.favorable
-        sets = data.sets
+        self.favorable_class_ = data.extra["favorable"]
+        sets = data.extra["sets"]
         self._immutable, self._blocks = sets.immutable, sets.blocks
         self._increasing, self._decreasing = sets.increasing, sets.decreasing
         # every encoded index held at the query's value along a path
@@ -574,7 +555,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         if self.estimator is not None:
             self.estimator_ = self.estimator
         else:
-            self.estimator_ = self._fit_model(X, rows, data.codes, scaler, engine,
+            self.estimator_ = self._fit_model(X, rows, data.y, scaler, engine,
                                               commitment, noise)
             self.model_n_steps_ = engine.n_steps if engine is not None else 0
         self.n_iter_ = self.max_iter  # Lloyd iterations run (all of them: no early stop)
@@ -636,10 +617,6 @@ class PrivRecourse(TransformerMixin, DPEstimator):
         already = self._predict(Xc) == self.favorable_class_
         return X, Xc, already, BoundsScaler(lower, upper).transform(Xc)
 
-    def _decode(self, Z):
-        """Encoded rows as rows of the kind PrivRecourse was fitted on (valid records)."""
-        return self.schema_.decode(Z, *self.bounds_)
-
     def _project(self, Z):
         """Encoded rows made valid records (categories, integers, bounds), still encoded."""
         return self.schema_.project(Z, *self.bounds_)
@@ -650,10 +627,7 @@ class PrivRecourse(TransformerMixin, DPEstimator):
             return np.empty(0, dtype=self.classes_.dtype)
         # public rows (DP centres, queries, path points), read after the commit: an
         # output that cannot be used raises, saying the budget was spent
-        return call_checked(self.estimator_.predict, self._decode(Z), len(Z), expect="labels",
-                            name=type(self.estimator_).__name__, classes=self.classes_,
-                            where="public rows (DP cluster centres, queries or path points)",
-                            consequence=spent_after_commit(self, "at fit"))
+        return self._call_black_box(self.estimator_, "predict", Z, "labels")
 
     def _finish(self, points, queries):
         """Path points made valid records that hold every constraint relative to their query.

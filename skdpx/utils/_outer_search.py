@@ -3,7 +3,7 @@
 A skdpx estimator on a capped ledger checks the scikit-learn search (or
 ``cross_validate`` call) it runs in, by pricing it
 (:mod:`skdpx.model_selection._outer`). The estimator base
-(:class:`skdpx.privacy.DPEstimator`) sits in a lower layer than the
+(:class:`skdpx.base.DPEstimator`) sits in a lower layer than the
 searches and their pricing, so it does not import them: the searches
 register their two checks here when :mod:`skdpx.model_selection` is imported
 (``skdpx/__init__.py`` imports it, so they are registered before any skdpx

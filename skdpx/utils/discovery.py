@@ -20,8 +20,8 @@ def all_estimators():
     list of (str, type)
         (name, class) pairs, sorted by name, for every public class defined
         in skdpx that derives from :class:`sklearn.base.BaseEstimator`: named
-        in its subpackage's ``__all__``, and not a base class of the privacy
-        core (:class:`skdpx.privacy.DPEstimator`).
+        in its subpackage's ``__all__``, and not abstract (the estimator
+        base, :class:`skdpx.base.DPEstimator`, is not an estimator).
 
     Examples
     --------
@@ -40,6 +40,7 @@ def all_estimators():
         for name, obj in inspect.getmembers(module, inspect.isclass):
             if (
                 issubclass(obj, BaseEstimator)
+                and not inspect.isabstract(obj)
                 and not name.startswith("_")
                 and obj.__module__.startswith("skdpx.")
                 and not obj.__module__.startswith("skdpx.privacy")
