@@ -244,6 +244,7 @@ sys.path.insert(0, os.path.dirname(pkg))
 """
 
 
+@pytest.mark.slow  # a fresh interpreter each (about 14 s)
 @pytest.mark.parametrize("block", [_BLOCKED, _BROKEN], ids=["absent", "broken"])
 def test_without_diffprivlib_skdpx_has_plain_bases_and_works(block):
     code = _WITHOUT.format(block=textwrap.dedent(block))

@@ -240,6 +240,7 @@ def test_exponential_1d_returns_int():
     assert exponential_mechanism([5.0], epsilon=1.0, sensitivity=1.0, random_state=0) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("monotonic", [False, True])
 def test_exponential_1d_distribution(monotonic):
     u = np.array([0.0, 1.0, 2.0, 0.5, -1.0])
@@ -355,6 +356,7 @@ def test_gaussian_mechanism_audit(path):
                      batched=True, random_state=0).epsilon > claim
 
 
+@pytest.mark.slow
 def test_laplace_mechanism_audit():
     claim = 1.0
     release = _batched(laplace_mechanism, epsilon=claim, sensitivity=1.0)

@@ -127,7 +127,8 @@ def _peak_bytes(fit):
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("case", ["dplime", "recourse", "recourse_dpsgd"])
+@pytest.mark.parametrize("case", ["dplime", "recourse",
+                                  pytest.param("recourse_dpsgd", marks=pytest.mark.slow)])
 def test_fit_memory_stays_under_half_of_x(monkeypatch, case):
     # small blocks (64 KiB, local-loss blocks of 1 MiB): the fixed allowance is small
     # next to X (2e5 x 20 float64: 32 MB)

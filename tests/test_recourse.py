@@ -459,6 +459,7 @@ def test_audit_of_a_lloyd_release_stays_below_its_epsilon(relation):
     assert 0.4 < _audit(_release("lloyd", relation), relation) < 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
 def test_lloyd_audit_catches_half_the_sensitivity(relation, monkeypatch):
     # measured 1.86 (add_or_remove) and 1.90 (replace_one) at seed 0, 1.75 to 2.02
@@ -492,6 +493,7 @@ def test_audit_of_the_initial_histograms_stays_below_its_epsilon(relation):
     assert 0.4 < _audit(_release("histograms", relation), relation) < 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
 def test_histogram_audit_catches_half_the_sensitivity(relation, monkeypatch):
     # measured 1.87 (add_or_remove) and 1.94 (replace_one) at seed 0, 1.76 to 2.04
