@@ -21,6 +21,7 @@ from sklearn.utils.validation import indexable
 
 from ..results._base import _new_axes
 from .._sklearn_compat import safe_indexing, validate_parameter_constraints
+from ..utils._tables import num_rows
 from ..privacy import (
     COUNT_SHARE,
     ComposedDpEvent,
@@ -286,10 +287,6 @@ def _check_epsilons(epsilons):
     return eps
 
 
-def _n_rows(X):
-    return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
 def _json_or_none(event):
     event = compose_events(event)
     return None if event is None else event_to_json(event)
@@ -325,7 +322,7 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit, n
             if isinstance(scorer, DPScorer):
                 sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
                 sums = (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
-                return est, float(scorer.finalize(sums, _n_rows(X_val)))  # public rows
+                return est, float(scorer.finalize(sums, num_rows(X_val)))  # public rows
             return est, float(scorer(est, X_val, y_val))
         if scorer.public:
             return est, float(scorer.public_score(est))
@@ -515,10 +512,10 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     # the rows, as the estimator validates them, before the count is spent
     X, y = _validate_rows(estimator, prefix, step, X, y)
     if public_rows:
-        if y_val is not None and _n_rows(y_val) != _n_rows(X_val):
-            raise ValueError(f"X_val has {_n_rows(X_val)} rows but y_val {_n_rows(y_val)}.")
+        if y_val is not None and num_rows(y_val) != num_rows(X_val):
+            raise ValueError(f"X_val has {num_rows(X_val)} rows but y_val {num_rows(y_val)}.")
         X_val, y_val = indexable(X_val, y_val)
-        if _n_rows(X_val) < 1:
+        if num_rows(X_val) < 1:
             raise ValueError("X_val is empty.")
         columns = [list(getattr(a, "columns", [])) for a in (X, X_val)]
         widths = [a.shape[1] if len(getattr(a, "shape", ())) == 2 else None for a in (X, X_val)]
@@ -565,12 +562,12 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
             float(e), float(delta)) for e in eps]
         ledger.check(ComposedDpEvent([count.event, *stand_ins]), delta=total_delta)
         # final: never refunded
-        count.spend_and_release(ledger, _n_rows(X), noise=noise, label=count_label)
+        count.spend_and_release(ledger, num_rows(X), noise=noise, label=count_label)
         spent = (f"The row count's epsilon ({count.epsilon:.4g}) was spent; nothing else "
                  "was.")
         what = f"the DP count of the rows is {count.n:.1f} (noise std {count.std:.3g})"
     else:
-        count.release(_n_rows(X), noise=noise, commitment=None)
+        count.release(num_rows(X), noise=noise, commitment=None)
         spent = "Nothing was spent."
         what = f"n_samples = {int(count.n)} (public under {relation})"
     n_train, n_val = train_share * count.n, val_share * count.n
@@ -582,7 +579,7 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
         raise ValueError(f"{what}: the training part would expect {n_train:.1f} rows and "
                          f"{type(step).__name__} needs at least {min_rows}. {spent}")
     if public_rows:
-        n_val = float(_n_rows(X_val))  # public rows: their number is public
+        n_val = float(num_rows(X_val))  # public rows: their number is public
 
     # ------------------------------------------------ the price of every point
     # planned from the count (X and y give the schema only), as each fit will run
@@ -651,7 +648,7 @@ def _fit_points(estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation
     """The split, every point's fit (in joblib's workers with n_jobs) and its score:
     ``(scores, models)``."""
     if validation == "holdout":
-        parts = draw_split(_n_rows(X), float(cv), noise=noise)  # independent of the data
+        parts = draw_split(num_rows(X), float(cv), noise=noise)  # independent of the data
         train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
         X_train, y_train = safe_indexing(X, train), None if y is None else safe_indexing(y, train)
         X_v, y_v = safe_indexing(X, val), None if y is None else safe_indexing(y, val)
