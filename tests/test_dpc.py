@@ -336,7 +336,7 @@ def test_dpsgd_under_a_replace_one_ledger_is_refused_before_any_spend(problem):
 @pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
 def test_functional_fit_is_calibrated_under_the_ledgers_relation(problem, relation):
     X, _, model = problem
-    d, K = X.shape[1], 3
+    d = X.shape[1]
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, relation=relation)
     dpc = _dpc(model, latent_dim=K, accountant=ledger)
     data = dpc._validate_fit(X, None)
@@ -374,7 +374,7 @@ def test_replace_one_noise_is_larger_by_its_sensitivity(problem, monkeypatch):
         # given) so that no DP count takes its share of epsilon under add-or-remove
         with given_row_count(len(X)):
             _dpc(model, accountant=ledger).fit(X)
-    d, K = X.shape[1], 3
+    d = X.shape[1]
     assert seen["replace_one"]["prototypes"] / seen["add_or_remove"]["prototypes"] == \
         pytest.approx(np.sqrt(2))
     assert seen["replace_one"]["functional"] / seen["add_or_remove"]["functional"] == \
