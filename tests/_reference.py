@@ -29,6 +29,29 @@ from skdpx.privacy import (
 from skdpx.utils._tables import validate_table
 
 
+class RowsOnlyDP(DPEstimator):
+    """The base of the tests' smallest DP estimators: the budget parameters, and a fit
+    that takes the rows as floats as they are (no schema, no labels, no bounds read).
+
+    A subclass lists its own parameters first, then these five, in its own
+    ``__init__`` (scikit-learn reads the parameters from its signature) and
+    passes these five on; it writes the plan and the private fit.
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, bounds=(0.0, 1.0), accountant=None,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _validate_fit(self, X, y):
+        X = np.asarray(X, dtype=float)
+        self.n_features_in_ = X.shape[1]
+        return FitData(X)
+
+
 class DPNearestCentroid(ClassifierMixin, DPEstimator):
     """Nearest class centroid, the centroids released with one Gaussian mechanism.
 

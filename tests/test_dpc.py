@@ -336,7 +336,7 @@ def test_dpsgd_under_a_replace_one_ledger_is_refused_before_any_spend(problem):
 @pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
 def test_functional_fit_is_calibrated_under_the_ledgers_relation(problem, relation):
     X, _, model = problem
-    d = X.shape[1]
+    d, K = X.shape[1], 3
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5, relation=relation)
     dpc = _dpc(model, latent_dim=K, accountant=ledger)
     data = dpc._validate_fit(X, None)
