@@ -96,7 +96,7 @@ from skdpx.privacy._selection import (
 )
 
 from ._helpers import seeded as _seeded
-from ._reference import RowsOnlyDP
+from ._reference import SmallDP
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::skdpx.privacy.PrivacyLeakWarning",
@@ -104,7 +104,7 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
-class _PublicRule(ClassifierMixin, RowsOnlyDP):
+class _PublicRule(ClassifierMixin, SmallDP):
     """A test estimator whose predictions never depend on the private rows.
 
     ``predict`` is ``X[:, rule] > 0.5``, ``predict_proba`` reads the

@@ -38,10 +38,10 @@ from skdpx.privacy import (
 )
 from skdpx.privacy._random import NoiseSource
 
-from ._reference import RowsOnlyDP
+from ._reference import SmallDP
 
 
-class _Probe(ClassifierMixin, RowsOnlyDP):
+class _Probe(ClassifierMixin, SmallDP):
     """A fast test estimator whose candidates warn or fail on demand.
 
     ``predict`` is ``X[:, 0] > 0.5``. Its fit releases one Gaussian count

@@ -39,12 +39,12 @@ from skdpx.privacy import (
     gaussian_release,
 )
 
-from ._reference import RowsOnlyDP
+from ._reference import SmallDP
 
 N = 120
 
 
-class _Steps(ClassifierMixin, RowsOnlyDP):
+class _Steps(ClassifierMixin, SmallDP):
     """A DP estimator whose plan is a function of its planning count: ``int(count.n)``
     Gaussian releases (a count each), calibrated to its budget. ``shift`` changes its
     predictions, not its plan."""
