@@ -50,7 +50,31 @@ RELATIONS = ("add_or_remove", "replace_one")
 
 
 def check_relation(relation):
-    """``relation`` if it is one of :data:`RELATIONS`, else a ValueError."""
+    """``relation`` if it is one of :data:`RELATIONS`, else a ValueError.
+
+    The one check of a neighbouring relation, for the ledger and every
+    sensitivity stated under one (add-or-remove: the size of the data is
+    private; replace-one: it is public).
+
+    Parameters
+    ----------
+    relation : str
+
+    Returns
+    -------
+    str
+        ``relation``, unchanged.
+
+    Examples
+    --------
+    >>> from skdpx.privacy import check_relation
+    >>> check_relation("replace_one")
+    'replace_one'
+    >>> check_relation("swap")
+    Traceback (most recent call last):
+    ...
+    ValueError: relation must be one of ('add_or_remove', 'replace_one'), got 'swap'.
+    """
     if relation not in RELATIONS:
         raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
     return relation
