@@ -1,5 +1,6 @@
 """Small helpers several test files share (one copy each)."""
 
+import math
 import warnings
 
 import numpy as np
@@ -27,3 +28,25 @@ def uniform_problem(n=200, d=3, seed=0, slope=0.5):
     rng = np.random.RandomState(seed)
     X = rng.uniform(-1, 1, size=(n, d))
     return X, (X[:, 0] + slope * X[:, 1] > 0).astype(int)
+
+
+def randomized_response(epsilon):
+    """Batched randomized response on a one-row dataset holding a bit (an audit's release)."""
+    p_truth = math.exp(epsilon) / (1.0 + math.exp(epsilon))
+
+    def release(dataset, random_state, n):
+        keep = random_state.random_sample(n) < p_truth
+        return np.where(keep, dataset[0], 1.0 - dataset[0])
+
+    return release
+
+
+class CountingEstimator:
+    """Wraps a classifier and records the rows passed to predict."""
+
+    def __init__(self, clf):
+        self.clf, self.seen = clf, []
+
+    def predict(self, X):
+        self.seen.append(np.array(X))
+        return self.clf.predict(X)

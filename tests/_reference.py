@@ -29,7 +29,30 @@ from skdpx.privacy import (
 from skdpx.utils._tables import validate_table
 
 
-class DPNearestCentroid(ClassifierMixin, DPEstimator):
+class SmallDP(DPEstimator):
+    """The base of the tests' small DP estimators: the five budget parameters and, unless
+    overridden, a fit that takes the rows as floats as they are (no schema, no labels).
+
+    A subclass lists its own parameters first, then these five, in its own
+    ``__init__`` (scikit-learn reads the parameters from its signature) and
+    passes these five on; it writes the plan and the private fit.
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, bounds=(0.0, 1.0), accountant=None,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _validate_fit(self, X, y):
+        X = np.asarray(X, dtype=float)
+        self.n_features_in_ = X.shape[1]
+        return FitData(X)
+
+
+class DPNearestCentroid(ClassifierMixin, SmallDP):
     """Nearest class centroid, the centroids released with one Gaussian mechanism.
 
     The class labels are treated as public (read from y, as diffprivlib's
@@ -47,11 +70,8 @@ class DPNearestCentroid(ClassifierMixin, DPEstimator):
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, bounds=None, accountant=None, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds = bounds
-        self.accountant = accountant
-        self.random_state = random_state
+        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds, accountant=accountant,
+                         random_state=random_state)
 
     def _validate_fit(self, X, y):
         X, y = validate_table(self, X, y, reset=True, accept_sparse=False)

@@ -12,3 +12,15 @@ def dask_client():
                                   dashboard_address=None, memory_limit="1GiB") as cluster, \
             distributed.Client(cluster) as client:
         yield client
+
+
+@pytest.fixture
+def plt():
+    """matplotlib's pyplot on the Agg backend (the test skipped without matplotlib);
+    every figure closed afterwards."""
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield plt
+    plt.close("all")

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from skdpx.privacy._audit import audit_epsilon
 
+from ._helpers import randomized_response
+
 DATA = np.array([1.0, 0.0, 0.3, 1.0, 0.7, 1.0])
 NEIGHBOUR = DATA[1:]  # remove one row: the count changes by 1
 
@@ -45,17 +47,6 @@ def gaussian_count(epsilon, delta, noise_factor=1.0):
 
     def release(dataset, random_state, n):
         return np.sum(dataset) + random_state.normal(scale=sigma, size=n)
-
-    return release
-
-
-def randomized_response(epsilon):
-    """Batched randomized response on a one-row dataset holding a bit."""
-    p_truth = math.exp(epsilon) / (1.0 + math.exp(epsilon))
-
-    def release(dataset, random_state, n):
-        keep = random_state.random_sample(n) < p_truth
-        return np.where(keep, dataset[0], 1.0 - dataset[0])
 
     return release
 

@@ -24,6 +24,8 @@ from skdpx.privacy._audit import (
     audit_gdp,
 )
 
+from ._helpers import randomized_response
+
 EPSILON, DELTA = 1.0, 1e-5
 N_TRIALS = 20_000
 SEEDS = range(5)
@@ -57,17 +59,6 @@ def laplace_count(scale):
 
     def release(dataset, random_state, n):
         return np.sum(dataset) + random_state.laplace(scale=scale, size=n)
-
-    return release
-
-
-def randomized_response(epsilon):
-    """Batched randomized response on a one-row dataset holding a bit."""
-    p_truth = math.exp(epsilon) / (1.0 + math.exp(epsilon))
-
-    def release(dataset, random_state, n):
-        keep = random_state.random_sample(n) < p_truth
-        return np.where(keep, dataset[0], 1.0 - dataset[0])
 
     return release
 

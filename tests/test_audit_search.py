@@ -73,7 +73,6 @@ from skdpx.model_selection import (
     DPRandomSearchCV,
     DPRecourseScore,
 )
-from skdpx.base import DPEstimator, FitData
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     Commitment,
@@ -97,6 +96,7 @@ from skdpx.privacy._selection import (
 )
 
 from ._helpers import seeded as _seeded
+from ._reference import SmallDP
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore::skdpx.privacy.PrivacyLeakWarning",
@@ -104,7 +104,7 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
-class _PublicRule(ClassifierMixin, DPEstimator):
+class _PublicRule(ClassifierMixin, SmallDP):
     """A test estimator whose predictions never depend on the private rows.
 
     ``predict`` is ``X[:, rule] > 0.5``, ``predict_proba`` reads the
@@ -123,16 +123,8 @@ class _PublicRule(ClassifierMixin, DPEstimator):
                  accountant=None, random_state=None):
         self.rule = rule
         self.fit_noise = fit_noise
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds = bounds
-        self.accountant = accountant
-        self.random_state = random_state
-
-    def _validate_fit(self, X, y):
-        X = np.asarray(X, dtype=float)
-        self.n_features_in_ = X.shape[1]
-        return FitData(X)
+        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds, accountant=accountant,
+                         random_state=random_state)
 
     def _plan_spend(self, data, relation, bounds, count):
         if not self.fit_noise:

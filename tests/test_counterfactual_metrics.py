@@ -6,6 +6,8 @@ from sklearn.linear_model import LogisticRegression
 
 from skdpx.metrics import average_distance, flip_ratio
 
+from ._helpers import CountingEstimator
+
 
 @pytest.fixture(scope="module")
 def black_box():
@@ -17,17 +19,6 @@ def black_box():
     # far from the boundary the predictions are unambiguous
     assert list(clf.predict([[2.0, 2.0], [-2.0, -2.0]])) == [1, 0]
     return clf
-
-
-class _CountingEstimator:
-    """Wraps a classifier and records the rows passed to predict."""
-
-    def __init__(self, clf):
-        self.clf, self.seen = clf, []
-
-    def predict(self, X):
-        self.seen.append(np.array(X))
-        return self.clf.predict(X)
 
 
 POS, NEG = [2.0, 2.0], [-2.0, -2.0]
@@ -48,7 +39,7 @@ def test_flip_ratio_returns_a_python_float_in_unit_interval(black_box):
 
 
 def test_flip_ratio_nan_rows_fail_and_are_not_predicted(black_box):
-    est = _CountingEstimator(black_box)
+    est = CountingEstimator(black_box)
     C = np.array([POS, NAN, POS, [np.nan, 2.0], NEG])
     assert flip_ratio(est, C, 1) == pytest.approx(2 / 5)  # denominator: all 5 queries
     assert len(est.seen) == 1
@@ -56,7 +47,7 @@ def test_flip_ratio_nan_rows_fail_and_are_not_predicted(black_box):
 
 
 def test_flip_ratio_all_nan_is_zero_without_predicting(black_box):
-    est = _CountingEstimator(black_box)
+    est = CountingEstimator(black_box)
     assert flip_ratio(est, np.full((3, 2), np.nan), 1) == 0.0
     assert est.seen == []
 

@@ -358,6 +358,39 @@ class _StubRecourse:
                              epsilon_spent=1.0, delta_spent=0.0)
 
 
+def test_explainer_scores_measure_in_the_unit_cube_of_the_bounds():
+    """Both scorers clip the points to the public bounds and scale them into the unit cube
+    (:class:`~skdpx.privacy.BoundsScaler`): a constant feature (lower == upper) adds no
+    distance, whatever its values, and a normalised distance stays in [0, 1]."""
+    lower, upper = np.array([0.0, 10.0, 5.0]), np.array([2.0, 30.0, 5.0])
+    queries = np.array([[0.0, 10.0, 5.0], [1.0, 20.0, 7.0]])
+    counterfactuals = np.array([[2.0, 30.0, 5.0], [3.0, 20.0, -1.0]])  # row 1: clipped to 2
+    # in the cube: (0, 0) -> (1, 1) and (0.5, 0.5) -> (1, 0.5); the constant feature: nothing
+    dist = np.array([math.sqrt(2.0), 0.5]) / math.sqrt(3.0)
+
+    class Generator:
+        bounds_ = (lower, upper)
+
+        def explain(self, X, desired_class=None):
+            return CounterfactualSet(queries, counterfactuals, desired_class=np.ones(2),
+                                     predicted_class=np.ones(2), valid=np.ones(2, dtype=bool),
+                                     epsilon_spent=1.0, delta_spent=0.0)
+
+    class Recourse:
+        bounds_ = (lower, upper)
+
+        def explain(self, X):
+            return RecoursePaths(queries, [np.array([q, c]) for q, c in zip(queries,
+                                                                            counterfactuals)],
+                                 cost=np.zeros(2), success=np.ones(2, dtype=bool),
+                                 epsilon_spent=1.0, delta_spent=0.0)
+
+    for scorer, model in ((DPCounterfactualScore(distance_weight=0.5), Generator()),
+                          (DPRecourseScore(cost_weight=0.5), Recourse())):
+        utility = scorer.contributions(model, queries, None)[:, 0] + 0.25  # centred at 1/4
+        np.testing.assert_allclose(utility, 1.0 - 0.5 * dist, rtol=0, atol=1e-15)
+
+
 def _corner_pool():
     grid = np.array([0.0, 0.25, 0.75, 1.0])
     return np.array(list(itertools.product(grid, grid)))

@@ -374,7 +374,7 @@ def test_replace_one_noise_is_larger_by_its_sensitivity(problem, monkeypatch):
         # given) so that no DP count takes its share of epsilon under add-or-remove
         with given_row_count(len(X)):
             _dpc(model, accountant=ledger).fit(X)
-    d, K = X.shape[1], 3
+    d = X.shape[1]
     assert seen["replace_one"]["prototypes"] / seen["add_or_remove"]["prototypes"] == \
         pytest.approx(np.sqrt(2))
     assert seen["replace_one"]["functional"] / seen["add_or_remove"]["functional"] == \

@@ -366,16 +366,6 @@ def test_to_frame_without_pandas(make, monkeypatch):
 # ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def plt():
-    mpl = pytest.importorskip("matplotlib")
-    mpl.use("Agg")
-    import matplotlib.pyplot as plt
-
-    yield plt
-    plt.close("all")
-
-
 def test_feature_attribution_plot(plt):
     from matplotlib.axes import Axes
 

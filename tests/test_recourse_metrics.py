@@ -8,6 +8,8 @@ from sklearn.neighbors import KernelDensity, NearestNeighbors
 from skdpx import RecoursePaths
 from skdpx.metrics import path_density, path_distance, path_manifold_distance, redundancy, ynn
 
+from ._helpers import CountingEstimator
+
 # two unit steps: PL0 = PL1 = PL2 = (1 + 1) / 2 = 1
 SQUARE = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0]])
 # one step (3, 4) then a step of length 0: PL2 = 5 / 2, PL1 = 7 / 2, PL0 = 2 / 2 = 1
@@ -19,17 +21,6 @@ JUMP = np.array([[0.0, 0.0], [3.0, 4.0]])
 def _recourse_paths(paths, success):
     return RecoursePaths([p[0] for p in paths], paths, cost=np.zeros(len(paths)),
                          success=success, epsilon_spent=1.0, delta_spent=0.0)
-
-
-class _CountingEstimator:
-    """Wraps a classifier and records the rows passed to predict."""
-
-    def __init__(self, clf):
-        self.clf, self.seen = clf, []
-
-    def predict(self, X):
-        self.seen.append(np.array(X))
-        return self.clf.predict(X)
 
 
 # --- path_distance -------------------------------------------------------------------
@@ -230,7 +221,7 @@ def test_ynn_hand_value(x0_model):
 
 
 def test_ynn_skips_nan_rows_and_predicts_in_two_batches(x0_model):
-    est = _CountingEstimator(x0_model)
+    est = CountingEstimator(x0_model)
     C = np.array([[1.6, 0.0], [np.nan, 0.0], [-0.4, 0.0]])
     assert ynn(C, LINE, est, n_neighbors=2) == pytest.approx((2 + 1) / 4)
     assert len(est.seen) == 2
@@ -273,7 +264,7 @@ def test_redundancy_needed_changes_count_zero():
 
 
 def test_redundancy_skips_nan_rows_and_predicts_once(x0_model):
-    est = _CountingEstimator(x0_model)
+    est = CountingEstimator(x0_model)
     Q = np.array([[-1.0, 0.0], [-1.0, 0.0], [-1.0, 0.0]])
     C = np.array([[1.0, 0.5], [np.nan, np.nan], [1.0, 0.0]])
     assert redundancy(Q, C, est) == pytest.approx((1 + 0) / 2)

@@ -32,16 +32,6 @@ def make_fa(**kw):
     return FeatureAttribution(**params)
 
 
-@pytest.fixture
-def plt():
-    mpl = pytest.importorskip("matplotlib")
-    mpl.use("Agg")
-    import matplotlib.pyplot as plt
-
-    yield plt
-    plt.close("all")
-
-
 def _labels(ax):
     return [t.get_text() for t in ax.get_yticklabels()]
 

@@ -26,7 +26,6 @@ from sklearn.base import ClassifierMixin
 import skdpx.model_selection._search as search_module
 from skdpx import DPLocallyLinearClassifier
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV, privacy_utility_curve
-from skdpx.base import DPEstimator, FitData
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     Commitment,
@@ -39,8 +38,10 @@ from skdpx.privacy import (
 )
 from skdpx.privacy._random import NoiseSource
 
+from ._reference import SmallDP
 
-class _Probe(ClassifierMixin, DPEstimator):
+
+class _Probe(ClassifierMixin, SmallDP):
     """A fast test estimator whose candidates warn or fail on demand.
 
     ``predict`` is ``X[:, 0] > 0.5``. Its fit releases one Gaussian count
@@ -58,16 +59,8 @@ class _Probe(ClassifierMixin, DPEstimator):
         self.plan_warning = plan_warning
         self.fit_warning = fit_warning
         self.fail = fail
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds = bounds
-        self.accountant = accountant
-        self.random_state = random_state
-
-    def _validate_fit(self, X, y):
-        X = np.asarray(X, dtype=float)
-        self.n_features_in_ = X.shape[1]
-        return FitData(X)
+        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds, accountant=accountant,
+                         random_state=random_state)
 
     def _plan_spend(self, data, relation, bounds, count):
         if self.plan_warning:

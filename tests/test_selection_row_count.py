@@ -25,7 +25,6 @@ import pytest
 from sklearn.base import ClassifierMixin
 
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV, privacy_utility_curve
-from skdpx.base import DPEstimator, FitData
 from skdpx.privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     COUNT_SHARE,
@@ -40,10 +39,12 @@ from skdpx.privacy import (
     gaussian_release,
 )
 
+from ._reference import SmallDP
+
 N = 120
 
 
-class _Steps(ClassifierMixin, DPEstimator):
+class _Steps(ClassifierMixin, SmallDP):
     """A DP estimator whose plan is a function of its planning count: ``int(count.n)``
     Gaussian releases (a count each), calibrated to its budget. ``shift`` changes its
     predictions, not its plan."""
@@ -53,16 +54,8 @@ class _Steps(ClassifierMixin, DPEstimator):
     def __init__(self, shift=0, epsilon=1.0, delta=1e-5, bounds=(0.0, 1.0), accountant=None,
                  random_state=None):
         self.shift = shift
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds = bounds
-        self.accountant = accountant
-        self.random_state = random_state
-
-    def _validate_fit(self, X, y):
-        X = np.asarray(X, dtype=float)
-        self.n_features_in_ = X.shape[1]
-        return FitData(X)
+        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds, accountant=accountant,
+                         random_state=random_state)
 
     def _plan_spend(self, data, relation, bounds, count):
         steps = max(int(count.n), 1)

@@ -8,6 +8,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from ..privacy import UncappedBudgetWarning
+from ..utils._tables import num_rows
 from ._result import AttackResult
 from ._signals import _resolve, score_rows, signal_statistic
 
@@ -151,7 +152,8 @@ def membership_inference(target, X_members, y_members, X_non_members, y_non_memb
 
 def _stack(X_members, y_members, X_non_members, y_non_members):
     """The candidates stacked (members first), their labels, and the number of members."""
-    n_in, n_out = _n_rows(X_members, "X_members"), _n_rows(X_non_members, "X_non_members")
+    n_in = _nonempty_rows(X_members, "X_members")
+    n_out = _nonempty_rows(X_non_members, "X_non_members")
     if hasattr(X_members, "iloc") and hasattr(X_non_members, "iloc"):
         import pandas as pd
 
@@ -176,8 +178,9 @@ def _stack(X_members, y_members, X_non_members, y_non_members):
     return X, y, n_in
 
 
-def _n_rows(X, name):
-    n = X.shape[0] if hasattr(X, "shape") and len(X.shape) else len(X)
+def _nonempty_rows(X, name):
+    """``num_rows(X)``, refused when 0."""
+    n = num_rows(X)
     if n == 0:
         raise ValueError(f"{name} is empty: the attack needs members and non-members.")
     return n
@@ -214,7 +217,7 @@ def _lira_scores(target, X, y, signal, queries, shadow_data, n_shadows, random_s
         X_ref, y_ref = shadow_data
     except (TypeError, ValueError):
         raise ValueError("shadow_data must be a pair (X_reference, y_reference).") from None
-    n_ref = _n_rows(X_ref, "shadow_data's X_reference")
+    n_ref = _nonempty_rows(X_ref, "shadow_data's X_reference")
     if n_ref < 4:
         raise ValueError(f"shadow_data needs at least 4 rows, got {n_ref}.")
     if y_ref is not None and np.asarray(y_ref).ravel().size != n_ref:

@@ -56,15 +56,6 @@ NUMERIC_FEATURES = (
 #: The eight categorical features.
 CATEGORICAL_FEATURES = tuple(f for f in FEATURE_NAMES if f not in NUMERIC_FEATURES)
 
-#: The five continuous person attributes (all numeric features but fnlwgt).
-CONTINUOUS_FEATURES = (
-    "age",
-    "education-num",
-    "capital-gain",
-    "capital-loss",
-    "hours-per-week",
-)
-
 #: Public, a-priori ranges of the numeric features. None of them is read from
 #: the data; see descr/adult.rst for the justification of each one.
 PUBLIC_RANGES = {

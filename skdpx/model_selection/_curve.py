@@ -21,6 +21,7 @@ from sklearn.utils.validation import indexable
 
 from ..results._base import _new_axes
 from .._sklearn_compat import safe_indexing, validate_parameter_constraints
+from ..utils._tables import num_rows
 from ..privacy import (
     COUNT_SHARE,
     ComposedDpEvent,
@@ -286,10 +287,6 @@ def _check_epsilons(epsilons):
     return eps
 
 
-def _n_rows(X):
-    return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
 def _json_or_none(event):
     event = compose_events(event)
     return None if event is None else event_to_json(event)
@@ -325,7 +322,7 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit, n
             if isinstance(scorer, DPScorer):
                 sums = np.asarray(scorer.contributions(est, X_val, y_val), dtype=float)
                 sums = (sums[:, None] if sums.ndim == 1 else sums).sum(axis=0)
-                return est, float(scorer.finalize(sums, _n_rows(X_val)))  # public rows
+                return est, float(scorer.finalize(sums, num_rows(X_val)))  # public rows
             return est, float(scorer(est, X_val, y_val))
         if scorer.public:
             return est, float(scorer.public_score(est))
@@ -489,8 +486,60 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     releases fail after the commit, only the kind of failure. Warnings: those
     of planning the points, once each; every warning of the fits and scores
     is dropped (with a private holdout they are functions of the secret split).
+    The steps: validate (nothing read or spent), count the rows, plan the
+    points' prices, commit them, run the fits and scores, report.
     """
-    # ------------------------------------------------ checks: nothing read or spent
+    eps, prefix, step, X, y, X_val, y_val, scorer, name = _validate_sweep(
+        estimator, X, y, epsilons=epsilons, delta=delta, scoring=scoring, X_val=X_val,
+        y_val=y_val, cv=cv, n_jobs=n_jobs)
+    public_rows = X_val is not None
+    ledger = resolve_ledger(accountant if accountant is not None
+                            else getattr(step, "accountant", None))
+    relation = ledger.relation
+    noise = owned.enter_context(noise_source(random_state))
+
+    # the parts (public facts only)
+    if public_rows:
+        validation, train_share, val_share = "public", 1.0, 0.0
+    elif scorer.public:
+        validation, train_share, val_share = "public_scorer", 1.0, 0.0
+    else:
+        validation, train_share, val_share = "holdout", 1.0 - float(cv), float(cv)
+
+    count, fit_eps, total_delta, n_train, n_val, spent = _count_sweep(
+        ledger, step, X, X_val, eps, delta, cv, validation, train_share, val_share, noise)
+    fits, fit_events, events, zs, total_epsilon, point_eps = _plan_sweep(
+        estimator, prefix, step, X, y, relation, scorer, count, fit_eps, delta, total_delta,
+        n_train, validation, spent)
+    labels = _point_labels(step, eps, validation, events, fit_events)
+    # the whole sweep checked against the ledger, then recorded point by point: final
+    commitments = commit_sweep(ledger, events, labels, delta=float(delta),
+                               score_noise_multipliers=None if zs is None else list(zs))
+
+    # the parts, the fits and their scores
+    try:
+        with _silenced():
+            scores, models = _fit_points(
+                estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation, n_train,
+                X_val, y_val, scorer, public_rows, validation, zs, n_val, commitments, noise,
+                return_estimators, n_jobs, random_state)
+    except BaseException as exc:  # the failure's kind only: nothing it holds leaves
+        return RuntimeError if isinstance(exc, Exception) else type(exc)
+
+    return PrivacyUtilityCurve(
+        epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
+        point_epsilons=point_eps, total_epsilon=float(total_epsilon),
+        total_delta=float(total_delta), validation=validation, n_rows=float(count.n),
+        n_train=float(n_train), n_validation=float(n_val), count_epsilon=float(count.epsilon),
+        count_std=float(count.std), fit_epsilons=np.asarray(fit_eps, dtype=float),
+        score_noise_multipliers=zs, estimator=type(step).__name__, events=list(events),
+        count_event=count.event, estimators=models,
+    )
+
+
+def _validate_sweep(estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv, n_jobs):
+    """The sweep's checks, before anything is read or spent: ``(eps, prefix, step, X, y,
+    X_val, y_val, scorer, name)``, the rows as the estimator validates them."""
     eps = _check_epsilons(epsilons)
     validate_parameter_constraints({"n_jobs": N_JOBS_CONSTRAINT}, {"n_jobs": n_jobs},
                                    caller_name="privacy_utility_curve")
@@ -515,10 +564,10 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     # the rows, as the estimator validates them, before the count is spent
     X, y = _validate_rows(estimator, prefix, step, X, y)
     if public_rows:
-        if y_val is not None and _n_rows(y_val) != _n_rows(X_val):
-            raise ValueError(f"X_val has {_n_rows(X_val)} rows but y_val {_n_rows(y_val)}.")
+        if y_val is not None and num_rows(y_val) != num_rows(X_val):
+            raise ValueError(f"X_val has {num_rows(X_val)} rows but y_val {num_rows(y_val)}.")
         X_val, y_val = indexable(X_val, y_val)
-        if _n_rows(X_val) < 1:
+        if num_rows(X_val) < 1:
             raise ValueError("X_val is empty.")
         columns = [list(getattr(a, "columns", [])) for a in (X, X_val)]
         widths = [a.shape[1] if len(getattr(a, "shape", ())) == 2 else None for a in (X, X_val)]
@@ -534,26 +583,20 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     else:
         scorer = get_dp_scorer(scoring, step)
         name = scorer.name or type(scorer).__name__
+    return eps, prefix, step, X, y, X_val, y_val, scorer, name
 
-    ledger = resolve_ledger(accountant if accountant is not None
-                            else getattr(step, "accountant", None))
+
+def _count_sweep(ledger, step, X, X_val, eps, delta, cv, validation, train_share, val_share,
+                 noise):
+    """The row count, first: ``(count, fit_eps, total_delta, n_train, n_val, spent)``.
+
+    The number of rows is private under add-or-remove: one DP count of all the rows,
+    at COUNT_SHARE of the largest epsilon (the count that point would release on its
+    own), released before anything is planned; every point plans with it, and spends
+    (1 - COUNT_SHARE) of its epsilon on its fit, as a fit at that epsilon does after
+    its own count. Under replace-one (or with epsilon = inf) the number is public.
+    """
     relation = ledger.relation
-    noise = owned.enter_context(noise_source(random_state))
-
-    # ------------------------------------------------ the parts (public facts only)
-    if public_rows:
-        validation, train_share, val_share = "public", 1.0, 0.0
-    elif scorer.public:
-        validation, train_share, val_share = "public_scorer", 1.0, 0.0
-    else:
-        validation, train_share, val_share = "holdout", 1.0 - float(cv), float(cv)
-
-    # ------------------------------------------------ the row count, first
-    # The number of rows is private under add-or-remove: one DP count of all the rows,
-    # at COUNT_SHARE of the largest epsilon (the count that point would release on its
-    # own), released before anything is planned; every point plans with it, and spends
-    # (1 - COUNT_SHARE) of its epsilon on its fit, as a fit at that epsilon does after
-    # its own count. Under replace-one (or with epsilon = inf) the number is public.
     count = FitCount(epsilon=float(eps[-1]), relation=relation)
     fit_eps = eps * (1.0 - COUNT_SHARE) if count.private else eps
     total_delta = eps.size * float(delta)
@@ -565,12 +608,12 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
             float(e), float(delta)) for e in eps]
         ledger.check(ComposedDpEvent([count.event, *stand_ins]), delta=total_delta)
         # final: never refunded
-        count.spend_and_release(ledger, _n_rows(X), noise=noise, label=count_label)
+        count.spend_and_release(ledger, num_rows(X), noise=noise, label=count_label)
         spent = (f"The row count's epsilon ({count.epsilon:.4g}) was spent; nothing else "
                  "was.")
         what = f"the DP count of the rows is {count.n:.1f} (noise std {count.std:.3g})"
     else:
-        count.release(_n_rows(X), noise=noise, commitment=None)
+        count.release(num_rows(X), noise=noise, commitment=None)
         spent = "Nothing was spent."
         what = f"n_samples = {int(count.n)} (public under {relation})"
     n_train, n_val = train_share * count.n, val_share * count.n
@@ -581,11 +624,15 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     if n_train < min_rows:
         raise ValueError(f"{what}: the training part would expect {n_train:.1f} rows and "
                          f"{type(step).__name__} needs at least {min_rows}. {spent}")
-    if public_rows:
-        n_val = float(_n_rows(X_val))  # public rows: their number is public
+    if X_val is not None:
+        n_val = float(num_rows(X_val))  # public rows: their number is public
+    return count, fit_eps, total_delta, n_train, n_val, spent
 
-    # ------------------------------------------------ the price of every point
-    # planned from the count (X and y give the schema only), as each fit will run
+
+def _plan_sweep(estimator, prefix, step, X, y, relation, scorer, count, fit_eps, delta,
+                total_delta, n_train, validation, spent):
+    """The price of every point, planned from the count (X and y give the schema only) as
+    each fit will run: ``(fits, fit_events, events, zs, total_epsilon, point_eps)``."""
     with _recording() as caught:  # shown once each, before the commit
         plan = _planner(_fresh(estimator, {}), prefix, X, y, relation, scorer, n_train)
         fits, extras = zip(*[plan(e, delta) for e in fit_eps])
@@ -612,37 +659,18 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
         total_epsilon = compute_epsilon(
             ComposedDpEvent([e for e in (count.event, *events) if e is not None]), total_delta)
     point_eps = np.array([compute_epsilon(e, float(delta)) for e in events])
+    return fits, fit_events, events, zs, total_epsilon, point_eps
 
+
+def _point_labels(step, eps, validation, events, fit_events):
+    """The ledger's label of each point."""
     what = {"public": "fit (scored on public rows)", "public_scorer": "fit (public score)",
             "holdout": "fit on the training part + DP score on the holdout"}[validation]
-    labels = [f"privacy_utility_curve point {i + 1}/{eps.size} (epsilon={e:g}): "
-              f"{type(step).__name__} {what}"
-              + (" (score's Gaussian dominated by the fit's: the fit's event)"
-                 if validation == "holdout" and events[i] is fit_events[i] else "")
-              for i, e in enumerate(eps)]
-    # the whole sweep checked against the ledger, then recorded point by point: final
-    commitments = commit_sweep(ledger, events, labels, delta=float(delta),
-                               score_noise_multipliers=None if zs is None else list(zs))
-
-    # ------------------------------------------------ the parts, the fits and their scores
-    try:
-        with _silenced():
-            scores, models = _fit_points(
-                estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation, n_train,
-                X_val, y_val, scorer, public_rows, validation, zs, n_val, commitments, noise,
-                return_estimators, n_jobs, random_state)
-    except BaseException as exc:  # the failure's kind only: nothing it holds leaves
-        return RuntimeError if isinstance(exc, Exception) else type(exc)
-
-    return PrivacyUtilityCurve(
-        epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
-        point_epsilons=point_eps, total_epsilon=float(total_epsilon),
-        total_delta=float(total_delta), validation=validation, n_rows=float(count.n),
-        n_train=float(n_train), n_validation=float(n_val), count_epsilon=float(count.epsilon),
-        count_std=float(count.std), fit_epsilons=np.asarray(fit_eps, dtype=float),
-        score_noise_multipliers=zs, estimator=type(step).__name__, events=list(events),
-        count_event=count.event, estimators=models,
-    )
+    return [f"privacy_utility_curve point {i + 1}/{eps.size} (epsilon={e:g}): "
+            f"{type(step).__name__} {what}"
+            + (" (score's Gaussian dominated by the fit's: the fit's event)"
+               if validation == "holdout" and events[i] is fit_events[i] else "")
+            for i, e in enumerate(eps)]
 
 
 def _fit_points(estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation, n_train,
@@ -651,7 +679,7 @@ def _fit_points(estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation
     """The split, every point's fit (in joblib's workers with n_jobs) and its score:
     ``(scores, models)``."""
     if validation == "holdout":
-        parts = draw_split(_n_rows(X), float(cv), noise=noise)  # independent of the data
+        parts = draw_split(num_rows(X), float(cv), noise=noise)  # independent of the data
         train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
         X_train, y_train = safe_indexing(X, train), None if y is None else safe_indexing(y, train)
         X_v, y_v = safe_indexing(X, val), None if y is None else safe_indexing(y, val)

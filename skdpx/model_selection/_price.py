@@ -45,6 +45,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils import get_tags
 
 from .._sklearn_compat import safe_indexing as _safe_indexing
+from ..utils._tables import num_rows
 
 from ..base import DPEstimator
 from ..privacy import (
@@ -402,10 +403,6 @@ def _candidates(search):
 # --------------------------------------------------------------------------
 # One fit
 # --------------------------------------------------------------------------
-def _n_rows(X):
-    return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
 def _price_fit(estimator, params, rows, X, y):
     """``(event, epsilon, delta, exact, steps, count_epsilon)`` of one fit of ``estimator``
     with ``params`` on ``rows`` (indices into X; None: all rows). Without X, at the caps.
@@ -439,7 +436,7 @@ def _price_fit(estimator, params, rows, X, y):
                 # the number of rows is public here (replace-one, or epsilon = inf)
                 plan = planner._plan_fit(planner._validate_fit(Xr, yr), _relation(step),
                                          FitCount(epsilon=planner.epsilon,
-                                                  relation=_relation(step), n_rows=_n_rows(Xr)))
+                                                  relation=_relation(step), n_rows=num_rows(Xr)))
             if isinstance(plan.event, NoOpDpEvent):
                 continue
             # the delta the fit declares to its ledger (EstimatorLedger._declared)

@@ -77,7 +77,8 @@ import numpy as np
 
 from .._sklearn_compat import is_classifier
 from ..base import DPEstimator
-from ..privacy import RELATIONS
+from ..utils._tables import num_rows
+from ..privacy import BoundsScaler, check_relation
 
 __all__ = [
     "DPAccuracy",
@@ -89,12 +90,6 @@ __all__ = [
     "DPScorer",
     "get_dp_scorer",
 ]
-
-
-def _check_relation(relation):
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
-    return relation
 
 
 def _labels(y):
@@ -329,7 +324,7 @@ class _CountedMean(DPScorer):
     def contributions(self, estimator, X, y):
         lo, hi = self._range()
         centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-        if _n_rows(X) == 0:  # an empty validation part: nothing to score
+        if num_rows(X) == 0:  # an empty validation part: nothing to score
             return np.zeros((0, 2))
         u = np.clip(np.asarray(self._values(estimator, X, y), dtype=float).reshape(-1), lo, hi)
         return np.column_stack([u - centre, np.full(len(u), half)])
@@ -337,7 +332,7 @@ class _CountedMean(DPScorer):
     def sensitivity(self, relation):
         lo, hi = self._range()
         half = (hi - lo) / 2.0
-        return math.sqrt(2.0) * half if _check_relation(relation) == "add_or_remove" \
+        return math.sqrt(2.0) * half if check_relation(relation) == "add_or_remove" \
             else 2.0 * half
 
     def finalize(self, sums, n_rows=None):
@@ -469,7 +464,7 @@ class DPBalancedAccuracy(DPScorer):
         return out
 
     def sensitivity(self, relation):
-        if _check_relation(relation) == "add_or_remove":
+        if check_relation(relation) == "add_or_remove":
             return math.sqrt(5.0) / 2.0
         return math.sqrt(2.5)
 
@@ -571,21 +566,6 @@ def _check_weight(value, name, who):
     if isinstance(value, bool) or not isinstance(value, Real) or not (0 <= value < math.inf):
         raise ValueError(f"{who}: {name} must be a finite number >= 0, got {value!r}.")
     return float(value)
-
-
-def _n_rows(X):
-    return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
-def _unit_cube(points, bounds):
-    """Points (encoded input units) clipped to the public bounds, scaled into [0, 1]^d.
-
-    A constant feature (lower == upper) maps to 0.
-    """
-    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
-    width = upper - lower
-    safe = np.where(width > 0, width, 1.0)
-    return np.where(width > 0, (np.clip(points, lower, upper) - lower) / safe, 0.0)
 
 
 class _BoundedUtility(_CountedMean):
@@ -707,9 +687,8 @@ class DPCounterfactualScore(_BoundedUtility):
 
     def _utilities(self, estimator, X):
         result = estimator.explain(X, desired_class=self.desired_class)
-        bounds = estimator.bounds_
-        q = _unit_cube(result.queries, bounds)
-        c = _unit_cube(result.counterfactuals, bounds)
+        cube = BoundsScaler(*estimator.bounds_)  # (a constant feature: no distance)
+        q, c = cube.transform(result.queries), cube.transform(result.counterfactuals)
         valid = np.asarray(result.valid, dtype=bool) & ~np.isnan(result.counterfactuals).any(axis=1)
         d = max(q.shape[1], 1)
         dist = np.linalg.norm(np.where(valid[:, None], c - q, 0.0), axis=1) / math.sqrt(d)
@@ -781,7 +760,7 @@ class DPRecourseScore(_BoundedUtility):
         n = len(paths)
         if n == 0:
             return success, np.zeros(0)
-        points = _unit_cube(np.concatenate(paths, axis=0), estimator.bounds_)
+        points = BoundsScaler(*estimator.bounds_).transform(np.concatenate(paths, axis=0))
         steps = np.linalg.norm(np.diff(points, axis=0), axis=1)
         # the step from one path's last point to the next path's first is no step
         owner = np.repeat(np.arange(n), sizes)
@@ -904,9 +883,9 @@ class DPLimeFidelity(DPScorer):
         is calibrated per unit of the sensitivity under the ledger's
         relation).
         """
-        _check_relation(relation)
+        check_relation(relation)
         self._check_explainer(estimator)
-        return estimator._plan_queries(_n_rows(self.X_query))
+        return estimator._plan_queries(num_rows(self.X_query))
 
     def _check_explainer(self, estimator):
         if not (isinstance(estimator, DPEstimator)

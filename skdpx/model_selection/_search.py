@@ -91,6 +91,7 @@ from .._sklearn_compat import (
 )
 from ..base import DPEstimator
 from ..utils._blackbox import finite_rows, map_rows
+from ..utils._tables import num_rows
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
     COUNT_SHARE,
@@ -283,10 +284,6 @@ def _check_candidates(candidates, prefix):
                     "each fit comes from the search's epsilon and delta). To see how accuracy "
                     "changes with epsilon, use skdpx.model_selection.privacy_utility_curve."
                 )
-
-
-def _n_rows(X):
-    return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
 #: joblib's n_jobs: 0 has no meaning (refused before anything is spent)
@@ -497,7 +494,7 @@ def _row_contributions(scorer, estimator, X, y):
             dtype=float)
         return out[:, None] if out.ndim == 1 else out
 
-    n = _n_rows(X)
+    n = num_rows(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:  # the number of statistics, from no row (every scorer here takes 0 rows)
@@ -778,7 +775,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
                     "(a public estimate, or a DP count released before); fit's own plan stays "
                     "within (epsilon, delta) whatever its count. Nothing was read or spent."
                 )
-            n_rows = _n_rows(X)  # public: the relation fixes it
+            n_rows = num_rows(X)  # public: the relation fixes it
         if isinstance(n_rows, bool) or not isinstance(n_rows, Real) or \
                 not math.isfinite(n_rows) or not n_rows > 0:
             raise ValueError(f"n_rows must be a finite number > 0, got {n_rows!r}.")
@@ -872,10 +869,10 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             # target), then the count is committed and released
             ledger.check(compose_events(count.event, count.proxy_event(self.epsilon, self.delta)))
             counted = ledger.commit(count.event, count.label)
-            count.release(_n_rows(X), noise=noise, commitment=counted)
+            count.release(num_rows(X), noise=noise, commitment=counted)
             spent = f"The row count's epsilon ({count.epsilon:.4g}) was spent; nothing else was."
         else:  # public: the relation fixes the number of rows
-            count.release(_n_rows(X), noise=noise, commitment=None)
+            count.release(num_rows(X), noise=noise, commitment=None)
             spent = "Nothing was spent."
         self._check_count(count.n, setup, count, priced=False)
         plan = self._plan(X, y, count.n, setup, count, spent=spent)
@@ -908,7 +905,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         # each row's part, drawn after the number of runs, the candidates and the seeds
         # (independent of the data; what is drawn before it does not depend on the
         # number of rows)
-        parts = draw_split(_n_rows(X), self.cv if not isinstance(self.cv, Real) or
+        parts = draw_split(num_rows(X), self.cv if not isinstance(self.cv, Real) or
                            isinstance(self.cv, Integral) else float(self.cv), noise=noise)
         budget = {"_prefix": prefix, "_n_rows": plan.n_train, "epsilon": plan.candidate_epsilon,
                   "delta": plan.candidate_delta}
@@ -919,7 +916,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
         for c, seed in zip(drawn, seeds):
             for k in ([None] if n_folds == 1 else range(n_folds)):
                 if scorer.public:
-                    train, val = np.arange(_n_rows(X)), np.arange(0)
+                    train, val = np.arange(num_rows(X)), np.arange(0)
                 elif k is None:
                     train, val = np.flatnonzero(parts == 0), np.flatnonzero(parts == 1)
                 else:

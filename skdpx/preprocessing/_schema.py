@@ -22,6 +22,8 @@ __all__ = ["PublicSchemaEncoder"]
 
 
 def _is_frame(X):
+    """Whether ``X`` is a table with columns: a pandas or a Dask DataFrame (duck-typed;
+    ``results._base._is_pandas_frame`` takes pandas only)."""
     return hasattr(X, "columns") and hasattr(X, "iloc") and hasattr(X, "dtypes")
 
 

@@ -59,7 +59,7 @@ from ._budget import (
 from ._count import COUNT_SHARE, FitCount
 from ._dpsgd import DPSGD, DenseGradients, dense_clipped_grad, dense_grad_sq_norms
 from ._estimator import SpendPlan, given_row_count
-from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger
+from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger, check_relation
 from ._mechanisms import (
     count_release,
     exponential_mechanism,
@@ -130,6 +130,7 @@ __all__ = [
     "calibrate_noise",
     "check_bounds",
     "check_classes",
+    "check_relation",
     "clip_to_bounds",
     "compose_events",
     "compute_epsilon",

@@ -24,7 +24,8 @@ from ._composition import epsilon_of_spends, is_pure
 from ._events import event_from_json, event_to_json
 from ._exceptions import BudgetError, LedgerIntegrityError, PrivacyLeakWarning
 
-__all__ = ["LedgerDetachedError", "PrivacyLedger", "RELATIONS", "is_budget_accountant"]
+__all__ = ["LedgerDetachedError", "PrivacyLedger", "RELATIONS", "check_relation",
+           "is_budget_accountant"]
 
 #: The methods of diffprivlib's ``BudgetAccountant`` a ledger mirrors its
 #: spends with: ``check(epsilon, delta)`` raises if the spend would exceed the
@@ -46,6 +47,37 @@ def is_budget_accountant(obj):
 #: by one row added or removed (the size of the data is private), or by one
 #: row replaced by another (the size is public).
 RELATIONS = ("add_or_remove", "replace_one")
+
+
+def check_relation(relation):
+    """``relation`` if it is one of :data:`RELATIONS`, else a ValueError.
+
+    The one check of a neighbouring relation, for the ledger and every
+    sensitivity stated under one (add-or-remove: the size of the data is
+    private; replace-one: it is public).
+
+    Parameters
+    ----------
+    relation : str
+
+    Returns
+    -------
+    str
+        ``relation``, unchanged.
+
+    Examples
+    --------
+    >>> from skdpx.privacy import check_relation
+    >>> check_relation("replace_one")
+    'replace_one'
+    >>> check_relation("swap")
+    Traceback (most recent call last):
+    ...
+    ValueError: relation must be one of ('add_or_remove', 'replace_one'), got 'swap'.
+    """
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
+    return relation
 
 # Relative slack when comparing a composed epsilon with a cap: calibration
 # targets the cap exactly, and floating point must not turn that into a refusal.
@@ -189,8 +221,7 @@ class PrivacyLedger:
 
     def __init__(self, epsilon=_DEFAULT_EPSILON, delta=_DEFAULT_DELTA, path=None,
                  accountant=None, *, relation="add_or_remove"):
-        if relation not in RELATIONS:
-            raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
+        check_relation(relation)
         if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or not epsilon > 0:
             raise ValueError(f"epsilon must be > 0 (np.inf for no cap), got {epsilon!r}.")
         if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 <= delta <= 1:

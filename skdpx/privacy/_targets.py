@@ -8,7 +8,7 @@ import numpy as np
 
 from ..utils._blackbox import probe_black_box
 from ..utils._dask import is_dask_collection
-from ..utils._tables import validate_table
+from ..utils._tables import num_rows, validate_table
 from ._validation import check_classes
 
 
@@ -89,7 +89,7 @@ def check_ignored_y(estimator, X, y):
     if is_dask_collection(X) or is_dask_collection(y):
         return  # (partitions: lengths are not known without computing them)
     try:
-        n_x, n_y = (v.shape[0] if hasattr(v, "shape") else len(v) for v in (X, y))
+        n_x, n_y = num_rows(X), num_rows(y)
     except (TypeError, IndexError):
         return  # (refused by the validation of X, or a y without length: not read)
     if n_x != n_y:

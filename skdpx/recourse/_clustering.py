@@ -32,7 +32,7 @@ no capital gain), and they never recover under noise.
 
 import numpy as np
 
-from ..privacy import RELATIONS, gaussian_release
+from ..privacy import check_relation, gaussian_release
 from ..utils._dask import partition_sum
 
 __all__ = [
@@ -44,18 +44,13 @@ __all__ = [
 _BINS = 10
 
 
-def _check_relation(relation):
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}.")
-
-
 def table_sensitivity(n_features, relation="add_or_remove"):
     """L2 sensitivity of the table of centred sums and counts (see the module's docstring).
 
     ``sqrt(d / 4 + 1)`` under add-or-remove, ``sqrt(max(d / 2 + 2, d))``
     under replace-one.
     """
-    _check_relation(relation)
+    check_relation(relation)
     d = float(n_features)
     if relation == "add_or_remove":
         return float(np.sqrt(d / 4.0 + 1.0))
@@ -65,7 +60,7 @@ def table_sensitivity(n_features, relation="add_or_remove"):
 def init_sensitivity(n_features, relation="add_or_remove"):
     """L2 sensitivity of the d per-feature histograms: ``sqrt(d)`` (add-or-remove),
     ``sqrt(2 d)`` (replace-one)."""
-    _check_relation(relation)
+    check_relation(relation)
     return float(np.sqrt((1.0 if relation == "add_or_remove" else 2.0) * n_features))
 
 

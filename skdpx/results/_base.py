@@ -19,7 +19,7 @@ import numpy as np
 from ._display import _HTML_ROWS, _html_table, _import_optional, _new_axes
 
 __all__ = ["ResultIndexError", "_Result", "_check_fields", "_dump_json", "_import_optional",
-           "_is_frame", "_jsonable", "_load_json", "_load_text", "_new_axes"]
+           "_is_pandas_frame", "_jsonable", "_load_json", "_load_text", "_new_axes"]
 
 
 def _frozen(arr):
@@ -117,7 +117,7 @@ def _frame_payload(df):
 def _jsonable(obj):
     """``obj`` in plain JSON types: numpy to Python, NaN to ``None``,
     infinities to the strings ``"Infinity"``/``"-Infinity"``."""
-    if _is_frame(obj):
+    if _is_pandas_frame(obj):
         return _jsonable(_frame_payload(obj))
     if isinstance(obj, np.ndarray):
         return [_jsonable(v) for v in obj.tolist()]
@@ -138,8 +138,8 @@ def _jsonable(obj):
 
 def _values_equal(a, b):
     """Equality of two stored field values (arrays, lists of arrays, ...)."""
-    if _is_frame(a) or _is_frame(b):
-        return _is_frame(a) and _is_frame(b) and a.equals(b)
+    if _is_pandas_frame(a) or _is_pandas_frame(b):
+        return _is_pandas_frame(a) and _is_pandas_frame(b) and a.equals(b)
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         if a.shape != b.shape:
             return False
@@ -249,8 +249,12 @@ def _select_rows(n, key, what="row"):
         ) from None
 
 
-def _is_frame(obj):
-    """Whether ``obj`` is a pandas DataFrame (without importing pandas)."""
+def _is_pandas_frame(obj):
+    """Whether ``obj`` is a pandas DataFrame (without importing pandas).
+
+    Strict: a result holds only in-memory tables; a Dask DataFrame is not one
+    (``preprocessing._schema._is_frame``, duck-typed, takes both).
+    """
     pd = sys.modules.get("pandas")
     return pd is not None and isinstance(obj, pd.DataFrame)
 
@@ -349,7 +353,7 @@ class _Result:
                 continue
             if isinstance(value, list):
                 params[name] = [value[i] for i in idx]
-            elif _is_frame(value):
+            elif _is_pandas_frame(value):
                 params[name] = value.iloc[idx]
             else:
                 params[name] = value[idx]

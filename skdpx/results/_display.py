@@ -112,13 +112,14 @@ def _short(value):
 
 # -- plots -------------------------------------------------------------------
 
-def _barh(ax, values, top_k, names, block=None, **kwargs):
+def _barh(ax, values, top_k, names, block=None, rank=None, **kwargs):
     """Horizontal bars of ``values`` (one per name), the ``top_k`` largest in
-    absolute value, largest on top; colour by sign, grey where ``block`` (an
-    unsigned one-hot spread)."""
+    ``rank`` (default: absolute value), largest on top; colour by sign, grey
+    where ``block`` (an unsigned one-hot spread, or a categorical change)."""
     values = np.asarray(values, dtype=float)
     block = np.zeros(len(values), dtype=bool) if block is None else block
-    order = np.argsort(-np.abs(np.nan_to_num(values)), kind="stable")
+    rank = np.abs(np.nan_to_num(values)) if rank is None else rank
+    order = np.argsort(-rank, kind="stable")
     if top_k is not None:
         order = order[:top_k]
     order = order[::-1]
@@ -161,16 +162,8 @@ def plot_counterfactual(result, index=0, *, top_k=None, ax=None, **kwargs):
                  for f, a, b in zip(df["feature"], df["from"], df["to"])]
         # categorical changes first (infinite rank), then by |change|
         values = np.where(block, 0.0, df["change"].to_numpy(dtype=float))
-        rank = np.where(block, np.inf, np.abs(values))
-        order = np.argsort(-rank, kind="stable")
-        if top_k is not None:
-            order = order[:top_k]
-        order = order[::-1]
-        if "color" not in kwargs:
-            kwargs["color"] = ["tab:gray" if block[j] else "tab:red" if values[j] < 0
-                               else "tab:blue" for j in order]
-        ax.barh([names[j] for j in order], values[order], **kwargs)
-        ax.axvline(0.0, color="black", linewidth=0.8)
+        _barh(ax, values, top_k, names, block=block,
+              rank=np.where(block, np.inf, np.abs(values)), **kwargs)
     status = "valid" if result.valid[i] else "not valid"
     ax.set_title(f"query {i}: desired {result.desired_class[i]}, "
                  f"predicted {result.predicted_class[i]} ({status})")

@@ -20,7 +20,7 @@ from sklearn.utils.validation import column_or_1d
 from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_float
 from ._dask import as_dask_array, is_dask_collection
 
-__all__ = ["TableSchema", "validate_dask_table", "validate_table"]
+__all__ = ["TableSchema", "num_rows", "validate_dask_table", "validate_table"]
 
 
 def _all_numeric(X):
@@ -411,6 +411,17 @@ def _refuse_values_in_messages(X):
     if A.dtype.kind == "c":
         raise ValueError("Complex data not supported (the values are not shown: they may be "
                          "private).")
+
+
+def num_rows(X):
+    """How many rows ``X`` has: ``X.shape[0]`` (an array, a sparse matrix, a DataFrame),
+    else ``len(X)`` (a list; a 0-d array raises TypeError).
+
+    The number, never a check: under add-or-remove it is private, and only the
+    privacy core may release it (or the caller knows it is public: a validation
+    set, the relation's fixed size).
+    """
+    return X.shape[0] if hasattr(X, "shape") and len(X.shape) else len(X)
 
 
 def check_same_rows(estimator, n_x, n_y):
