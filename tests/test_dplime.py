@@ -12,8 +12,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpx import FeatureAttribution
 from skdpx.explain import DPLimeExplainer, gradient_sensitivity
-from skdpx.explain import _dpgd, _dplime
-from skdpx.explain._dplime import _MIN_HISTORY
+from skdpx.explain import _dpgd, _dplime, _strategies
+from skdpx.explain._strategies import _MIN_HISTORY
 from skdpx.explain._local_loss import local_loss_terms
 from skdpx.explain._weights import stable_weight
 from skdpx.metrics import explanation_loss, optimal_explanation
@@ -368,24 +368,25 @@ def test_theorem_4_4_number_of_steps(problem):
     log_t = np.log(100)
     for beta in [0.0, 0.001, 0.05, 0.1, 0.3]:
         want = 100 if beta * log_t >= 1 else int(max(2, np.ceil(100 * beta * log_t)))
-        assert enhanced._n_steps(beta, 0.02, warm=True) == want
+        assert _strategies.n_steps(beta, 0.02, warm=True, max_iter=100, floor=False) == want
         floored = max(beta, 0.02)
         want = 100 if floored * log_t >= 1 else int(max(2, np.ceil(100 * floored * log_t)))
-        assert adaptive._n_steps(beta, 0.02, warm=True) == want
-    assert adaptive._n_steps(0.0, 0.0, warm=False) == 100  # a cold start runs them all
+        assert _strategies.n_steps(beta, 0.02, warm=True, max_iter=100, floor=True) == want
+    # a cold start runs them all
+    assert _strategies.n_steps(0.0, 0.0, warm=False, max_iter=100, floor=True) == 100
 
 
 def test_adaptive_floors_beta_at_what_one_noisy_gradient_resolves(problem, monkeypatch):
     # ||G||^2 - d s^2 estimates beta^2 with a standard deviation of about
     # sqrt(2 d) s^2 near 0: adaptive floors beta at (2 d)^(1/4) s
     X, model = problem
-    seen, plan = [], DPLimeExplainer._n_steps
+    seen, plan = [], _strategies.n_steps
 
-    def spy(self, beta, resolution, *, warm):
+    def spy(beta, resolution, **kwargs):
         seen.append(resolution)
-        return plan(self, beta, resolution, warm=warm)
+        return plan(beta, resolution, **kwargs)
 
-    monkeypatch.setattr(DPLimeExplainer, "_n_steps", spy)
+    monkeypatch.setattr(_strategies, "n_steps", spy)
     explainer = _explainer(model, strategy="adaptive", epsilon=1e3).fit(X)
     explainer.explain(X[:_MIN_HISTORY + 5])
     noise_std = explainer.noise_multiplier_ * explainer.sensitivity_
@@ -454,8 +455,10 @@ def _warm_start_release():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             noise = noise_source(random_state)
         candidates = np.array([[1.0], [-1.0]])
-        return np.array([explainer._warm_start(H[0], g[0], candidates, noise, commitment)
-                         for _ in range(n)])
+        return np.array([_strategies.warm_start(
+            H[0], g[0], candidates, epsilon=explainer.warm_start_epsilon_,
+            sensitivity=explainer.sensitivity_, noise_multiplier=explainer.noise_multiplier_,
+            noise=noise, commitment=commitment) for _ in range(n)])
 
     return release
 
@@ -670,13 +673,13 @@ def test_the_warm_start_choice_noise_is_larger_under_replace_one(monkeypatch, pr
     # the exponential mechanism is called with the relation's sensitivity
     X, model = problem
     seen = []
-    release = _dplime.exponential_release
+    release = _strategies.exponential_release
 
     def spy(utility, **kwargs):
         seen.append(kwargs["sensitivity"])
         return release(utility, **kwargs)
 
-    monkeypatch.setattr(_dplime, "exponential_release", spy)
+    monkeypatch.setattr(_strategies, "exponential_release", spy)
     ledger = PrivacyLedger(delta=1e-6, relation="replace_one")
     explainer = _explainer(model, strategy="adaptive", epsilon=1e3, max_iter=3,
                            accountant=ledger).fit(X)

@@ -7,7 +7,7 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from skdpx.explain import DPLimeExplainer
-from skdpx.explain import _dplime
+from skdpx.explain import _parallel
 from skdpx.explain._local_loss import local_loss_terms, trust_region
 from skdpx.privacy import PrivacyLedger
 
@@ -78,13 +78,13 @@ def test_a_regressor_without_output_bounds_is_refused_before_anything_is_spent(r
 
 def _labels_seen(monkeypatch):
     """Spy on the local loss: the labels (y - offset) every answer is computed from."""
-    seen, real = [], _dplime.blocked_sums
+    seen, real = [], _parallel.blocked_sums
 
     def spy(queries, X, y, *, offset=None, **kwargs):
         seen.append(y[None, :] - (0.0 if offset is None else np.asarray(offset)[:, None]))
         return real(queries, X, y, offset=offset, **kwargs)
 
-    monkeypatch.setattr(_dplime, "blocked_sums", spy)
+    monkeypatch.setattr(_parallel, "blocked_sums", spy)
     return seen
 
 

@@ -33,6 +33,7 @@ from randomgen import AESCounter
 from sklearn.linear_model import LogisticRegression
 
 import skdpx.explain._dplime as dplime_module
+import skdpx.explain._parallel as dplime_parallel_module
 import skdpx.model_selection._curve as curve_module
 import skdpx.model_selection._search as search_module
 import skdpx.privacy._mechanisms as mechanisms_module
@@ -358,7 +359,7 @@ def test_a_parallel_explainer_piece_closes_its_source(monkeypatch):
         lime = DPLimeExplainer(_BLACK_BOX, epsilon=1.0, epsilon_per_query=0.25, max_iter=10,
                                n_jobs=2, **_KW).fit(_X)
     rec = _Recorder(monkeypatch)
-    _raise_after(monkeypatch, dplime_module, "dpgd_explain", RuntimeError, call=2)
+    _raise_after(monkeypatch, dplime_parallel_module, "dpgd_explain", RuntimeError, call=2)
     with parallel_config(backend="threading"):  # the pieces' sources in this process
         e = _interrupted(lambda: lime.explain(_X[:4]), RuntimeError)
     assert len(rec.keys) == 3  # the answer's source and the two pieces'

@@ -10,7 +10,7 @@ from joblib import parallel_config
 from sklearn.datasets import make_classification
 
 from skdpx import DPLocallyLinearClassifier
-from skdpx.explain import DPLimeExplainer, _dplime
+from skdpx.explain import DPLimeExplainer, _dplime, _parallel
 from skdpx.model_selection import DPRandomSearchCV
 from skdpx.model_selection._search import _fit_run
 from skdpx.model_selection._scorers import get_dp_scorer
@@ -93,7 +93,7 @@ def test_a_failing_piece_refunds_nothing(rows, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("worker died")
 
-    monkeypatch.setattr(_dplime, "_basic_piece", broken)
+    monkeypatch.setattr(_parallel, "_basic_piece", broken)
     with parallel_config(backend="threading"), pytest.raises(RuntimeError, match="died"):
         exp.explain(Q)
     # the count, and the batch: spent, final; nothing answered
@@ -102,7 +102,7 @@ def test_a_failing_piece_refunds_nothing(rows, monkeypatch):
 
 def test_adaptive_local_loss_over_parallel_row_blocks(rows, monkeypatch):
     X, y, Q = rows
-    monkeypatch.setattr(_dplime, "_MIN_BLOCK_WORK", 500 * 3**2)  # blocks of 750 rows
+    monkeypatch.setattr(_parallel, "_MIN_BLOCK_WORK", 500 * 3**2)  # blocks of 750 rows
     out = {}
     for n_jobs in (1, JOBS):
         for eps in (0.5, np.inf):

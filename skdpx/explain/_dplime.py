@@ -1,17 +1,13 @@
 """DP local linear explanations of a black box (Patel, Shokri & Zick 2020)."""
 
-from contextlib import contextmanager
 from copy import deepcopy
 from functools import partial
 from numbers import Integral, Real
 import warnings
 
-from joblib import effective_n_jobs
 import numpy as np
 from sklearn.base import TransformerMixin
-from sklearn.metrics import pairwise_distances_argmin
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import DPCapabilities, DPEstimator, FitData
@@ -28,49 +24,31 @@ from ..privacy import (
     PrivacyLedger,
     SpendPlan,
     calibrate_noise,
-    exponential_release,
-    gaussian_epsilon,
     gaussian_event,
     gaussian_to_pure,
     noise_source,
 )
 from ..utils._validation import UnitCubeRows
-from ..utils._dask import is_dask_collection, partition_sum, refuse_dask_queries
+from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._blackbox import BlackBoxOutputError, spent_after_commit
 from ..utils._tables import validate_table
 from ..privacy._targets import check_ignored_y
-from ._dpgd import dpgd_explain, dpgd_warm_start
-from ._local_loss import blocked_sums
+from ._dpgd import dpgd_explain
 from ._outputs import (
     private_row_labels,
     query_targets,
     resolve_output,
-    row_labels,
     unit_scale,
 )
+from ._parallel import (dask_labels, dpgd_pieces, forms_in_blocks, local_forms, n_workers,
+                        persist as _persist)
+from ._strategies import answer, interactive, record, withhold
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 __all__ = ["DPLimeExplainer"]
 
 #: the weights' constant c of the family F(c): one row's gradient has norm at most c / m
 _C = 1.0
-#: warm-start candidates: the averages of the past interactive answers at the
-#: k nearest queries, for each k here (public: queries and past answers are),
-#: among which the exponential mechanism picks. On Adult, these made better warm
-#: starts than single past answers (see the doc page); the larger k, the
-#: farther the queries.
-_CANDIDATE_SIZES = (3, 10, 30)
-#: adaptive answers start warm only once the history holds this many
-#: interactive answers (as many as the largest candidate average); the first
-#: ones run ``max_iter`` steps from 0 and are the roots later warm starts
-#: build on
-_MIN_HISTORY = max(_CANDIDATE_SIZES)
-#: "adaptive" and "enhanced" compute a query's local loss over parallel blocks
-#: of rows (``n_jobs``) only with at least this much work per block (rows x d^2,
-#: the cost of its H): one query's round trip to the workers costs about
-#: 10-25 ms, about what a block of 5e7 costs (a 2-core machine, loky), so from
-#: 2e8 (m = 500,000 at d = 20, 80,000 at d = 50) two blocks save more than that
-_MIN_BLOCK_WORK = 1e8
 #: the fitted attributes a released explainer keeps (:meth:`DPLimeExplainer.release`):
 #: DP outputs (the history), their record (the ledger), the public calibration
 #: and the public schema. Anything else, the private rows and their labels
@@ -81,114 +59,6 @@ _RELEASED_ATTRIBUTES = (
     "warm_start_epsilon_", "n_iter_", "n_features_in_", "feature_names_in_",
     "output_", "output_bounds_", "classes_", "schema_",
 )
-
-
-def _piece_forms(Z, columns, offsets, X, labels, weight, m, prepare=None):
-    """The local-loss forms (H, g) of queries ``Z`` over the rows ``X``, divided by m.
-
-    ``m`` is the public planning count of the rows (their DP count under
-    add-or-remove, never ``len(X)``); ``X`` may be a block of the private
-    rows: the forms of the blocks add up to the forms over all rows. Reads
-    private rows and draws no noise. ``prepare`` makes each block of ``X``
-    read ready (see :func:`_batch_sums`).
-    """
-    H, g, _ = _batch_sums(X, labels, queries=Z, columns=columns, weight=weight, offset=offsets,
-                          prepare=prepare)
-    return H / m, g / m
-
-
-def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, noise_multiplier,
-                 sensitivity, radius, n_iter, m, prepare=None):
-    """One parallel piece of a "basic" batch: Algorithm 1 for its queries, in a worker.
-
-    The spend of the whole batch was committed by the explainer's process
-    before this piece was sent: ``share`` (a :class:`~skdpx.privacy.Commitment`
-    part) pays for exactly this piece's ``n_iter * len(Z)`` noisy gradients,
-    and no ledger is touched here. ``key`` opens the piece's own noise
-    source (fresh OS entropy in this worker, or the piece's spawned stream
-    of a seed); the noise is drawn by the privacy core
-    (:func:`~skdpx.privacy.noisy_gradient`, through :func:`dpgd_explain`).
-    """
-    H, g = _piece_forms(Z, columns, offsets, X, labels, weight, m, prepare)
-    with key.open() as noise:  # closed (its key wiped) when the piece ends
-        return dpgd_explain(H, g, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
-                            radius=radius, n_iter=n_iter, smoothness=_C / radius,
-                            noise=noise, commitment=share.open())
-
-
-def _distances(Z, columns, past, past_columns):
-    """Euclidean distances from queries to past queries; inf between different classes."""
-    dist = np.sqrt(((Z[:, None, :] - past[None]) ** 2).sum(axis=2))
-    dist[columns[:, None] != past_columns[None, :]] = np.inf
-    return dist
-
-
-# ------------------------------------------------------------------ Dask
-# Module-level functions: what a dask X's workers run (picklable; never the
-# explainer itself, which holds the persisted rows).
-
-
-def _block_labels(block, *, explained, estimator, schema):
-    """The black box's labels of one block of encoded rows (in a worker): (b, K).
-
-    ``explained``: the kind of output, the classes and the public range. A
-    row the black box fails on gets the neutral labels, as in memory
-    (:func:`~skdpx.explain._outputs.private_row_labels`).
-    """
-    kind, classes, bounds = explained
-    if len(block) == 0:  # a black box may refuse 0 rows
-        return np.empty((0, 1 if classes is None else len(classes)))
-    return private_row_labels(kind, classes, bounds, estimator,
-                              lambda idx: schema.decode(block[idx]), len(block))
-
-
-def _block_given_labels(y, *, bounds):
-    """``estimator=None``: the given labels of one block, clipped and mapped (b, 1)."""
-    return row_labels("labels", None, bounds, None, None, y)
-
-
-def _batch_sums(X, labels, *, queries, columns, weight, offset, prepare=None):
-    """The local loss's sums over one block of rows for a batch of queries (in a worker).
-
-    Query ``i`` uses the label column ``columns[i]`` (minus ``offset[i]``);
-    every column of the batch is summed in this one pass over the block,
-    in sub-blocks of queries x rows of bounded memory as in memory
-    (:func:`~skdpx.explain._local_loss.local_loss_terms`). Not divided by m.
-    ``prepare`` (in memory: :class:`~skdpx.utils._validation.UnitCubeRows`)
-    makes each sub-block of rows ready (filled, clipped, scaled) as it is
-    read: the explainer keeps the rows as they were given, never a scaled
-    copy of them.
-    """
-    n, d = queries.shape
-    H, g, s = np.zeros((n, d, d)), np.zeros((n, d)), np.zeros(n)
-    for col in np.unique(columns):
-        rows = np.flatnonzero(columns == col)
-        H[rows], g[rows], s[rows] = blocked_sums(
-            queries[rows], X, labels[:, col], weight=weight,
-            offset=None if offset is None else offset[rows], prepare=prepare)
-    return H, g, s
-
-
-def _persist(*arrays):
-    """The dask arrays computed and kept in the workers' memory (``persist``).
-
-    On a distributed client, waits until they are there and raises a task's
-    error (e.g. the black box failing on a partition) here, in ``fit``.
-    """
-    import dask
-
-    arrays = dask.persist(*arrays)
-    try:
-        from distributed import futures_of, wait
-    except ImportError:  # the local scheduler: persist computed them already
-        return arrays
-    futures = futures_of(arrays)
-    if futures:
-        wait(futures)
-        for future in futures:
-            if future.status == "error":
-                future.result()  # raises the task's exception
-    return arrays
 
 
 class DPLimeExplainer(TransformerMixin, DPEstimator):
@@ -877,31 +747,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
     def _dask_labels(self, X, y, output):
-        """The rows' labels (m, K) as a lazy dask array with ``X``'s row chunks.
-
-        The black box runs on each partition's rows in the workers (it is
-        shipped there); given labels (``estimator=None``) are mapped there
-        too, a numpy ``y`` first split into ``X``'s row chunks.
-        """
-        import dask.array as da
-
-        kind, classes, bounds = output
-        rows = X.chunks[0]
-        if kind == "labels":
-            if not is_dask_collection(y):
-                y = da.from_array(np.asarray(y, dtype=np.float64), chunks=(rows,))
-            return y.rechunk({0: rows}).map_blocks(
-                _block_given_labels, bounds=bounds, dtype=np.float64, new_axis=1,
-                chunks=(rows, (1,)), meta=np.empty((0, 0)))
-        n_columns = 1 if classes is None else len(classes)
-        return X.rechunk({1: -1}).map_blocks(
-            _block_labels, explained=output, estimator=self.estimator, schema=self.schema_,
-            dtype=np.float64, chunks=(rows, (n_columns,)), meta=np.empty((0, 0)))
-
-    def _weight(self, r):
-        if self.kernel_width is None:
-            return stable_weight(r, c=_C, radius=self.radius)
-        return kernel_weight(r, kernel_width=self.kernel_width, c=_C, radius=self.radius)
+        """The rows' labels (m, K), a lazy dask array computed in the workers (see ``_parallel``)."""
+        return dask_labels(X, y, output, estimator=self.estimator, schema=self.schema_)
 
     def _query_targets(self, X, target_class):
         """Per query (encoded input units): label column, offset, class explained.
@@ -989,7 +836,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         with noise_source(self.random_state, stream=(len(self.history_["queries"]),)) as noise:
             start = len(self.history_["phase"])
             try:
-                phi, phase, cost = self._answer(Z, columns, offsets, noise)
+                phi, phase, cost = answer(self, Z, columns, offsets, noise)
             finally:
                 if private:
                     self._withhold(start)
@@ -1045,11 +892,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def _withhold(self, start):
         """Mark the answers from ``start`` on as private, and drop their query points."""
-        hist = self.history_
-        stop = len(hist["phase"])
-        hist["private"][start:stop] = [True] * (stop - start)
-        if not self.store_fit_queries:
-            hist["queries"][start:stop] = [None] * (stop - start)
+        withhold(self.history_, start, keep_queries=self.store_fit_queries)
 
     # ------------------------------------------------------------- curator
 
@@ -1107,263 +950,34 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             )
         return state
 
-    def _answer(self, Z, columns, offsets, noise):
-        """Answer each query ``Z`` (scaled) for its label column ``columns``.
-
-        ``offsets``: per query, the value subtracted from the row labels (a
-        regressor's output at the query). Reuse and the non-interactive
-        phase serve only past answers for the same column (class).
-        """
-        n, d = Z.shape
-        phi = np.zeros((n, d))
-        phase = np.empty(n, dtype=object)
-        cost = np.zeros(n)
-        todo = np.ones(n, dtype=bool)
-
-        # 1. reuse interactive answers to the same (or a close) query, same class
-        past, answers, past_columns = self._interactive()
-        if len(past):
-            dist = _distances(Z, columns, past, past_columns)
-            nearest = np.argmin(dist, axis=1)
-            hit = dist[np.arange(n), nearest] <= self.reuse_distance
-            phi[hit] = answers[nearest[hit]]
-            phase[hit], todo[hit] = "reused", False
-            self._record(Z[hit], phi[hit], "reused", 0.0, 0, columns[hit])
-
-        # 2. answer new queries interactively while the budget lasts (a
-        # released explainer has no rows to answer from)
-        if self._is_curator():
-            if self.strategy == "basic":
-                self._answer_basic(Z, columns, offsets, phi, phase, cost, todo, noise)
-            else:
-                # each answer depends on the ones before: only its local loss runs in
-                # parallel (row blocks, no noise), with n_jobs
-                with self._forms_in_blocks() as forms:
-                    self._answer_adaptive(Z, columns, offsets, phi, phase, cost, todo, noise,
-                                          forms)
-
-        # 3. the rest: non-interactive (free), or refused
-        rest = np.flatnonzero(todo)
-        if len(rest):
-            if self.on_budget_exhausted == "raise" and not self._is_curator():
-                raise BudgetError(
-                    f"{len(rest)} queries are new, and a released explainer holds no private row "
-                    "to answer them interactively: set on_budget_exhausted='noninteractive' for "
-                    "free answers from its history."
-                )
-            if self.on_budget_exhausted == "raise":
-                raise BudgetError(
-                    f"the explanation dataset's budget (epsilon={self.epsilon:g}) cannot pay for "
-                    f"{len(rest)} more queries at epsilon_per_query={self.epsilon_per_query:g}; "
-                    "the queries answered before are kept in history_."
-                )
-            phi[rest] = self._noninteractive(Z[rest], columns[rest])
-            phase[rest] = "noninteractive"
-            self._record(Z[rest], phi[rest], "noninteractive", 0.0, 0, columns[rest])
-        return phi, phase, cost
-
     def _interactive(self):
-        """The past interactive queries, their answers and label columns (what reuse serves).
+        """The past interactive queries, their answers and label columns (what reuse serves)."""
+        return interactive(self.history_, getattr(self, "classes_", None), self.n_features_in_)
 
-        An answer whose query point was not kept (a private row) is left out.
-        """
-        hist = self.history_
-        keep = [i for i, (p, q) in enumerate(zip(hist["phase"], hist["queries"]))
-                if p == "interactive" and q is not None]
-        d = self.n_features_in_
-        if not keep:
-            return np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=int)
-        queries = np.array([hist["queries"][i] for i in keep])
-        targets = [hist["target"][i] for i in keep]
-        if getattr(self, "classes_", None) is None:
-            columns = np.zeros(len(keep), dtype=int)
-        else:  # the classes are the black box's: every recorded target is one of them
-            match = np.asarray(targets, dtype=object)[:, None] == self.classes_.astype(object)
-            columns = np.argmax(match, axis=1)
-        return queries, np.array([hist["explanations"][i] for i in keep]), columns
+    def _record(self, Z, phi, phase, epsilon, n_iter, columns):
+        if phase == "interactive" and not np.isfinite(phi).all():
+            # never recorded as an answer, nor served again (issue 36)
+            raise BlackBoxOutputError(
+                "an interactive answer came out NaN or infinite and is not recorded; "
+                + spent_after_commit(self, "for it when it was committed"))
+        record(self.history_, getattr(self, "classes_", None), Z, phi, phase, epsilon, n_iter,
+               columns)
 
-    def _answer_basic(self, Z, columns, offsets, phi, phase, cost, todo, noise):
-        """Algorithm 1 for the distinct new queries, as many as the budget pays for.
+    # ----------------------------------------------------- reading the rows
+    # What the answering strategies (skdpx.explain._strategies) call to read the
+    # private rows, each after committing the spend of what it computes; where
+    # the rows are read (this process, joblib or Dask workers): _parallel.
 
-        Their ``max_iter * k`` Gaussian releases are committed as one event
-        before the local loss (the only read of the dataset) is computed.
-        """
-        new = np.flatnonzero(todo)
-        # distinct (query, class) pairs: the same point explained for two classes is two answers
-        key = np.column_stack([Z[new], columns[new]])
-        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.ravel()
-        arrival = np.argsort(first)  # distinct queries in order of first arrival
-        rank = np.empty_like(arrival)
-        rank[arrival] = np.arange(len(arrival))
-        affordable = self._affordable(len(first))
-        commitment = None
-        if affordable:
-            event = gaussian_event(self.noise_multiplier_, steps=self.max_iter * affordable)
-            try:
-                commitment = self.ledger_.commit(
-                    event, f"{affordable} interactive queries ({self.max_iter} steps each)")
-            except BudgetError:
-                # another user of a shared ledger took the room since the check:
-                # nothing was recorded; the batch goes non-interactive
-                affordable = 0
-        if affordable:
-            paid = new[np.sort(first[arrival[:affordable]])]
-            n_pieces = self._n_workers(len(paid))
-            if n_pieces == 1:
-                phi[paid] = self._dpgd(Z[paid], columns[paid], noise, commitment, offsets[paid])
-            else:
-                phi[paid] = self._dpgd_pieces(Z[paid], columns[paid], noise, commitment,
-                                              offsets[paid], n_pieces)
-            phase[paid], cost[paid], todo[paid] = "interactive", self.epsilon_per_query, False
-            self._record(Z[paid], phi[paid], "interactive", self.epsilon_per_query, self.max_iter,
-                         columns[paid])
-        else:
-            paid = new[:0]
-        # repeats of a paid query within the batch share its answer for free
-        repeat = (rank[inverse] < affordable) & ~np.isin(new, paid)
-        source = new[first[inverse[repeat]]]
-        phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
-        self._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0, columns[new[repeat]])
+    def _descent(self):
+        """The public calibration of every noisy gradient descent (Algorithms 1 and 3)."""
+        return {"noise_multiplier": self.noise_multiplier_, "sensitivity": self.sensitivity_,
+                "radius": self.radius, "smoothness": _C / self.radius}
 
-    def _answer_adaptive(self, Z, columns, offsets, phi, phase, cost, todo, noise, forms=None):
-        """Algorithms 2-3 (and the enhanced variant), one query at a time, in order.
-
-        Each new query: reuse an interactive answer within ``reuse_distance``
-        if there is one; else, if the budget can pay for the worst case
-        (``max_iter`` steps, and the warm-start choice when there is one),
-        commit the warm-start choice and the first step, read the dataset
-        (the query's local loss), pick a warm start among averages of past
-        answers with the exponential mechanism on the gradient norm, and run
-        as many noisy steps as the rule of :meth:`_n_steps` allows, the steps
-        after the first committed once the first noisy gradient has fixed
-        their number. Until the history holds ``_MIN_HISTORY`` interactive
-        answers, answers start from 0 and run ``max_iter`` steps: they are
-        the roots of the chains of warm starts, and a few well-converged
-        roots make every later answer better (see the doc page).
-
-        A commit refused because another user of a shared ledger took the
-        room since the check sends the following queries non-interactive
-        (an answer whose remaining steps are refused is its first step).
-
-        ``forms(Z, columns, offsets)`` computes a query's local loss, after
-        its spend is committed (default :meth:`_forms`; with ``n_jobs``,
-        :meth:`_forms_in_blocks`: parallel row blocks, which draw no noise).
-        """
-        new = np.flatnonzero(todo)
-        if not len(new):
-            return
-        forms = self._forms if forms is None else forms
-        z = self.noise_multiplier_
-        noise_std = z * self.sensitivity_
-        # the smallest gradient norm one noisy gradient tells from 0 (see _n_steps)
-        resolution = (2.0 * Z.shape[1]) ** 0.25 * noise_std
-        all_past, all_answers, all_columns = self._interactive()
-        exhausted = False
-        for i in new:
-            # the past answers for the same class: what reuse and warm starts draw on
-            same = all_columns == columns[i]
-            past, answers = all_past[same], all_answers[same]
-            if len(past):
-                dist = np.linalg.norm(past - Z[i], axis=1)
-                j = int(np.argmin(dist))
-                if dist[j] <= self.reuse_distance:
-                    phi[i], phase[i], todo[i] = answers[j], "reused", False
-                    self._record(Z[i:i + 1], phi[i:i + 1], "reused", 0.0, 0, columns[i:i + 1])
-                    continue
-            if exhausted:
-                continue
-            n_em = int(len(past) >= _MIN_HISTORY)  # Algorithm 2: a DP warm start
-            try:
-                self.ledger_.check(gaussian_event(z, steps=self.max_iter + n_em))
-            except BudgetError:
-                exhausted = True  # later queries may still be reused
-                continue
-            query = self.n_queries_
-            try:
-                # the warm-start choice and the first step, before the dataset is read
-                first = self.ledger_.commit(
-                    gaussian_event(z, steps=1 + n_em),
-                    f"query {query}: " + ("warm start and first step" if n_em else "first step"),
-                )
-            except BudgetError:  # taken by another user of a shared ledger
-                exhausted = True
-                continue
-            H, g = forms(Z[i:i + 1], columns[i:i + 1], offsets[i:i + 1])
-            phi0 = np.zeros(Z.shape[1])
-            if n_em:
-                near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
-                candidates = np.array([near[:size].mean(axis=0) for size in _CANDIDATE_SIZES])
-                phi0 = candidates[self._warm_start(H[0], g[0], candidates, noise, first)]
-            refused = []
-
-            def plan(beta, query=query, warm=n_em > 0, refused=refused):
-                # from the first released gradient only: post-processing
-                n_steps = self._n_steps(beta, resolution, warm=warm)
-                if n_steps == 1:
-                    return 1, None
-                try:
-                    rest = self.ledger_.commit(gaussian_event(z, steps=n_steps - 1),
-                                               f"query {query}: {n_steps - 1} more steps")
-                except BudgetError:  # taken by another user: the answer is its paid step
-                    refused.append(n_steps)
-                    return 1, None
-                return n_steps, rest
-
-            phi[i], n_steps = dpgd_warm_start(
-                H[0], g[0], phi0, noise_multiplier=z, sensitivity=self.sensitivity_,
-                radius=self.radius, smoothness=_C / self.radius, max_iter=self.max_iter,
-                plan=plan, noise=noise, commitment=first,
-            )
-            # the steps were chosen from released values only: a Gaussian privacy filter
-            cost[i] = gaussian_epsilon(z, self.delta, steps=n_steps + n_em)
-            phase[i], todo[i] = "interactive", False
-            self._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], n_steps,
-                         columns[i:i + 1])
-            all_past, all_answers = np.vstack([all_past, Z[i]]), np.vstack([all_answers, phi[i]])
-            all_columns = np.r_[all_columns, columns[i]]
-            if refused:
-                exhausted = True
-
-    def _warm_start(self, H, g, candidates, noise, commitment):
-        """The exponential mechanism on ``-||grad L(phi_j, z)||`` over the candidates.
-
-        One row moves the gradient by at most ``sensitivity_`` in norm (under
-        the ledger's relation), so each utility moves by at most that much:
-        the choice is ``warm_start_epsilon_``-DP, accounted as one Gaussian
-        step (:func:`skdpx.privacy.gaussian_to_pure`), drawn from
-        ``commitment``.
-        """
-        grads = 2.0 * (candidates @ H - g)  # H is symmetric
-        utility = -np.linalg.norm(grads, axis=1)
-        return int(exponential_release(
-            utility, epsilon=self.warm_start_epsilon_, sensitivity=self.sensitivity_,
-            noise=noise, commitment=commitment, event=gaussian_event(self.noise_multiplier_),
-        ))
-
-    def _n_steps(self, beta, resolution, *, warm):
-        """Theorem 4.4's number of steps from a warm start with gradient norm ``beta``.
-
-        With ``beta = (log T)^-a``, the theorem's ``beta^(1 - 1/a) T`` is
-        ``T beta log T``, fewer than T when ``beta < 1 / log T``. ``beta`` is
-        estimated from the first noisy gradient ``G`` of the descent (the
-        paper uses the exact norm, which is not DP): ``||G||^2 - d s^2``
-        (``s`` the noise's standard deviation) is unbiased for ``beta^2``,
-        with a standard deviation of about ``sqrt(2 d) s^2`` when ``beta`` is
-        small, so one noisy gradient cannot tell a norm below
-        ``resolution = (2 d)^(1/4) s`` from 0. "adaptive" floors ``beta`` at
-        that resolution (the paper floors it at the noise's norm
-        ``sqrt(d) s``, 2.7 times higher at d = 104; see the doc page);
-        "enhanced" does not floor it, and takes at least 2 steps (section
-        4.4).
-        """
-        T = self.max_iter
-        if not warm or T < 3:
-            return T
-        b = max(beta, resolution) if self.strategy == "adaptive" else beta
-        if b * np.log(T) >= 1.0:
-            return T
-        return int(max(2, np.ceil(T * b * np.log(T))))
+    def _weight_function(self):
+        """The weight ``alpha`` of the local loss, as a picklable function (for the workers)."""
+        if self.kernel_width is None:
+            return partial(stable_weight, c=_C, radius=self.radius)
+        return partial(kernel_weight, kernel_width=self.kernel_width, c=_C, radius=self.radius)
 
     def _forms(self, Z, columns, offsets=None):
         """The quadratic forms (H, g) of each query's local loss, grouped by explained class.
@@ -1372,150 +986,32 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         [-1, 1] for every kind of output (see :mod:`skdpx.explain._outputs`):
         what the sensitivity needs. The only read of the private rows: every
         caller has committed the spend of the releases computed from them
-        before.
-
-        Rows held as dask arrays (a fit on Dask data): one pass over the
-        workers' partitions for the whole batch, every class column of it
-        at once; the workers return the sums, divided by m here.
+        before. Rows held as dask arrays: one pass over the workers'
+        partitions (:func:`~skdpx.explain._parallel.local_forms`).
         """
-        if is_dask_collection(self._X):
-            H, g, _ = partition_sum(
-                _batch_sums, self._X, self._labels, queries=np.asarray(Z, dtype=float),
-                columns=np.asarray(columns), offset=offsets,
-                weight=self._weight_function())
-            return H / self._m, g / self._m
-        # Z and the rows were validated (finite) and scaled already
-        return _piece_forms(Z, columns, offsets, self._X, self._labels, self._weight, self._m,
-                            self._rows)
-
-    def _n_workers(self, k):
-        """How many parallel pieces ``k`` queries (or row blocks) are split into (1: none)."""
-        if k < 2 or not isinstance(getattr(self, "_X", None), np.ndarray):
-            return 1  # nothing to split, or rows that are not one in-memory array
-        return max(1, min(int(k), effective_n_jobs(self.n_jobs)))
-
-    def _weight_function(self):
-        """The weight of :meth:`_weight` as a picklable function (for the workers)."""
-        if self.kernel_width is None:
-            return partial(stable_weight, c=_C, radius=self.radius)
-        return partial(kernel_weight, kernel_width=self.kernel_width, c=_C, radius=self.radius)
-
-    def _dpgd_pieces(self, Z, columns, noise, commitment, offsets, n_pieces):
-        """:meth:`_dpgd` in ``n_pieces`` parallel pieces, each with its own noise stream.
-
-        ``commitment`` (the batch's spend, recorded already) is shared out
-        here, piece by piece, before any piece is sent; the keys of the
-        pieces' noise streams are made here too (see ``n_jobs``).
-        """
-        z, T = self.noise_multiplier_, self.max_iter
-        parts = np.array_split(np.arange(len(Z)), n_pieces)
-        keys = noise.stream_keys(n_pieces)
-        shares = [commitment.share(gaussian_event(z), T * len(p)) for p in parts]
-        if offsets is None:
-            offsets = np.zeros(len(Z))
-        weight = self._weight_function()
-        out = Parallel(n_jobs=self.n_jobs)(
-            delayed(_basic_piece)(
-                Z[p], columns[p], offsets[p], self._X, self._labels, weight, key=key,
-                share=share, noise_multiplier=z, sensitivity=self.sensitivity_,
-                radius=self.radius, n_iter=T, m=self._m, prepare=self._rows)
-            for p, key, share in zip(parts, keys, shares))
-        return np.concatenate(out, axis=0)
-
-    @contextmanager
-    def _forms_in_blocks(self):
-        """A function computing :meth:`_forms`, over parallel blocks of rows with ``n_jobs``.
-
-        The forms are sums over the rows: each worker computes those of a
-        block of rows (no noise), and they are added here. One joblib pool
-        (and one transfer of the rows) serves the whole call.
-        """
-        n_blocks = 1
-        if isinstance(self._X, np.ndarray):
-            m, d = self._X.shape
-            n_blocks = min(self._n_workers(int(m * d * d // _MIN_BLOCK_WORK)), m)
-        if n_blocks == 1:
-            yield self._forms
-            return
-        blocks = np.array_split(np.arange(m), n_blocks)
-        X_blocks = [self._X[b[0]:b[-1] + 1] for b in blocks]
-        label_blocks = [self._labels[b[0]:b[-1] + 1] for b in blocks]
-        weight = self._weight_function()
-        with Parallel(n_jobs=self.n_jobs) as parallel:
-            def forms(Z, columns, offsets):
-                parts = parallel(delayed(_piece_forms)(Z, columns, offsets, Xb, yb, weight,
-                                                       self._m, self._rows)
-                                 for Xb, yb in zip(X_blocks, label_blocks))
-                return sum(p[0] for p in parts), sum(p[1] for p in parts)
-
-            yield forms
-
-    def _affordable(self, k):
-        """The largest number of new interactive queries (<= k) the budget allows."""
-        if k == 0:
-            return 0
-
-        def fits(j):
-            try:
-                self.ledger_.check(gaussian_event(self.noise_multiplier_, steps=self.max_iter * j))
-            except BudgetError:
-                return False
-            return True
-
-        if fits(k):
-            return k
-        lo, hi = 0, k  # fits(lo), not fits(hi)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        return lo
+        return local_forms(Z, columns, offsets, self._X, self._labels,
+                           weight=self._weight_function(), m=self._m, prepare=self._rows)
 
     def _dpgd(self, Z, columns, noise, commitment, offsets=None):
-        """Algorithm 1 for each query, vectorised over queries, paid by ``commitment``."""
-        H, g = self._forms(Z, columns, offsets)
-        return dpgd_explain(
-            H, g, noise_multiplier=self.noise_multiplier_,
-            sensitivity=self.sensitivity_, radius=self.radius,
-            n_iter=self.max_iter, smoothness=_C / self.radius, noise=noise,
-            commitment=commitment,
-        )
+        """Algorithm 1 for each query, vectorised over queries, paid by ``commitment``.
 
-    def _noninteractive(self, Z, columns):
-        """The non-interactive phase: the DP answer at the nearest past interactive query.
-
-        Only past answers for the same class serve; a query whose class has
-        none gets 0.
-
-        Reads only the history (public DP outputs). The paper's Algorithm 4
-        instead fits the local loss on the proxy dataset of past queries
-        labelled ``phi_j . z_j``; those labels are not values of the black
-        box (a local slope times a point, no intercept), and on Adult its
-        answers were worse than no explanation at all (see the doc page).
+        With ``n_jobs`` and rows in memory, in parallel pieces, each with its
+        own noise stream (:func:`~skdpx.explain._parallel.dpgd_pieces`).
         """
-        past, answers, past_columns = self._interactive()
-        phi = np.zeros_like(Z)
-        for col in np.unique(columns):
-            rows, served = np.flatnonzero(columns == col), past_columns == col
-            if served.any():
-                phi[rows] = answers[served][pairwise_distances_argmin(Z[rows], past[served])]
-        return phi
+        n_pieces = n_workers(self._X, len(Z), self.n_jobs)
+        if n_pieces > 1:
+            return dpgd_pieces(Z, columns, offsets, self._X, self._labels,
+                               weight=self._weight_function(), m=self._m, prepare=self._rows,
+                               noise=noise, commitment=commitment, n_pieces=n_pieces,
+                               n_jobs=self.n_jobs, n_iter=self.max_iter, **self._descent())
+        H, g = self._forms(Z, columns, offsets)
+        return dpgd_explain(H, g, n_iter=self.max_iter, noise=noise, commitment=commitment,
+                            **self._descent())
 
-    def _record(self, Z, phi, phase, epsilon, n_iter, columns):
-        if phase == "interactive" and not np.isfinite(phi).all():
-            # never recorded as an answer, nor served again (issue 36)
-            raise BlackBoxOutputError(
-                "an interactive answer came out NaN or infinite and is not recorded; "
-                + spent_after_commit(self, "for it when it was committed"))
-        hist = self.history_
-        classes = getattr(self, "classes_", None)
-        hist["target"].extend([None] * len(Z) if classes is None
-                              else classes.astype(object)[columns].tolist())
-        hist["queries"].extend(z.copy() for z in Z)
-        hist["explanations"].extend(p.copy() for p in phi)
-        hist["phase"].extend([phase] * len(Z))
-        hist["epsilon"].extend([float(epsilon)] * len(Z))
-        hist["n_iter"].extend([int(n_iter)] * len(Z))
-        hist["private"].extend([False] * len(Z))  # fit_transform marks its own (_withhold)
+    def _forms_in_blocks(self):
+        """A context giving :meth:`_forms`, over parallel blocks of rows with ``n_jobs``."""
+        return forms_in_blocks(self._X, self._labels, weight=self._weight_function(), m=self._m,
+                               prepare=self._rows, n_jobs=self.n_jobs, forms=self._forms)
 
     # ------------------------------------------------------------ reporting
 
