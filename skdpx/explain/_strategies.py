@@ -248,17 +248,12 @@ def answer_adaptive(explainer, Z, columns, offsets, phi, phase, cost, todo, nois
     """Algorithms 2-3 (and the enhanced variant), one query at a time, in order.
 
     Each new query: reuse an interactive answer within ``reuse_distance``
-    if there is one; else, if the budget can pay for the worst case
-    (``max_iter`` steps, and the warm-start choice when there is one),
-    commit the warm-start choice and the first step, read the dataset
-    (the query's local loss), pick a warm start among averages of past
-    answers with the exponential mechanism on the gradient norm, and run
-    as many noisy steps as the rule of :func:`n_steps` allows, the steps
-    after the first committed once the first noisy gradient has fixed
-    their number. Until the history holds ``_MIN_HISTORY`` interactive
-    answers, answers start from 0 and run ``max_iter`` steps: they are
-    the roots of the chains of warm starts, and a few well-converged
-    roots make every later answer better (see the doc page).
+    if there is one; else answer it interactively if the budget can pay
+    for the worst case (:func:`_adaptive_answer`). Until the history holds
+    ``_MIN_HISTORY`` interactive answers, answers start from 0 and run
+    ``max_iter`` steps: they are the roots of the chains of warm starts,
+    and a few well-converged roots make every later answer better (see the
+    doc page).
 
     A commit refused because another user of a shared ledger took the
     room since the check sends the following queries non-interactive
@@ -273,11 +268,6 @@ def answer_adaptive(explainer, Z, columns, offsets, phi, phase, cost, todo, nois
     if not len(new):
         return
     forms = explainer._forms if forms is None else forms
-    T, z, ledger = explainer.max_iter, explainer.noise_multiplier_, explainer.ledger_
-    noise_std = z * explainer.sensitivity_
-    # the smallest gradient norm one noisy gradient tells from 0 (see n_steps)
-    resolution = (2.0 * Z.shape[1]) ** 0.25 * noise_std
-    floor = explainer.strategy == "adaptive"
     all_past, all_answers, all_columns = explainer._interactive()
     exhausted = False
     for i in new:
@@ -293,50 +283,12 @@ def answer_adaptive(explainer, Z, columns, offsets, phi, phase, cost, todo, nois
                 continue
         if exhausted:
             continue
-        n_em = int(len(past) >= _MIN_HISTORY)  # Algorithm 2: a DP warm start
-        try:
-            ledger.check(gaussian_event(z, steps=T + n_em))
-        except BudgetError:
-            exhausted = True  # later queries may still be reused
-            continue
-        query = explainer.n_queries_
-        try:
-            # the warm-start choice and the first step, before the dataset is read
-            first = ledger.commit(
-                gaussian_event(z, steps=1 + n_em),
-                f"query {query}: " + ("warm start and first step" if n_em else "first step"),
-            )
-        except BudgetError:  # taken by another user of a shared ledger
+        answered = _adaptive_answer(explainer, Z[i:i + 1], columns[i:i + 1], offsets[i:i + 1],
+                                    past, answers, noise, forms)
+        if answered is None:  # nothing committed: later queries may still be reused
             exhausted = True
             continue
-        H, g = forms(Z[i:i + 1], columns[i:i + 1], offsets[i:i + 1])
-        phi0 = np.zeros(Z.shape[1])
-        if n_em:
-            near = answers[np.argsort(np.linalg.norm(past - Z[i], axis=1))]
-            candidates = np.array([near[:size].mean(axis=0) for size in _CANDIDATE_SIZES])
-            phi0 = candidates[warm_start(
-                H[0], g[0], candidates, epsilon=explainer.warm_start_epsilon_,
-                sensitivity=explainer.sensitivity_, noise_multiplier=z, noise=noise,
-                commitment=first)]
-        refused = []
-
-        def plan(beta, query=query, warm=n_em > 0, refused=refused):
-            # from the first released gradient only: post-processing
-            steps = n_steps(beta, resolution, warm=warm, max_iter=T, floor=floor)
-            if steps == 1:
-                return 1, None
-            try:
-                rest = ledger.commit(gaussian_event(z, steps=steps - 1),
-                                     f"query {query}: {steps - 1} more steps")
-            except BudgetError:  # taken by another user: the answer is its paid step
-                refused.append(steps)
-                return 1, None
-            return steps, rest
-
-        phi[i], steps = dpgd_warm_start(H[0], g[0], phi0, max_iter=T, plan=plan, noise=noise,
-                                        commitment=first, **explainer._descent())
-        # the steps were chosen from released values only: a Gaussian privacy filter
-        cost[i] = gaussian_epsilon(z, explainer.delta, steps=steps + n_em)
+        phi[i], steps, cost[i], refused = answered
         phase[i], todo[i] = "interactive", False
         explainer._record(Z[i:i + 1], phi[i:i + 1], "interactive", cost[i], steps,
                           columns[i:i + 1])
@@ -344,6 +296,71 @@ def answer_adaptive(explainer, Z, columns, offsets, phi, phase, cost, todo, nois
         all_columns = np.r_[all_columns, columns[i]]
         if refused:
             exhausted = True
+
+
+def _adaptive_answer(explainer, z_i, column, offset, past, answers, noise, forms):
+    """One interactive answer at the query ``z_i`` (1, d): Algorithms 2-3.
+
+    If the budget can pay for the worst case (``max_iter`` steps, and the
+    warm-start choice when the history ``past, answers`` of the same class
+    is long enough), commit the warm-start choice and the first step, read
+    the dataset (the query's local loss, ``forms``), pick a warm start
+    among averages of past answers with the exponential mechanism on the
+    gradient norm, and run as many noisy steps as the rule of
+    :func:`n_steps` allows, the steps after the first committed once the
+    first noisy gradient has fixed their number.
+
+    Returns None if the budget refused the first commit (nothing was
+    committed or read), else the answer, its number of steps, its epsilon
+    and whether the commit of its remaining steps was refused (then the
+    answer is its paid first step).
+    """
+    T, z, ledger = explainer.max_iter, explainer.noise_multiplier_, explainer.ledger_
+    n_em = int(len(past) >= _MIN_HISTORY)  # Algorithm 2: a DP warm start
+    try:
+        ledger.check(gaussian_event(z, steps=T + n_em))
+    except BudgetError:
+        return None
+    query = explainer.n_queries_
+    try:
+        # the warm-start choice and the first step, before the dataset is read
+        first = ledger.commit(
+            gaussian_event(z, steps=1 + n_em),
+            f"query {query}: " + ("warm start and first step" if n_em else "first step"),
+        )
+    except BudgetError:  # taken by another user of a shared ledger
+        return None
+    H, g = forms(z_i, column, offset)
+    phi0 = np.zeros(z_i.shape[1])
+    if n_em:
+        near = answers[np.argsort(np.linalg.norm(past - z_i[0], axis=1))]
+        candidates = np.array([near[:size].mean(axis=0) for size in _CANDIDATE_SIZES])
+        phi0 = candidates[warm_start(
+            H[0], g[0], candidates, epsilon=explainer.warm_start_epsilon_,
+            sensitivity=explainer.sensitivity_, noise_multiplier=z, noise=noise,
+            commitment=first)]
+    # the smallest gradient norm one noisy gradient tells from 0 (see n_steps)
+    resolution = (2.0 * z_i.shape[1]) ** 0.25 * (z * explainer.sensitivity_)
+    floor = explainer.strategy == "adaptive"
+    refused = []
+
+    def plan(beta):
+        # from the first released gradient only: post-processing
+        steps = n_steps(beta, resolution, warm=n_em > 0, max_iter=T, floor=floor)
+        if steps == 1:
+            return 1, None
+        try:
+            rest = ledger.commit(gaussian_event(z, steps=steps - 1),
+                                 f"query {query}: {steps - 1} more steps")
+        except BudgetError:  # taken by another user: the answer is its paid step
+            refused.append(steps)
+            return 1, None
+        return steps, rest
+
+    phi, steps = dpgd_warm_start(H[0], g[0], phi0, max_iter=T, plan=plan, noise=noise,
+                                 commitment=first, **explainer._descent())
+    # the steps were chosen from released values only: a Gaussian privacy filter
+    return phi, steps, gaussian_epsilon(z, explainer.delta, steps=steps + n_em), bool(refused)
 
 
 def warm_start(H, g, candidates, *, epsilon, sensitivity, noise_multiplier, noise, commitment):
