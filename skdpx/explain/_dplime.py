@@ -1,4 +1,11 @@
-"""DP local linear explanations of a black box (Patel, Shokri & Zick 2020)."""
+"""DP local linear explanations of a black box (Patel, Shokri & Zick 2020).
+
+The estimator: its parameters, validation, plan and fit, and the
+explanations it returns. How a query is answered (reuse, the strategies,
+the non-interactive phase, the history of answers) is in
+:mod:`skdpx.explain._strategies`; where the private rows are read (this
+process, joblib workers, Dask workers), in :mod:`skdpx.explain._parallel`.
+"""
 
 from copy import deepcopy
 from functools import partial
@@ -955,6 +962,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return interactive(self.history_, getattr(self, "classes_", None), self.n_features_in_)
 
     def _record(self, Z, phi, phase, epsilon, n_iter, columns):
+        """Record answers in ``history_``; an interactive one that is not finite is refused."""
         if phase == "interactive" and not np.isfinite(phi).all():
             # never recorded as an answer, nor served again (issue 36)
             raise BlackBoxOutputError(
