@@ -562,8 +562,20 @@ def test_grid_search_fork_backend_does_not_drop_spends():
     # In a fresh interpreter, with a timeout: forking the test process, with
     # the threads that earlier tests left (loky's, pools'), once hung a whole
     # run (a forked pool worker died and the pool waited for it for ever).
-    out = run_python(_FORK_SEARCH, timeout=300)
-    assert out.strip().splitlines()[-1] in ("detached", "recorded")
+    # Even in a fresh interpreter, about 1 run in 20 under load hangs inside
+    # multiprocessing after the expected LedgerDetachedError: joblib aborts, and
+    # Pool.terminate joins its task-handler thread, blocked for ever in put() on
+    # a pipe nobody reads any more (faulthandler dumps of the hung parent; not
+    # skdpx code). A hung attempt is retried (3 at most); any answer but these
+    # two still fails at once.
+    for _ in range(3):
+        try:
+            out = run_python(_FORK_SEARCH, timeout=90)
+        except subprocess.TimeoutExpired:
+            continue
+        assert out.strip().splitlines()[-1] in ("detached", "recorded")
+        return
+    pytest.fail("the forked grid search hung in 3 attempts of 90 s")
 
 
 def _spend_in_child(ledger, queue):
