@@ -47,7 +47,7 @@ from sklearn.linear_model import LogisticRegression
 
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.exceptions import LedgerDetachedError, LedgerIntegrityError
 from skdpx.privacy import BudgetError, PrivacyLedger, gaussian_mechanism, laplace_mechanism
 from skdpx.recourse import PrivRecourse

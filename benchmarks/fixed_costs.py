@@ -74,7 +74,7 @@ def _llc(args):
     from _mnist import BOUNDS, load_mnist
     from _run_record import timed_methods
 
-    from skdpx.linear import DPLocallyLinearClassifier
+    from skdpx.locally_linear import DPLocallyLinearClassifier
 
     X, y, _, _ = load_mnist()
     out = {}

@@ -97,7 +97,7 @@ from sklearn.model_selection import GridSearchCV, ParameterGrid
 
 from skdpx.datasets import encode_adult, load_adult
 from skdpx.explain import DPLimeExplainer
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.model_selection import DPRandomSearchCV, price_search
 from skdpx.privacy import FitCount, PrivacyLedger, compute_epsilon, event_to_json
 

@@ -17,8 +17,9 @@ from each JSON, saves them side by side with the settings to
 
 REDUCED SETTINGS, not the full benchmarks (defaults; each is an option):
 
-* ``llm_mnist.py --seeds 3 --parts models``: DPLocallyLinearClassifier's
-  MNIST test accuracy at epsilon 2 and 0.5 (and not private), the paper's
+* ``llc_mnist.py --seeds 3 --parts models`` (``llm_mnist.py`` in a tree before
+  its rename; the job and its saved results keep the name ``llm_mnist``):
+  DPLocallyLinearClassifier's MNIST test accuracy at epsilon 2 and 0.5 (and not private), the paper's
   model (30 maps, projection 300, 20 epochs, batch 500, delta 1e-5), seeds
   0-2 (the full run also has the accounting part, not run here: it does not
   depend on the data).
@@ -46,7 +47,7 @@ REDUCED SETTINGS, not the full benchmarks (defaults; each is an option):
   full run: 10 seeds, 500 queries, DiCE, the protection tables).
 
 The two trees' runs of one benchmark go side by side (``--jobs 2``). The
-scripts are the same file in both trees, except that ``llm_mnist.py``
+scripts are the same file in both trees, except that ``llc_mnist.py``
 after the change adds the count's ``n_rows_epsilon_`` to its recomputed
 epsilon (its accuracy figures are computed the same way).
 
@@ -209,12 +210,16 @@ def skdpx_file(tree):
 
 
 # --------------------------------------------------------------------- the runs
-def commands(args, tmp, side):
+def commands(args, tmp, side, tree):
     """The jobs of one tree: (name, argv after the interpreter, JSON it writes)."""
     out = lambda name: str(Path(tmp) / f"{side}_{name}.json")  # noqa: E731
     jobs = []
     if "llm_mnist" in args.only:
-        jobs.append(("llm_mnist", ["benchmarks/llm_mnist.py", "--seeds", str(args.mnist_seeds),
+        # the job keeps its saved name; the script was benchmarks/llm_mnist.py before the
+        # rename to llc_mnist.py (a base tree may predate it)
+        script = ("benchmarks/llc_mnist.py" if (Path(tree) / "benchmarks/llc_mnist.py").exists()
+                  else "benchmarks/llm_mnist.py")
+        jobs.append(("llm_mnist", [script, "--seeds", str(args.mnist_seeds),
                                    "--parts", "models", "--out", out("llm_mnist")],
                      out("llm_mnist")))
     if "dplime_adult" in args.only:
@@ -516,7 +521,8 @@ def main(argv=None):
         with tempfile.TemporaryDirectory(prefix="row-count-cost-") as tmp:
             jobs = []
             for (name, argv_b, out_b), (_, argv_a, out_a) in zip(
-                    commands(args, tmp, "before"), commands(args, tmp, "after")):
+                    commands(args, tmp, "before", trees["before"]),
+                    commands(args, tmp, "after", trees["after"])):
                 jobs += [("before", name, argv_b, out_b), ("after", name, argv_a, out_a)]
             with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
                 futures = [pool.submit(run_job, trees[side], side, name, argv, out, tmp)

@@ -87,7 +87,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _run_record import commit, run_info, save, start, timed_methods
 
 from skdpx import DPLimeExplainer, PrivRecourse
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.utils._dask import partition_sum
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"

@@ -48,7 +48,7 @@ if variant == "insecure":
         _init(self, seed_seq, secure=secure)
         self._gen = np.random.Generator(np.random.PCG64(seed_seq))
     _random.NoiseSource.__init__ = __init__
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 X, y, _, _ = load_mnist()
 X, y = X[:rows], y[:rows]
 clf = DPLocallyLinearClassifier(epsilon=2.0, delta=1e-5, n_maps=30, projection_dim=300, beta=0.1,

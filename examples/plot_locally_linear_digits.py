@@ -10,7 +10,7 @@ by DP-SGD, so the model, and everything drawn from it, is differentially
 private with respect to its training rows.
 
 This example trains it on scikit-learn's 8 x 8 digits (1,797 images, so that
-the page builds in seconds; the paper uses MNIST, see ``doc/llm.rst``) and
+the page builds in seconds; the paper uses MNIST, see ``doc/llc.rst``) and
 draws its maps as images, next to the same code run without privacy
 (``epsilon=np.inf``).
 """

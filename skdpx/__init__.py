@@ -9,7 +9,7 @@ explanation of a locally linear model) :class:`LocallyLinearMaps`.
 from .results import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
 from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
-from .linear import DPLocallyLinearClassifier
+from .locally_linear import DPLocallyLinearClassifier
 from .recourse import PrivRecourse
 
 # registers the checks of an outer scikit-learn search that the estimator base

@@ -42,7 +42,7 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
 
     import skdpx
     from skdpx.datasets import encode_adult, load_adult
-    from skdpx.linear import DPLocallyLinearClassifier
+    from skdpx.locally_linear import DPLocallyLinearClassifier
     from skdpx.privacy import PrivacyLedger, gaussian_mechanism
 
     out = sys.stdout if out is None else out
@@ -102,19 +102,19 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
     _rule("4. DP prediction with a local explanation")
     # A separate model is a separate release of the same rows: it gets its own
     # ledger here, to keep the demo simple.
-    llm_ledger = PrivacyLedger(epsilon=epsilon, delta=delta)
-    llm = DPLocallyLinearClassifier(
+    llc_ledger = PrivacyLedger(epsilon=epsilon, delta=delta)
+    llc = DPLocallyLinearClassifier(
         epsilon=epsilon, delta=delta, bounds=enc_train.bounds,  # public bounds
-        accountant=llm_ledger, random_state=seed,
+        accountant=llc_ledger, random_state=seed,
     ).fit(X, y)
-    llm_acc = llm.score(X_test, y_test)
-    print_(f"DPLocallyLinearClassifier test accuracy: {llm_acc:.4f}  (epsilon={epsilon:g}; "
+    llc_acc = llc.score(X_test, y_test)
+    print_(f"DPLocallyLinearClassifier test accuracy: {llc_acc:.4f}  (epsilon={epsilon:g}; "
            f"non-private baseline {acc:.4f})")
     print_("(own ledger for this model; a real deployment would share one ledger across "
            "all releases of the same data)")
     names = train.target_names  # the public labels: "<=50K", ">50K"
-    explanation = llm.explain(X_test[:1])  # post-processing of the model: free
-    proba = llm.predict_proba(X_test[:1])[0]
+    explanation = llc.explain(X_test[:1])  # post-processing of the model: free
+    proba = llc.predict_proba(X_test[:1])[0]
     predicted = int(explanation.meta["predicted_class"][0])
     print_(f"first test applicant: predicted {names[predicted]} with probability "
            f"{proba[predicted]:.4f} (true: {names[int(y_test[0])]})")
@@ -124,8 +124,8 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
            "(score change per unit of the feature scaled to [0, 1]):")
     for j in top:
         print_(f"  {enc_train.feature_names[j]:<36} {values[j]:+.3f}")
-    print_(f"the model's privacy cost: epsilon {llm.epsilon_spent_:.4f} at delta "
-           f"{llm.delta_spent_:g}; the explanation costs nothing more")
+    print_(f"the model's privacy cost: epsilon {llc.epsilon_spent_:.4f} at delta "
+           f"{llc.delta_spent_:g}; the explanation costs nothing more")
 
     _rule("5. A DP explanation of a black box's decision")
     from sklearn.ensemble import HistGradientBoostingClassifier
@@ -240,11 +240,11 @@ def demo(epsilon=1.0, delta=1e-5, seed=None, out=None):
         "epsilon_spent": ledger.epsilon_spent,
         "refused": refused,
         "dp_mean_age": [r[2] for r in rows],
-        "llm_accuracy": llm_acc,
-        "llm_epsilon_spent": llm.epsilon_spent_,
-        "llm_delta_spent": llm.delta_spent_,
-        "llm_predicted_class": predicted,
-        "llm_top_features": [enc_train.feature_names[j] for j in top],
+        "llc_accuracy": llc_acc,
+        "llc_epsilon_spent": llc.epsilon_spent_,
+        "llc_delta_spent": llc.delta_spent_,
+        "llc_predicted_class": predicted,
+        "llc_top_features": [enc_train.feature_names[j] for j in top],
         "lime_epsilon": float(dp.epsilon[0]),
         "lime_epsilon_spent": explainer.epsilon_spent_,
         "lime_top_agreement": agree,

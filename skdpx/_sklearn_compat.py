@@ -38,13 +38,14 @@ from sklearn import config_context, get_config
 from sklearn.base import is_classifier as _sklearn_is_classifier
 
 __all__ = [
-    "BaseSearchCV", "HasMethods", "Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "fit_context",
+    "BaseSearchCV", "HasMethods", "Hidden", "Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "fit_context",
     "is_classifier", "safe_indexing", "validate_parameter_constraints",
 ]
 
 try:
     from sklearn.utils._param_validation import (
         HasMethods,
+        Hidden,
         Interval,
         InvalidParameterError,
         RealNotInt,

@@ -17,7 +17,7 @@ from sklearn.utils import get_tags
 
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV
 from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.base import DPEstimator

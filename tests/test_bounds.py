@@ -8,7 +8,7 @@ from sklearn.datasets import load_breast_cancer
 
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.privacy import (
     BOUNDS_SHARE,
     Commitment,

@@ -23,7 +23,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from skdpx._sklearn_compat import InvalidParameterError
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.explain import DPLimeExplainer
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.privacy import PrivacyLedger
 from skdpx.recourse import PrivRecourse
 from skdpx.utils._blackbox import BlackBoxOutputError

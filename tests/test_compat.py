@@ -217,7 +217,7 @@ class Duck:
 duck = Duck()
 ledger = resolve_ledger(duck)
 ledger.spend(gaussian_event(6.0), "mirrored", delta=1e-5)
-assert len(duck.spent) == 1 and ledger.accountant is duck
+assert len(duck.spent) == 1 and ledger.mirror is duck
 # skdpx's own "always" filter: every uncapped fit warns, not only the first
 def fit():
     resolve_ledger(None)

@@ -33,10 +33,10 @@ def test_python_m_skdpx_demo_figures(tmp_path):
     assert abs(figures["dp_mean_age"][1] - 44.25) < 1.0
     assert "BudgetError" in text and "PrivRecourse" in text
     # the DP locally linear model: useful, within its own budget, explained
-    assert figures["llm_accuracy"] > 0.80
-    assert 0 < figures["llm_epsilon_spent"] <= 1.0
-    assert figures["llm_delta_spent"] <= 1e-5
-    assert len(set(figures["llm_top_features"])) == 5
+    assert figures["llc_accuracy"] > 0.80
+    assert 0 < figures["llc_epsilon_spent"] <= 1.0
+    assert figures["llc_delta_spent"] <= 1e-5
+    assert len(set(figures["llc_top_features"])) == 5
     assert re.search(r"DPLocallyLinearClassifier +available", text)
     # a DP explanation of a black box, within its budget, close to the exact one
     assert 0 < figures["lime_epsilon"] <= 1.0 + 1e-9

@@ -38,13 +38,14 @@ def _api_entries():
 
 PUBLIC_MODULES = ["skdpx", "skdpx.base", "skdpx.privacy", "skdpx.model_selection", "skdpx.attacks",
                   "skdpx.datasets", "skdpx.explain", "skdpx.recourse", "skdpx.metrics",
-                  "skdpx.linear", "skdpx.counterfactual", "skdpx.preprocessing", "skdpx.results"]
+                  "skdpx.locally_linear", "skdpx.counterfactual", "skdpx.preprocessing",
+                  "skdpx.results"]
 
 
 @pytest.mark.parametrize("module", PUBLIC_MODULES)
 def test_every_public_name_has_an_api_entry(module):
     """Every name in a public module's ``__all__`` has an entry, under that module or as
-    the same object under another (``skdpx.linear.DPLocallyLinearClassifier`` is
+    the same object under another (``skdpx.locally_linear.DPLocallyLinearClassifier`` is
     ``skdpx.DPLocallyLinearClassifier``)."""
     import importlib
 

@@ -42,8 +42,9 @@ LAYERS = [
     {"privacy", "exceptions"},
     # the estimator base (abstract hooks, capabilities, shared mixins)
     {"base"},
-    # the estimators and the bundled data
-    {"linear", "explain", "counterfactual", "recourse", "datasets"},
+    # the estimators and the bundled data; ``linear`` is the deprecated shim of
+    # ``locally_linear`` (it imports it: same layer)
+    {"locally_linear", "linear", "explain", "counterfactual", "recourse", "datasets"},
     # what runs estimators: searches, metrics, attacks
     {"model_selection", "metrics", "attacks", "inspection"},
     # the top: ``skdpx/__init__.py`` and the demo

@@ -364,7 +364,7 @@ ACCOUNTANTS = pytest.mark.parametrize("kind", ["diffprivlib", "duck"])
 @ACCOUNTANTS
 def test_budget_accountant_receives_each_spend(kind):
     acc = make_accountant(kind, epsilon=5.0, delta=1e-3)
-    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, accountant=acc)
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, mirror=acc)
     ledger.spend(gaussian_event(Z), "a")
     ledger.spend(laplace_event(2.0), "b")
     assert len(acc.spent_budget) == 2
@@ -377,7 +377,7 @@ def test_budget_accountant_receives_each_spend(kind):
 @ACCOUNTANTS
 def test_budget_accountant_cap_is_enforced(kind):
     acc = make_accountant(kind, epsilon=1.0, delta=1e-3)
-    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, accountant=acc)
+    ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, mirror=acc)
     ledger.spend(gaussian_event(Z), "a")  # ~0.6 in the accountant
     # the ledger allows it, the accountant not: its refusal (diffprivlib's
     # BudgetError, or any ValueError) is raised as skdpx's BudgetError
@@ -404,9 +404,31 @@ def test_budget_accountant_as_estimator_accountant(kind):
         est.fit(X, y)  # 3 x 0.4 > 1 for diffprivlib's additive accountant
     assert len(acc.spent_budget) == 4  # refused before its count
     assert isinstance(resolve_ledger(acc), PrivacyLedger)
-    assert resolve_ledger(acc).accountant is acc
+    assert resolve_ledger(acc).mirror is acc
     with pytest.raises(TypeError):
         resolve_ledger("ledger")
+
+
+@ACCOUNTANTS
+def test_the_old_keyword_accountant_still_mirrors_with_a_future_warning(kind):
+    acc = make_accountant(kind, epsilon=5.0, delta=1e-3)
+    with pytest.warns(FutureWarning, match=r"renamed PrivacyLedger\(mirror=\.\.\.\)"):
+        ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, accountant=acc)
+    assert ledger.mirror is acc
+    ledger.spend(laplace_event(2.0), "a")
+    assert acc.spent_budget == [pytest.approx((0.5, 0.0))]
+    with pytest.warns(FutureWarning, match="renamed PrivacyLedger.mirror"):
+        assert ledger.accountant is acc
+    with pytest.raises(TypeError, match="both mirror and accountant"):
+        PrivacyLedger(mirror=acc, accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        assert PrivacyLedger(1.0, 1e-5, None, acc).mirror is acc  # the 4th, as before
+        assert PrivacyLedger().mirror is None
+    # a ledger pickled before the rename keeps its mirror under "accountant"
+    restore, (state,) = ledger.__reduce__()
+    state = {**state, "accountant": state.pop("mirror"), "uid": "pickled-before"}
+    assert restore(state).mirror is acc
 
 
 def test_an_object_without_the_accountant_methods_is_refused_before_spending():
@@ -416,12 +438,12 @@ def test_an_object_without_the_accountant_methods_is_refused_before_spending():
 
     for bad in (OnlySpends(), "acc", PrivacyLedger().events):
         with pytest.raises(TypeError, match="check` and `spend"):
-            PrivacyLedger(accountant=bad)
+            PrivacyLedger(mirror=bad)
         with pytest.raises(TypeError, match="check` and `spend"):
             resolve_ledger(bad)
     # a ledger is a ledger, never a mirror of another one
     with pytest.raises(TypeError):
-        PrivacyLedger(accountant=PrivacyLedger())
+        PrivacyLedger(mirror=PrivacyLedger())
     X, y = small_problem()
     est = DPNearestCentroid(epsilon=1.0, accountant=OnlySpends(), bounds=(-10, 10))
     with pytest.raises(ValueError, match="accountant"):  # scikit-learn's InvalidParameterError

@@ -289,7 +289,7 @@ _BLACK_BOX = LogisticRegression().fit(*_problem(seed=1))  # trained on other row
 def _estimators(ledger, random_state=None):
     kw = dict(delta=DELTA, bounds=(-1.0, 1.0), accountant=ledger, random_state=random_state)
     return {
-        "llm": DPLocallyLinearClassifier(epsilon=1.0, n_maps=2, epochs=2, batch_size=50, **kw),
+        "llc": DPLocallyLinearClassifier(epsilon=1.0, n_maps=2, epochs=2, batch_size=50, **kw),
         "lime": DPLimeExplainer(_BLACK_BOX, epsilon=1.0, epsilon_per_query=0.5, max_iter=10,
                                 **kw),
         "dpc": DPCounterfactualGenerator(_BLACK_BOX, epsilon=1.0, latent_dim=2, max_iter=20,
@@ -312,7 +312,7 @@ _GENERATOR_STATE = (b"MT19937", b"AESCounter", b"PCG64", b"Philox", b"SFC64",
                     b"RandomState", b"SeedSequence", b"NoiseSource", b"Commitment")
 
 
-@pytest.mark.parametrize("name", ["llm", "lime", "dpc", "recourse", "reference"])
+@pytest.mark.parametrize("name", ["llc", "lime", "dpc", "recourse", "reference"])
 def test_fitted_pickles_hold_no_generator(name):
     X, y = _problem()
     est = _run(name, _estimators(PrivacyLedger())[name], X, y)
@@ -323,7 +323,7 @@ def test_fitted_pickles_hold_no_generator(name):
     pickle.loads(blob)  # and it still unpickles
 
 
-@pytest.mark.parametrize("name", ["llm", "lime", "dpc", "recourse", "reference"])
+@pytest.mark.parametrize("name", ["llc", "lime", "dpc", "recourse", "reference"])
 def test_interrupted_fit_keeps_the_whole_planned_spend(name, monkeypatch):
     """A KeyboardInterrupt at the k-th noise draw leaves the full planned spend recorded.
 
@@ -406,7 +406,7 @@ def test_mixed_relations_are_refused():
 def test_dp_sgd_estimators_refuse_a_replace_one_ledger_before_spending():
     X, y = _problem()
     ledger = PrivacyLedger(epsilon=10.0, delta=DELTA, relation="replace_one")
-    for name in ("llm",):
+    for name in ("llc",):
         est = _estimators(ledger)[name]
         with pytest.raises(ValueError, match="add.or.remove"):
             _run(name, est, X, y)

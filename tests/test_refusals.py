@@ -487,7 +487,7 @@ CODES = np.array([0, 1, -1, 1, -1, 0, 1])
 
 
 def test_a_row_without_a_usable_label_has_no_gradient_in_the_model():
-    from skdpx.linear._locally_linear import _views
+    from skdpx.locally_linear._locally_linear import _views
 
     rng = np.random.default_rng(0)
     U = rng.uniform(-0.5, 0.5, size=(len(CODES), 3))

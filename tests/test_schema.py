@@ -16,7 +16,7 @@ import pytest
 from scipy import sparse
 
 from skdpx.datasets import adult_schema, encode_adult, load_adult
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLeakWarning
 
@@ -99,7 +99,7 @@ def test_encode_adult_is_the_encoder_with_adult_schema():
     np.testing.assert_array_equal(ours, encode_adult(X).data)
 
 
-def _fit_llm(X, y, **kw):
+def _fit_llc(X, y, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         return DPLocallyLinearClassifier(n_maps=1, epsilon=5.0, delta=1e-5, epochs=2,
@@ -109,7 +109,7 @@ def _fit_llm(X, y, **kw):
 def test_estimator_on_a_mixed_dataframe_decodes_to_the_same_kind():
     X = _table(60)
     y = (X["colour"] == "red").astype(int).to_numpy()
-    model = _fit_llm(X, y, **SCHEMA)
+    model = _fit_llc(X, y, **SCHEMA)
     assert model.n_features_in_ == 4 and model.coef_.shape[-1] == 8
     assert model.schema_.indices(["colour"], "immutable_features").tolist() == [1, 2, 3]
     Z = model.schema_.encode(X)
@@ -144,6 +144,6 @@ def test_sparse_one_hot_input_is_accepted_and_decoded_as_csr():
     rng = np.random.RandomState(0)
     X = sparse.csr_matrix(np.eye(3)[rng.randint(0, 3, 60)])
     y = X.toarray()[:, 0].astype(int)
-    model = _fit_llm(X, y, bounds=(0.0, 1.0))
+    model = _fit_llc(X, y, bounds=(0.0, 1.0))
     assert model.predict(X[:5]).shape == (5,)
     assert sparse.issparse(model.schema_.decode(np.zeros((2, 3))))

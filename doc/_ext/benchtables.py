@@ -3,12 +3,12 @@
 The benchmarks in ``benchmarks/`` save what they measured under
 ``benchmarks/results/`` (JSON or CSV). A page shows it with::
 
-    .. bench-table:: llm_mnist.json
-       :render: llm.accuracy
+    .. bench-table:: llc_mnist.json
+       :render: llc.accuracy
        :caption: Test accuracy on MNIST
 
-which loads ``benchmarks/results/llm_mnist.json`` and calls
-``doc/_tables/llm.py::accuracy(results)`` (with several files, the renderer
+which loads ``benchmarks/results/llc_mnist.json`` and calls
+``doc/_tables/llc.py::accuracy(results)`` (with several files, the renderer
 gets a dict of their results by file name). A renderer returns a
 :class:`pandas.DataFrame` (its columns are the header; the index is dropped)
 or a pair ``(header, rows)``. Numbers are formatted by the renderer, so a

@@ -205,6 +205,7 @@ def fixed_costs(results):
 
 
 # ------------------------------------------------------------ row_count_cost.json
+# "llm_mnist" is the saved file's name for the llc_mnist.py job (named before the rename)
 _RCC_BENCH = {"llm_mnist": "DPLocallyLinearClassifier, MNIST",
               "dplime_adult": "DPLimeExplainer, Adult (part a)",
               "dplime_budget": "DPLimeExplainer, Adult (budget)",

@@ -91,7 +91,7 @@ def resolve_ledger(accountant):
         warn_uncapped("fit")
         return PrivacyLedger()
     if is_budget_accountant(accountant):
-        return PrivacyLedger(accountant=accountant)
+        return PrivacyLedger(mirror=accountant)
     raise TypeError(
         "accountant must be a skdpx.privacy.PrivacyLedger, a diffprivlib BudgetAccountant (or "
         f"any object with its `check` and `spend` methods) or None, got "

@@ -95,6 +95,8 @@ class _DefaultCap(float):
 
 _DEFAULT_EPSILON = _DefaultCap(math.inf)
 _DEFAULT_DELTA = _DefaultCap(1.0)
+#: ``accountant=`` not given (its deprecated name for ``mirror``)
+_NOT_GIVEN = object()
 
 
 class LedgerDetachedError(RuntimeError):
@@ -165,13 +167,13 @@ class PrivacyLedger:
         file anew if it was deleted, with nothing spent: open an existing
         budget with ``PrivacyLedger(path=path)`` (no cap), which refuses a
         missing file.
-    accountant : diffprivlib.BudgetAccountant or alike, default=None
+    mirror : diffprivlib.BudgetAccountant or alike, default=None
         Each spend is mirrored into it as the (epsilon, delta) of that event
         alone, and its own cap is checked too: before recording,
-        ``accountant.check(epsilon, delta)`` (a ``ValueError`` from it, such
+        ``mirror.check(epsilon, delta)`` (a ``ValueError`` from it, such
         as diffprivlib's ``BudgetError``, refuses the spend and is raised
         as skdpx's :class:`~skdpx.exceptions.BudgetError`), after,
-        ``accountant.spend(epsilon, delta)``.
+        ``mirror.spend(epsilon, delta)``.
         Any object with those two methods will do (found by duck typing:
         skdpx does not import diffprivlib).
     relation : {"add_or_remove", "replace_one"}, default="add_or_remove"
@@ -181,9 +183,17 @@ class PrivacyLedger:
         refused (``ValueError``): composing it would be wrong. Estimators
         read it and calibrate under it. A file-backed ledger keeps the
         relation it was created with.
+    accountant : diffprivlib.BudgetAccountant or alike
+        Deprecated: the old name of ``mirror`` (it warns, ``FutureWarning``,
+        and will be removed in the next release). Giving both is a
+        ``TypeError``. (An estimator's ``accountant`` is its ledger: that
+        name stays.)
 
     Attributes
     ----------
+    mirror : diffprivlib.BudgetAccountant or alike, or None
+        The ``mirror`` given (``accountant``, its deprecated alias, reads it
+        with a ``FutureWarning``).
     events : list of (str, DpEvent)
         The releases recorded so far, in order.
     epsilon_spent, delta_spent : float
@@ -220,22 +230,30 @@ class PrivacyLedger:
     """
 
     def __init__(self, epsilon=_DEFAULT_EPSILON, delta=_DEFAULT_DELTA, path=None,
-                 accountant=None, *, relation="add_or_remove"):
+                 mirror=None, *, relation="add_or_remove", accountant=_NOT_GIVEN):
+        if accountant is not _NOT_GIVEN:
+            if mirror is not None:
+                raise TypeError("PrivacyLedger got both mirror and accountant, its deprecated "
+                                "name: give mirror only.")
+            warnings.warn("PrivacyLedger(accountant=...) was renamed PrivacyLedger(mirror=...); "
+                          "accountant= will be removed in the next release.",
+                          FutureWarning, stacklevel=2)
+            mirror = accountant
         check_relation(relation)
         if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or not epsilon > 0:
             raise ValueError(f"epsilon must be > 0 (np.inf for no cap), got {epsilon!r}.")
         if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 <= delta <= 1:
             raise ValueError(f"delta must be in [0, 1], got {delta!r}.")
-        if accountant is not None and not is_budget_accountant(accountant):
+        if mirror is not None and not is_budget_accountant(mirror):
             raise TypeError(
-                "accountant must be a diffprivlib BudgetAccountant (or any object with its "
-                f"`check` and `spend` methods) or None, got {type(accountant).__name__}."
+                "mirror must be a diffprivlib BudgetAccountant (or any object with its "
+                f"`check` and `spend` methods) or None, got {type(mirror).__name__}."
             )
         self._epsilon = float(epsilon)
         self._delta = float(delta)
         self._relation = relation
         self._path = None if path is None else os.fspath(path)
-        self.accountant = accountant
+        self.mirror = mirror
         self._entries = []  # in memory: dicts {id, label, event, delta}
         self._next_id = 1
         self._uid = uuid.uuid4().hex
@@ -291,6 +309,13 @@ class PrivacyLedger:
         """The cap minus what has been spent (composition is not additive:
         the next release may cost less than its own epsilon)."""
         return max(self._epsilon - self.epsilon_spent, 0.0)
+
+    @property
+    def accountant(self):
+        """Deprecated: the old name of :attr:`mirror` (warns; removed in the next release)."""
+        warnings.warn("PrivacyLedger.accountant was renamed PrivacyLedger.mirror; the old name "
+                      "will be removed in the next release.", FutureWarning, stacklevel=2)
+        return self.mirror
 
     def __len__(self):
         return len(self._read())
@@ -372,8 +397,8 @@ class PrivacyLedger:
                         [(head, "head"), (str(state["count"] + 1), "count")])
                 # only once committed (a failed commit, on a full disk say, records nothing)
                 self._seen = max(self._seen, state["count"] + 1)
-            if self.accountant is not None:
-                self.accountant.spend(*self._own_cost(entry))
+            if self.mirror is not None:
+                self.mirror.spend(*self._own_cost(entry))
         return entry["id"]
 
     @property
@@ -455,16 +480,16 @@ class PrivacyLedger:
                 f"epsilon={eps:.4g} at delta={delta:.3g}, above the cap epsilon="
                 f"{self._epsilon:g}, delta={self._delta:g} (spent so far: epsilon={spent:.4g})."
             )
-        if self.accountant is not None:
+        if self.mirror is not None:
             try:
-                self.accountant.check(*self._own_cost(new))
+                self.mirror.check(*self._own_cost(new))
             except BudgetError:
                 raise
             except ValueError as exc:
                 # diffprivlib's BudgetError (a ValueError) or alike: the
                 # accountant refuses the spend; one error type for callers
                 raise BudgetError(
-                    f"the mirrored accountant ({type(self.accountant).__name__}) refuses "
+                    f"the mirrored accountant ({type(self.mirror).__name__}) refuses "
                     f"{new['label']!r}: {exc}"
                 ) from exc
 
@@ -641,7 +666,7 @@ class PrivacyLedger:
                 "epsilon": self._epsilon,
                 "delta": self._delta,
                 "path": self._path,
-                "accountant": self.accountant,
+                "mirror": self.mirror,
                 "entries": list(self._entries),
                 "next_id": self._next_id,
                 # a file ledger's identity: which file, which cap, how far it has seen
@@ -662,7 +687,8 @@ def _restore_ledger(state):
     ledger._delta = state["delta"]
     ledger._relation = state.get("relation", "add_or_remove")
     ledger._path = state["path"]
-    ledger.accountant = state["accountant"]
+    # "accountant": a pickle made before the keyword's rename
+    ledger.mirror = state["mirror"] if "mirror" in state else state["accountant"]
     ledger._entries = state["entries"]
     ledger._next_id = state["next_id"]
     ledger._uid = state["uid"]

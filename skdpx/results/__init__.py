@@ -7,7 +7,7 @@ Four classes hold what an explainer releases:
 - :class:`RecoursePaths`: one path of points per query, from the query to
   its counterfactual;
 - :class:`LocallyLinearMaps`: the global explanation of a
-  :class:`~skdpx.linear.DPLocallyLinearClassifier`, every class's linear
+  :class:`~skdpx.locally_linear.DPLocallyLinearClassifier`, every class's linear
   maps with their weights (one row per class).
 
 They share one private base, :class:`~skdpx.results._base._Result`, which does what is common:

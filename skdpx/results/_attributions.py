@@ -414,7 +414,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
 class LocallyLinearMaps(_FeatureUnits, _Result):
     """The global explanation of a locally linear model: every class's maps.
 
-    A :class:`~skdpx.linear.DPLocallyLinearClassifier` scores class ``k`` as
+    A :class:`~skdpx.locally_linear.DPLocallyLinearClassifier` scores class ``k`` as
     ``f_k(x) = sum_m s_km(x) g_km(x)``, with linear maps ``g_km(x) = coef[k, m]
     . x + intercept[k, m]`` mixed by the softmax weights ``s_k(x) =
     softmax(beta g_k(x))``. This object holds the maps of every class and, per

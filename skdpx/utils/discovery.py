@@ -10,6 +10,22 @@ from sklearn.base import BaseEstimator
 __all__ = ["all_estimators"]
 
 _SKIP = ("tests", "_", "__main__")
+#: deprecated subpackages, never imported here (importing one warns): ``linear`` is
+#: the old name of ``locally_linear``
+_DEPRECATED = ("linear",)
+
+
+def _modules(root):
+    """``pkgutil.walk_packages`` of skdpx, without its deprecated subpackages (walking a
+    package imports it)."""
+    for info in pkgutil.iter_modules([root], prefix="skdpx."):
+        short = info.name.split(".")[1]
+        if short in _DEPRECATED:
+            continue
+        yield info
+        if info.ispkg:
+            yield from pkgutil.walk_packages([os.path.join(root, short)],
+                                             prefix=info.name + ".")
 
 
 def all_estimators():
@@ -32,7 +48,7 @@ def all_estimators():
     # every module, imported by name (the top of the package, not a layer below it)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found = {}
-    for info in pkgutil.walk_packages([root], prefix="skdpx."):
+    for info in _modules(root):
         parts = info.name.split(".")
         if any(p.startswith(_SKIP) for p in parts[1:-1]) or parts[-1] in ("__main__", "tests"):
             continue

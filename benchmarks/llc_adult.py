@@ -13,10 +13,10 @@ scikit-learn 1.9 and its LogisticRegression fails on 1.8). Where it does not
 import or fit, its rows say why and the comparison is left out.
 
 Saves every number of its table, with the settings, seeds, runtime, date and
-versions, to ``benchmarks/results/llm_adult.json`` (``--out``), which the
+versions, to ``benchmarks/results/llc_adult.json`` (``--out``), which the
 docs' benchmarks page renders.
 
-Run: python benchmarks/llm_adult.py [--seeds 5]
+Run: python benchmarks/llc_adult.py [--seeds 5]
 Measured: 7 min (422 s) with 5 seeds on 2026-11-26, on a shared 2-core
 machine with a load average near 10; a one-seed run took 58 s there.
 """
@@ -32,12 +32,12 @@ import sklearn
 from sklearn.linear_model import LogisticRegression
 
 from skdpx.datasets import encode_adult, load_adult
-from skdpx.linear import DPLocallyLinearClassifier
+from skdpx.locally_linear import DPLocallyLinearClassifier
 
 from _run_record import run_info, save, start as record_start
 
 DELTA = 1e-5
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llm_adult.json")
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llc_adult.json")
 
 
 def environment(started, seconds):
@@ -75,7 +75,7 @@ def main(argv=None):
     data_norm = math.sqrt(len(enc.columns))
     assert np.linalg.norm(X, axis=1).max() <= data_norm + 1e-9
 
-    def llm(eps, n_maps=2):
+    def llc(eps, n_maps=2):
         return lambda seed: DPLocallyLinearClassifier(
             n_maps=n_maps, epsilon=eps, delta=DELTA, bounds=enc.bounds, random_state=seed)
 
@@ -88,23 +88,23 @@ def main(argv=None):
                                                  random_state=seed)
 
     # (name, epsilon, the model's settings for the JSON, factory)
-    llm_settings = {"n_maps": 2, "delta": DELTA, "bounds": "encode_adult's public ranges",
+    llc_settings = {"n_maps": 2, "delta": DELTA, "bounds": "encode_adult's public ranges",
                     "other parameters": "DPLocallyLinearClassifier's defaults"}
     dplr_settings = {"data_norm": data_norm, "other parameters": "diffprivlib's defaults"}
     settings = {
-        "DPLocallyLinearClassifier M=2": llm_settings,
-        "DPLocallyLinearClassifier M=1": {**llm_settings, "n_maps": 1},
+        "DPLocallyLinearClassifier M=2": llc_settings,
+        "DPLocallyLinearClassifier M=1": {**llc_settings, "n_maps": 1},
         "diffprivlib LogisticRegression": dplr_settings,
         "sklearn LogisticRegression": {"max_iter": 2000, "other parameters":
                                        "scikit-learn's defaults (not private)"},
     }
     rows = [
-        ("DPLocallyLinearClassifier M=2", 1.0, llm(1.0)),
-        ("DPLocallyLinearClassifier M=1", 1.0, llm(1.0, n_maps=1)),
+        ("DPLocallyLinearClassifier M=2", 1.0, llc(1.0)),
+        ("DPLocallyLinearClassifier M=1", 1.0, llc(1.0, n_maps=1)),
         ("diffprivlib LogisticRegression", 1.0, dplr(1.0)),
-        ("DPLocallyLinearClassifier M=2", 0.1, llm(0.1)),
+        ("DPLocallyLinearClassifier M=2", 0.1, llc(0.1)),
         ("diffprivlib LogisticRegression", 0.1, dplr(0.1)),
-        ("DPLocallyLinearClassifier M=2", math.inf, llm(math.inf)),
+        ("DPLocallyLinearClassifier M=2", math.inf, llc(math.inf)),
         ("sklearn LogisticRegression", math.inf,
          lambda seed: LogisticRegression(max_iter=2000)),
     ]
@@ -156,7 +156,7 @@ def main(argv=None):
               f"LogisticRegression {theirs:.4f}: {'more' if ours > theirs else 'NOT more'} "
               f"accurate by {100 * (ours - theirs):+.2f} points")
     out = {
-        "benchmark": "llm_adult",
+        "benchmark": "llc_adult",
         "description": __doc__.splitlines()[0].strip(),
         "dataset": {"name": "Adult (bundled, skdpx.datasets.load_adult)",
                     "n_train": int(len(y)), "n_test": int(len(y_test)),

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 from skdpx import DPLocallyLinearClassifier, FeatureAttribution
-from skdpx.linear._locally_linear import _maps_backward, _maps_forward, _views
+from skdpx.locally_linear._locally_linear import _maps_backward, _maps_forward, _views
 from skdpx.privacy import (
     DPSGD,
     BudgetError,
@@ -697,3 +697,99 @@ def test_a_release_outside_the_committed_plan_is_refused(monkeypatch):
     with pytest.raises(RuntimeError, match="not in the spend committed"):
         DPLocallyLinearClassifier(epsilon=1.0, bounds=(-6, 6), epochs=1,
                                   batch_size=None).fit(X, y)
+
+
+# --------------------------------------------------------------------------
+# The old names (issue 37): skdpx.linear and center_budget, for one release
+# --------------------------------------------------------------------------
+def _run(code, stdin=b""):
+    """Run ``code`` in a fresh interpreter (nothing imported yet), its stdout."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", code], input=stdin, env=env, cwd=root,
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode()
+
+
+def test_the_old_module_warns_once_and_is_the_new_one():
+    out = _run(
+        "import warnings\n"
+        "import skdpx, skdpx.locally_linear\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import skdpx.linear\n"
+        "    from skdpx.linear import DPLocallyLinearClassifier as old\n"
+        "    import skdpx.linear._locally_linear as private\n"
+        "print([(c.category.__name__, str(c.message)) for c in w])\n"
+        "print(old is skdpx.locally_linear.DPLocallyLinearClassifier "
+        "is private.DPLocallyLinearClassifier is skdpx.DPLocallyLinearClassifier)\n")
+    warned, same = out.splitlines()
+    warned = eval(warned)
+    assert len(warned) == 1 and warned[0][0] == "FutureWarning", warned
+    assert "skdpx.locally_linear" in warned[0][1]
+    assert same == "True"
+    # importing skdpx itself does not touch the old name
+    assert _run("import warnings; warnings.simplefilter('error', FutureWarning)\n"
+                "import skdpx, skdpx.locally_linear, skdpx.utils.discovery\n"
+                "skdpx.utils.discovery.all_estimators(); import sys\n"
+                "print('skdpx.linear' in sys.modules)") == "False\n"
+
+
+def test_a_classifier_pickled_under_the_old_module_still_loads(monkeypatch):
+    # a pickle made before the rename names skdpx.linear._locally_linear: made here by
+    # giving the class its old module while pickling (checked against a pickle made at
+    # 9ec2ae3 when the rename was made)
+    X, y = _blobs(n=200)
+    clf = DPLocallyLinearClassifier(epsilon=1.0, epochs=2, batch_size=200, bounds=(-6, 6),
+                                    random_state=0).fit(X, y)
+    monkeypatch.setattr(DPLocallyLinearClassifier, "__module__", "skdpx.linear._locally_linear")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pickle imports the module to check
+        blob = pickle.dumps((clf, X))
+    monkeypatch.undo()
+    assert b"skdpx.linear._locally_linear" in blob
+    assert b"skdpx.locally_linear" not in blob
+    out = _run(
+        "import pickle, sys, warnings\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    clf, X = pickle.load(sys.stdin.buffer)\n"
+        "print(type(clf).__module__)\n"
+        "print(sum(issubclass(c.category, FutureWarning) for c in w))\n"
+        "print(clf.predict_proba(X).tobytes().hex())\n", stdin=blob)
+    module, n_warned, proba = out.splitlines()
+    assert module == "skdpx.locally_linear._locally_linear"
+    assert n_warned == "1"
+    np.testing.assert_array_equal(
+        np.frombuffer(bytes.fromhex(proba)).reshape(-1, 3), clf.predict_proba(X))
+
+
+def test_center_budget_is_center_share_with_a_future_warning():
+    from sklearn.base import clone
+
+    X, y = _blobs()
+    kw = dict(epsilon=1.0, epochs=2, batch_size=len(X), bounds=(-6, 6), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        new = DPLocallyLinearClassifier(center_share=0.3, **kw).fit(X, y)
+        default = DPLocallyLinearClassifier(**kw).fit(X, y)
+    old = DPLocallyLinearClassifier(center_budget=0.3, **kw)
+    assert old.get_params()["center_budget"] == 0.3
+    assert clone(old).get_params() == old.get_params()
+    with pytest.warns(FutureWarning, match="center_budget was renamed center_share"):
+        old.fit(X, y)
+    # the old name is used, and is the new one: the same model to the bit
+    assert old.center_noise_multiplier_ == new.center_noise_multiplier_
+    assert old.center_noise_multiplier_ != default.center_noise_multiplier_
+    assert old.noise_multiplier_ == new.noise_multiplier_
+    np.testing.assert_array_equal(old.coef_, new.coef_)
+    assert old.epsilon_spent_ == new.epsilon_spent_
+    assert DPLocallyLinearClassifier().get_params()["center_budget"] == "deprecated"
+    with pytest.raises(ValueError, match="center_budget"):
+        DPLocallyLinearClassifier(center_budget=1.5, **kw).fit(X, y)

@@ -1,8 +1,8 @@
-"""Tables of DPLocallyLinearClassifier's benchmarks (benchmarks/llm_adult.py, llm_mnist.py).
+"""Tables of DPLocallyLinearClassifier's benchmarks (benchmarks/llc_adult.py, llc_mnist.py).
 
 Each function takes the saved results of one file under benchmarks/results/
-(llm_adult.json or llm_mnist.json) and returns (header, rows). The paper's
-accuracies are published constants saved in llm_mnist.json as such
+(llc_adult.json or llc_mnist.json) and returns (header, rows). The paper's
+accuracies are published constants saved in llc_mnist.json as such
 (``paper_accuracy``, ``paper_source``); every other number is measured.
 """
 
@@ -26,7 +26,7 @@ def _n_maps(row):
 
 
 def adult_accuracy(results):
-    """llm_adult.json: test accuracy per model and epsilon (mean ± std over the seeds)."""
+    """llc_adult.json: test accuracy per model and epsilon (mean ± std over the seeds)."""
     header = ["model", "maps per class", "epsilon", "test accuracy", "fit time (s, mean)"]
     rows = []
     for row in results["rows"]:
@@ -42,7 +42,7 @@ def adult_accuracy(results):
 
 
 def adult_privacy(results):
-    """llm_adult.json: what each private DPLocallyLinearClassifier fit spent, and its noise."""
+    """llc_adult.json: what each private DPLocallyLinearClassifier fit spent, and its noise."""
     header = ["maps per class", "epsilon (target)", "epsilon spent (max over seeds)",
               "delta spent", "noise multiplier"]
     rows = []
@@ -58,7 +58,7 @@ def adult_privacy(results):
 
 
 def mnist_accuracy(results):
-    """llm_mnist.json: test accuracy against the paper's published figures."""
+    """llc_mnist.json: test accuracy against the paper's published figures."""
     header = ["setting", "epsilon", "epsilon recomputed (max over seeds)",
               "noise multiplier z", "learning rate", "max_grad_norm",
               "test accuracy (measured)",
@@ -80,7 +80,7 @@ def mnist_accuracy(results):
 
 
 def mnist_speed(results):
-    """llm_mnist.json: the training loop's time per epoch, DP-SGD against non-private."""
+    """llc_mnist.json: the training loop's time per epoch, DP-SGD against non-private."""
     speed = results["speed"]
     runs = f"median of {speed['repeats']} interleaved runs of {speed['epochs']:g} epochs"
     rows = [
@@ -99,7 +99,7 @@ def mnist_speed(results):
 
 
 def mnist_accounting(results):
-    """llm_mnist.json: the paper's DP-SGD event under PLD and RDP."""
+    """llc_mnist.json: the paper's DP-SGD event under PLD and RDP."""
     acc = results["accounting"]
     header = ["", "PLD (skdpx)", "RDP", "the paper (moments accountant)"]
     rows = [[f"epsilon of the paper's noise z = {acc['paper_sigma']:g}",
@@ -114,7 +114,7 @@ def mnist_accounting(results):
 
 
 def mnist_centring_cost(results):
-    """llm_mnist.json: DP-SGD's noise multiplier with the centring release and without it."""
+    """llc_mnist.json: DP-SGD's noise multiplier with the centring release and without it."""
     alone = {row["epsilon"]: row["noise_multiplier_pld"]
              for row in results["accounting"]["calibrated"]}
     header = ["epsilon", "noise multiplier, DP-SGD alone",

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from skdpx import DPLocallyLinearClassifier, LocallyLinearMaps
-from skdpx.linear._locally_linear import _maps_forward
+from skdpx.locally_linear._locally_linear import _maps_forward
 from skdpx.privacy import PrivacyLedger
 
 

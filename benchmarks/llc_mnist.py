@@ -15,10 +15,10 @@ the paper's DP-SGD event: the epsilon of the paper's own noise (sigma = 1.3,
 each calibrates for epsilon 2 and 0.5 (DP-SGD alone, without the centring).
 
 Saves every number of its tables, with the settings, seeds, runtime, date and
-versions, to ``benchmarks/results/llm_mnist.json`` (``--out``), which the
+versions, to ``benchmarks/results/llc_mnist.json`` (``--out``), which the
 docs' benchmarks page renders.
 
-Run: python benchmarks/llm_mnist.py [--seeds 3] [--parts models accounting]
+Run: python benchmarks/llc_mnist.py [--seeds 3] [--parts models accounting]
 (``--parts accounting`` alone updates that part of an existing results file,
 in under a minute). Measured: 36 min (2,182 s) with 3 seeds on 2026-11-26, on
 a shared 2-core machine with a load average near 10 that gave the run 35% of
@@ -43,11 +43,11 @@ from _mnist import BOUNDS, load_mnist  # noqa: E402
 from _run_record import run_info, save, start as record_start  # noqa: E402
 
 from skdpx.privacy import calibrate_noise, compute_epsilon  # noqa: E402
-from skdpx.linear import DPLocallyLinearClassifier  # noqa: E402
-from skdpx.linear import _locally_linear  # noqa: E402
+from skdpx.locally_linear import DPLocallyLinearClassifier  # noqa: E402
+from skdpx.locally_linear import _locally_linear  # noqa: E402
 
 DELTA = 1e-5
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llm_mnist.json")
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "llc_mnist.json")
 #: Where the paper's accuracies come from (published constants, not measured here).
 PAPER = ("Harder, Bauer & Park, AAAI 2020, section 4.1 (\"mean accuracy of 94.2 ± 0.4% and "
          "91.8 ± 0.4%\" at epsilon 2 and 0.5; the paper does not say what the ± is; "
@@ -238,7 +238,7 @@ def main(argv=None):
     speed = speed_table(data, fit_times)
     accounting = accounting_table(len(data[1])) if "accounting" in args.parts else None
     out = {
-        "benchmark": "llm_mnist",
+        "benchmark": "llc_mnist",
         "description": __doc__.splitlines()[0].strip(),
         "dataset": {"name": "MNIST (not bundled; IDX files)", "n_train": int(len(data[1])),
                     "n_test": int(len(data[3])), "n_features": int(data[0].shape[1])},
