@@ -242,8 +242,8 @@ def test_uncapped_ledger_needs_delta_for_gaussian():
         ({"delta": 1.5}, ValueError),
         ({"delta": float("nan")}, ValueError),
         ({"delta": None}, ValueError),
-        ({"accountant": "default"}, TypeError),
-        ({"accountant": PrivacyLedger()}, TypeError),
+        ({"mirror": "default"}, TypeError),
+        ({"mirror": PrivacyLedger()}, TypeError),
     ],
 )
 def test_invalid_constructor_arguments(kwargs, error):
@@ -427,7 +427,8 @@ def test_the_old_keyword_accountant_still_mirrors_with_a_future_warning(kind):
         assert PrivacyLedger().mirror is None
     # a ledger pickled before the rename keeps its mirror under "accountant"
     restore, (state,) = ledger.__reduce__()
-    state = {**state, "accountant": state.pop("mirror"), "uid": "pickled-before"}
+    state = dict(state, uid="pickled-before")
+    state["accountant"] = state.pop("mirror")
     assert restore(state).mirror is acc
 
 

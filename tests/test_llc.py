@@ -793,3 +793,10 @@ def test_center_budget_is_center_share_with_a_future_warning():
     assert DPLocallyLinearClassifier().get_params()["center_budget"] == "deprecated"
     with pytest.raises(ValueError, match="center_budget"):
         DPLocallyLinearClassifier(center_budget=1.5, **kw).fit(X, y)
+    # a classifier pickled before the rename (its state: center_budget, no center_share)
+    state = dict(new.__getstate__())
+    state["center_budget"] = state.pop("center_share")
+    loaded = DPLocallyLinearClassifier.__new__(DPLocallyLinearClassifier)
+    loaded.__setstate__(state)
+    assert loaded.get_params() == new.get_params()
+    np.testing.assert_array_equal(loaded.predict_proba(X), new.predict_proba(X))

@@ -371,6 +371,15 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         self.random_state = random_state
         self.center_budget = center_budget
 
+    def __setstate__(self, state):
+        # a classifier pickled before the rename has center_budget (a share) and no
+        # center_share: it loads with the new name, as one made now would
+        if "center_share" not in state:
+            state = dict(state)
+            state["center_share"] = state.pop("center_budget", 0.05)
+            state["center_budget"] = "deprecated"
+        super().__setstate__(state)
+
     # ------------------------------------------------------------------ fit
 
     def fit(self, X, y):
