@@ -19,9 +19,9 @@ REDUCED SETTINGS, not the full benchmarks (defaults; each is an option):
 
 * ``llc_mnist.py --seeds 3 --parts models`` (``llm_mnist.py`` in a tree before
   its rename; the job and its saved results keep the name ``llm_mnist``):
-  DPLocallyLinearClassifier's MNIST test accuracy at epsilon 2 and 0.5 (and not private), the paper's
-  model (30 maps, projection 300, 20 epochs, batch 500, delta 1e-5), seeds
-  0-2 (the full run also has the accounting part, not run here: it does not
+  DPLocallyLinearClassifier's MNIST test accuracy at epsilon 2 and 0.5 (and
+  not private), the paper's model (30 maps, projection 300, 20 epochs, batch
+  500, delta 1e-5), seeds 0-2 (the full run also has the accounting part, not run here: it does not
   depend on the data).
 * ``dplime_adult.py --parts a``: DPLimeExplainer's quality on Adult (mean
   local loss above the exact optimum, top-5 agreement with it) at

@@ -38,7 +38,8 @@ from sklearn import config_context, get_config
 from sklearn.base import is_classifier as _sklearn_is_classifier
 
 __all__ = [
-    "BaseSearchCV", "HasMethods", "Hidden", "Interval", "InvalidParameterError", "RealNotInt", "StrOptions", "fit_context",
+    "BaseSearchCV", "HasMethods", "Hidden", "Interval", "InvalidParameterError", "RealNotInt",
+    "StrOptions", "fit_context",
     "is_classifier", "safe_indexing", "validate_parameter_constraints",
 ]
 
