@@ -443,7 +443,8 @@ def test_exponential_release_at_infinite_epsilon_is_the_argmax():
     np.testing.assert_array_equal(out, [2, 0])
 
 
-@pytest.mark.parametrize("bad", [-1, "x", 1.5, object()], ids=repr)
+@pytest.mark.parametrize("bad", [-1, "x", 1.5, object()],
+                         ids=["-1", "str", "float", "object"])
 def test_a_bad_random_state_is_refused_before_the_spend(bad):
     # (the bad-input benchmark: each of the three mechanisms spent, then refused it)
     from skdpx.privacy import PrivacyLedger, exponential_mechanism, gaussian_mechanism

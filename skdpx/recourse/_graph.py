@@ -398,24 +398,6 @@ class RecourseGraph:
         return SimpleNamespace(starts=starts, reach=reach, cost=cost, lengths=lengths,
                                flat=flat, admissible=admissible)
 
-    def route(self, queries, skip=None):
-        """``(starts, reach, lengths, flat)`` of :meth:`search`."""
-        res = self.search(queries, skip=skip)
-        return res.starts, res.reach, res.lengths, res.flat
-
-    def walk(self, starts):
-        """Node paths of the start nodes on the whole graph.
-
-        Returns (lengths (n,), node indices concatenated).
-        """
-        starts = np.asarray(starts, dtype=int)
-        if len(self.paths) == 0:  # a graph with no node has no path
-            return np.zeros(len(starts), dtype=int), np.empty(0, dtype=int)
-        rows = self.paths[np.maximum(starts, 0)]
-        rows[starts < 0] = -1
-        ok = rows >= 0
-        return ok.sum(axis=1), rows[ok]
-
     def k_best(self, starts, n_paths, admissible=None, candidates=None):
         """Up to ``n_paths`` shortest paths from each start node to distinct candidates.
 
