@@ -30,6 +30,26 @@ def uniform_problem(n=200, d=3, seed=0, slope=0.5):
     return X, (X[:, 0] + slope * X[:, 1] > 0).astype(int)
 
 
+def recorded_gradients(explainer, Z, labels, noise, commitment):
+    """Run a fitted DPLimeExplainer's DP gradient descent on the queries ``Z``:
+    ``(released, phi)``, the noisy gradients it released (one array per step, in
+    order) and its answers (an audit's view of an answer's releases)."""
+    from skdpx.explain import _dpgd
+
+    released, real = [], _dpgd.noisy_gradient
+
+    def recording(*args, **kwargs):
+        released.append(real(*args, **kwargs))
+        return released[-1]
+
+    _dpgd.noisy_gradient = recording
+    try:
+        phi = explainer._dpgd(Z, labels, noise, commitment)
+    finally:
+        _dpgd.noisy_gradient = real
+    return np.array(released), phi
+
+
 def randomized_response(epsilon):
     """Batched randomized response on a one-row dataset holding a bit (an audit's release)."""
     p_truth = math.exp(epsilon) / (1.0 + math.exp(epsilon))

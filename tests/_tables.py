@@ -1,4 +1,4 @@
-"""A small private table with declared bounds and a categorical, for the Dask tests."""
+"""Small private tables with declared bounds and categoricals (Dask, schema and DPLime tests)."""
 
 import numpy as np
 
@@ -16,6 +16,21 @@ def people(rng, n=N):
         "job": rng.choice(CATEGORIES["job"], n),
         "hours": rng.normal(40, 10, n).clip(1, 99),
         "gain": np.where(rng.uniform(size=n) < 0.1, rng.exponential(5000, n), 0.0),
+    })
+
+
+def mixed_table(n=40, seed=0):
+    """A pandas DataFrame of ``n`` rows: an int, an unordered categorical (levels in
+    another order than declared), a float and an object column (seeded)."""
+    import pandas as pd
+
+    rng = np.random.RandomState(seed)
+    return pd.DataFrame({
+        "age": rng.randint(18, 80, n),
+        "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n),
+                                 categories=["blue", "green", "red"]),
+        "income": rng.uniform(0, 1e5, n),
+        "city": rng.choice(["Paris", "Rome"], n).astype(object),
     })
 
 

@@ -33,6 +33,8 @@ from skdpx.privacy import (
     noise_source,
 )
 
+from ._helpers import recorded_gradients
+
 # most tests seed the noise on purpose (each seeded fit and answer warns);
 # test_a_seed_reproduces_the_answers_and_warns checks the warning
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
@@ -249,19 +251,9 @@ def _answer_release(dataset, random_state, n):
     # as an answer does: the n T releases are committed before the dataset is read
     commitment = Commitment(gaussian_event(explainer.noise_multiplier_, steps=_AUDIT_STEPS * n),
                             "audit")
-    released, real = [], _dpgd.noisy_gradient
-
-    def recording(*args, **kwargs):
-        released.append(real(*args, **kwargs))
-        return released[-1]
-
-    _dpgd.noisy_gradient = recording
-    try:
-        Z = np.repeat(explainer._scaler().transform(AUDIT_QUERY), n, axis=0)
-        phi = explainer._dpgd(Z, np.zeros(n, dtype=int), noise, commitment)
-    finally:
-        _dpgd.noisy_gradient = real
-    statistic, last = _answer_statistic(np.array(released))
+    Z = np.repeat(explainer._scaler().transform(AUDIT_QUERY), n, axis=0)
+    released, phi = recorded_gradients(explainer, Z, np.zeros(n, dtype=int), noise, commitment)
+    statistic, last = _answer_statistic(released)
     assert len(released) == _AUDIT_STEPS and np.allclose(last, phi)
     return statistic
 

@@ -11,6 +11,8 @@ from skdpx.explain import _parallel
 from skdpx.explain._local_loss import local_loss_terms, trust_region
 from skdpx.privacy import PrivacyLedger
 
+from ._tables import mixed_table
+
 # the tests seed the noise on purpose (each seeded fit and answer warns)
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
@@ -224,19 +226,6 @@ def test_local_loss_terms_with_offsets_are_those_of_the_centred_labels():
 # DataFrames: the black box gets rows of the kind the explainer was fitted on
 # --------------------------------------------------------------------------
 
-def _table(n, seed):
-    import pandas as pd
-
-    rng = np.random.RandomState(seed)
-    return pd.DataFrame({
-        "age": rng.randint(18, 80, n),
-        "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n),
-                                 categories=["blue", "green", "red"]),
-        "income": rng.uniform(0, 1e5, n),
-        "city": rng.choice(["Paris", "Rome"], n).astype(object),
-    })
-
-
 _SCHEMA = dict(bounds={"age": (17, 90), "income": (0, 2e5)},
                categories={"colour": ["red", "green", "blue"], "city": ["Paris", "Rome"]})
 
@@ -249,7 +238,7 @@ def test_a_dataframe_pipeline_black_box_gets_dataframe_rows(kind):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    X_model, X_private, queries = _table(600, 0), _table(600, 1), _table(5, 2)
+    X_model, X_private, queries = mixed_table(600, 0), mixed_table(600, 1), mixed_table(5, 2)
     score = (X_model["age"] - 50) / 10 + (X_model["colour"] == "red") * 2.0
     columns = make_column_transformer(
         (StandardScaler(), ["age", "income"]),
@@ -311,7 +300,7 @@ def test_csr_one_hot_rows_are_explained_and_the_black_box_gets_csr():
 
 
 def test_results_carry_the_public_ranges_and_the_columns():
-    X_private, queries = _table(300, 1), _table(3, 2)
+    X_private, queries = mixed_table(300, 1), mixed_table(3, 2)
     model = LogisticRegression().fit(
         np.c_[X_private["age"], X_private["income"]], X_private["age"] > 50)
 

@@ -58,7 +58,7 @@ from skdpx.privacy import (
 from skdpx.privacy import _count
 
 from ._reference import DPNearestCentroid
-from ._helpers import uniform_problem
+from ._helpers import recorded_gradients, uniform_problem
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
@@ -227,17 +227,8 @@ def _audit(m_of):
         noise = noise_source(random_state)
         commitment = Commitment(gaussian_event(explainer.noise_multiplier_, steps=_T * n),
                                 "audit")
-        released, real = [], _dpgd.noisy_gradient
-
-        def recording(*args, **kwargs):
-            released.append(real(*args, **kwargs))
-            return released[-1]
-
-        _dpgd.noisy_gradient = recording
-        try:
-            explainer._dpgd(np.repeat(Z, n, axis=0), np.zeros(n, dtype=int), noise, commitment)
-        finally:
-            _dpgd.noisy_gradient = real
+        released, _ = recorded_gradients(explainer, np.repeat(Z, n, axis=0),
+                                         np.zeros(n, dtype=int), noise, commitment)
         phi = np.zeros((n, Z.shape[1]))
         total = np.zeros(n)
         for grad in released:

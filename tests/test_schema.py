@@ -20,16 +20,7 @@ from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLeakWarning
 
-
-def _table(n=40, seed=0):
-    rng = np.random.RandomState(seed)
-    return pd.DataFrame({
-        "age": rng.randint(18, 80, n),
-        "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n),
-                                 categories=["blue", "green", "red"]),
-        "income": rng.uniform(0, 1e5, n),
-        "city": rng.choice(["Paris", "Rome"], n).astype(object),
-    })
+from ._tables import mixed_table
 
 
 SCHEMA = dict(bounds={"age": (17, 90), "income": (0, 2e5)},
@@ -37,7 +28,7 @@ SCHEMA = dict(bounds={"age": (17, 90), "income": (0, 2e5)},
 
 
 def test_encoder_fit_reads_no_value():
-    X = _table()
+    X = mixed_table()
     a = PublicSchemaEncoder(**SCHEMA).fit(X)
     b = PublicSchemaEncoder(**SCHEMA).fit(X.iloc[:0])  # no row at all: same schema
     np.testing.assert_array_equal(a.transform(X), b.transform(X))
@@ -51,7 +42,7 @@ def test_encoder_fit_reads_no_value():
 
 
 def test_encoder_round_trip_gives_valid_records():
-    X = _table()
+    X = mixed_table()
     enc = PublicSchemaEncoder(**SCHEMA).fit(X)
     Z = enc.transform(X)
     back = enc.inverse_transform(Z)
@@ -68,7 +59,7 @@ def test_encoder_round_trip_gives_valid_records():
 
 
 def test_encoder_refuses_undeclared_levels_and_columns():
-    X = _table()
+    X = mixed_table()
     with pytest.raises(ValueError, match="not declared categories"):
         PublicSchemaEncoder(bounds=SCHEMA["bounds"],
                             categories={"colour": ["red", "green"], "city": ["Paris", "Rome"]}
@@ -84,7 +75,7 @@ def test_encoder_refuses_undeclared_levels_and_columns():
 
 
 def test_missing_category_is_an_all_zero_block():
-    X = _table(5).astype({"city": object})
+    X = mixed_table(5).astype({"city": object})
     X.loc[0, "city"] = None
     Z = PublicSchemaEncoder(**SCHEMA).fit(X).transform(X)
     np.testing.assert_array_equal(Z[0, 5:8], 0.0)
@@ -107,7 +98,7 @@ def _fit_llc(X, y, **kw):
 
 
 def test_estimator_on_a_mixed_dataframe_decodes_to_the_same_kind():
-    X = _table(60)
+    X = mixed_table(60)
     y = (X["colour"] == "red").astype(int).to_numpy()
     model = _fit_llc(X, y, **SCHEMA)
     assert model.n_features_in_ == 4 and model.coef_.shape[-1] == 8
@@ -125,7 +116,7 @@ def test_estimator_on_a_mixed_dataframe_decodes_to_the_same_kind():
 
 
 def test_partial_bounds_estimate_only_the_undeclared_columns():
-    X = _table(400)
+    X = mixed_table(400)
     y = (X["colour"] == "red").astype(int).to_numpy()
     with pytest.warns(PrivacyLeakWarning, match="bounds"):
         model = DPLocallyLinearClassifier(
