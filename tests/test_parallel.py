@@ -12,7 +12,7 @@ from sklearn.datasets import make_classification
 from skdpx import DPLocallyLinearClassifier
 from skdpx.explain import DPLimeExplainer, _dplime, _parallel
 from skdpx.model_selection import DPRandomSearchCV
-from skdpx.model_selection._search import _fit_run
+from skdpx.model_selection._runs import _fit_run
 from skdpx.model_selection._scorers import get_dp_scorer
 from skdpx.privacy import PrivacyLedger
 

@@ -425,7 +425,7 @@ def test_a_row_the_black_box_cannot_label_enters_no_prototype():
 
 
 def test_a_row_that_scoring_fails_on_contributes_zero():
-    from skdpx.model_selection._search import _row_contributions
+    from skdpx.model_selection._runs import _row_contributions
 
     X, y = small_problem()
     model = _fitted_coef(X, y)

@@ -44,7 +44,7 @@ from ..privacy._selection import (
     release_score,
 )
 from ._scorers import DPScorer, get_dp_scorer
-from ._search import (
+from ._runs import (
     N_JOBS_CONSTRAINT,
     _dp_step,
     _fresh,
