@@ -44,7 +44,8 @@ from .privacy._estimator import _GIVEN_ROW_COUNT, _n_samples
 from .utils._blackbox import call_checked, spent_after_commit
 from .utils._stacklevel import _outside_stacklevel
 
-__all__ = ["ActionabilityMixin", "BlackBoxMixin", "DPCapabilities", "DPEstimator", "FitData"]
+__all__ = ["ActionabilityMixin", "BlackBoxMixin", "DPCapabilities", "DPEstimator", "FitData",
+           "kept_model"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,11 @@ class DPCapabilities:
         interactive answers): it defines ``_plan_queries(n_queries)``, an
         upper bound on what answering ``n_queries`` queries spends, and a
         private search prepays it for the refit model.
+    holds_private_rows : bool, default=False
+        The fitted estimator keeps private rows to use later (DPLimeExplainer
+        answers from its explanation data): it defines ``release()``, a copy
+        holding only DP outputs, which a private search or a sweep keeps as
+        its model instead (:func:`kept_model`).
     default_scoring : str or None, default=None
         The name of the DP scorer (:func:`~skdpx.model_selection.get_dp_scorer`)
         a private search uses when given ``scoring=None``; None: a
@@ -108,8 +114,20 @@ class DPCapabilities:
 
     exact_price: bool = True
     answers_queries: bool = False
+    holds_private_rows: bool = False
     default_scoring: str = None
     no_default_scoring: str = None
+
+
+def kept_model(model):
+    """What a private search or a sweep keeps of a fitted model.
+
+    The ``release()`` copy (DP outputs only) of an estimator whose class
+    declares ``holds_private_rows``; any other model as it is.
+    """
+    if isinstance(model, DPEstimator) and model._dp_capabilities.holds_private_rows:
+        return model.release()
+    return model
 
 
 def _check_fit_data(estimator, data):
@@ -193,6 +211,9 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
         if caps.answers_queries and not callable(getattr(cls, "_plan_queries", None)):
             raise TypeError(f"{cls.__name__} declares answers_queries=True: it must define "
                             "_plan_queries(n_queries) (what answering n queries may spend).")
+        if caps.holds_private_rows and not callable(getattr(cls, "release", None)):
+            raise TypeError(f"{cls.__name__} declares holds_private_rows=True: it must define "
+                            "release() (a copy holding only DP outputs).")
 
     @abstractmethod
     def _validate_fit(self, X, y):

@@ -192,6 +192,10 @@ def test_capabilities_are_declared_and_checked_at_class_creation():
         class _Answers(_DPClassMeans):
             _dp_capabilities = DPCapabilities(answers_queries=True)
 
+    with pytest.raises(TypeError, match="release"):
+        class _Keeps(_DPClassMeans):
+            _dp_capabilities = DPCapabilities(holds_private_rows=True)
+
     with pytest.raises(TypeError, match="DPCapabilities"):
         class _Loose(_DPClassMeans):
             _dp_capabilities = {"exact_price": True}
@@ -211,6 +215,7 @@ def test_the_four_declare_their_capabilities():
     assert [name for name, c in caps.items() if c.exact_price] == [
         "DPCounterfactualGenerator", "DPLocallyLinearClassifier", "PrivRecourse"]
     assert [name for name, c in caps.items() if c.answers_queries] == ["DPLimeExplainer"]
+    assert [name for name, c in caps.items() if c.holds_private_rows] == ["DPLimeExplainer"]
     assert caps["DPCounterfactualGenerator"].default_scoring == "counterfactual"
     assert caps["PrivRecourse"].default_scoring == "recourse"
     with pytest.raises(ValueError, match="DPLimeExplainer has no default DP scoring"):

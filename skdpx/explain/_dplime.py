@@ -413,7 +413,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     #: fit releases only its count and bounds; the answers spend (_plan_queries) and
     #: are scored on public queries (DPLimeFidelity)
     _dp_capabilities = DPCapabilities(
-        exact_price=False, answers_queries=True,
+        exact_price=False, answers_queries=True, holds_private_rows=True,
         no_default_scoring="its score needs public queries, pass "
                            "scoring=DPLimeFidelity(X_query).")
 

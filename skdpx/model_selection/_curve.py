@@ -21,6 +21,7 @@ from sklearn.utils.validation import indexable
 
 from ..results._base import _new_axes
 from .._sklearn_compat import safe_indexing, validate_parameter_constraints
+from ..base import kept_model
 from ..utils._tables import num_rows
 from ..privacy import (
     COUNT_SHARE,
@@ -707,7 +708,6 @@ def _fit_points(estimator, prefix, X, y, cv, eps, fit_eps, delta, fits, relation
             scores[i] = out
     # an explainer that spends when it answers keeps only its DP answers (what it could
     # still spend is not in the sweep's record)
-    models = [est.release() if hasattr(est, "release") else est
-              for est, _ in outputs] if return_estimators else None
+    models = [kept_model(est) for est, _ in outputs] if return_estimators else None
     del outputs
     return scores, models

@@ -86,6 +86,7 @@ from .._sklearn_compat import (
     fit_context,
     safe_indexing,
 )
+from ..base import kept_model
 from ..utils._tables import num_rows
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
@@ -559,7 +560,7 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
             # an explainer that spends when it answers keeps only its DP answers
             # (DPLimeExplainer.release: new queries through its free non-interactive phase)
             model = selected.model
-            self.best_estimator_ = model.release() if hasattr(model, "release") else model
+            self.best_estimator_ = kept_model(model)
         self.cv_results_ = self._results(pool, (index, None, None, selected.score))
         return self
 
