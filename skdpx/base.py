@@ -369,8 +369,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _new_ledger(self):
         # the shared ledger's labels name the estimator
-        return EstimatorLedger(self.epsilon, self.delta, self.accountant,
-                               prefix=f"{type(self).__name__}: ")
+        return EstimatorLedger.of(self, self.accountant)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

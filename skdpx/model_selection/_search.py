@@ -581,9 +581,8 @@ class _BaseDPSearch(SpendReportMixin, MetaEstimatorMixin, BaseEstimator, metacla
 
     def _select_with(self, X, y, setup, noise):
         prefix, step, pool, scorer, mean = setup
-        ledger = EstimatorLedger(self.epsilon, self.delta, self.accountant if self.accountant is not None else
-                                 getattr(step, "accountant", None),
-                                 prefix=f"{type(self).__name__}: ")
+        ledger = EstimatorLedger.of(self, self.accountant if self.accountant is not None
+                                    else getattr(step, "accountant", None))
         count = self._count(ledger.relation)
         if count.private:
             # the number of rows is private: nothing is planned from the rows before the

@@ -256,6 +256,13 @@ class EstimatorLedger:
         self.delta = float(delta)
         self.prefix = prefix
 
+    @classmethod
+    def of(cls, owner, accountant):
+        """The ledger of one fit of ``owner`` (anything with ``epsilon`` and ``delta``:
+        an estimator, a search) on the shared ledger ``accountant``; its labels
+        begin with the owner's class name."""
+        return cls(owner.epsilon, owner.delta, accountant, prefix=f"{type(owner).__name__}: ")
+
     @property
     def relation(self):
         """The neighbouring relation the estimator must calibrate under."""
