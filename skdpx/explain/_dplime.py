@@ -52,6 +52,11 @@ from ._parallel import (dask_labels, dpgd_pieces, forms_in_blocks, local_forms, 
 from ._strategies import answer, interactive, record, withhold
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
+#: How FeatureAttribution.std is computed (meta["std"]).
+_STD_NOTE = ("upper bound from public facts: noise multiplier x sensitivity x radius / c x "
+             "sqrt(max_iter) per value (strategy 'basic'); NaN for non-interactive answers and "
+             "warm-started strategies")
+
 __all__ = ["DPLimeExplainer"]
 
 #: the weights' constant c of the family F(c): one row's gradient has norm at most c / m
@@ -852,15 +857,41 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         names = (list(self.schema_.feature_names_out)
                  if hasattr(self, "feature_names_in_") or self.schema_.encoder is not None
                  else None)
+        std = scaler.coef_to_input(self._noise_std(phase, Z.shape[1])
+                                   * unit_scale(self.output_, self.output_bounds_))
         return FeatureAttribution(
-            values, epsilon=cost, phase=phase, feature_names=names,
+            values, epsilon=cost, phase=phase, std=std, feature_names=names,
             # public: the declared (or DP) bounds, and the schema's columns
             feature_range=self.bounds_[1] - self.bounds_[0], groups=self.schema_.groups,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
             meta={"estimator": type(self).__name__, "strategy": self.strategy,
                   "output": self.output_, "output_bounds": list(self.output_bounds_),
-                  "target_class": targets.tolist()},
+                  "target_class": targets.tolist(), "std": _STD_NOTE},
         )
+
+    def _noise_std(self, phase, d):
+        """Per answer and feature, a public upper bound on the noise's standard deviation.
+
+        In label units (before the output's and the features' scaling). An
+        answer of "basic" (T = ``max_iter`` noisy gradients from 0, step
+        ``radius / c``) deviates from the noiseless answer by ``e_T``, with
+        ``e_{t+1} = P(u_t - step xi_t) - P(u_t)`` along the gradient map, which is
+        non-expansive (the local loss's Hessian is below the smoothness bound):
+        ``E ||e_T||^2 <= T step^2 s^2 d`` for gradient noise of standard
+        deviation ``s`` per coordinate, hence ``step s sqrt(T)`` per feature
+        (exact per feature while the projection is inactive; the Hessian's
+        contraction, private, is not used: the bound can be several times the
+        noise's true spread), and never more than the ball's diameter
+        ``2 radius``. A reused answer keeps its answer's bound. NaN where not
+        known: non-interactive answers, and the warm-started strategies.
+        """
+        out = np.full((len(phase), d), np.nan)
+        if self.strategy == "basic":
+            desc = self._descent()
+            step_noise = desc["noise_multiplier"] * desc["sensitivity"] / desc["smoothness"]
+            bound = min(step_noise * np.sqrt(self.max_iter), 2.0 * self.radius)
+            out[np.isin(phase.astype(str), ["interactive", "reused"])] = bound
+        return out
 
     def transform(self, X):
         """The attributions of :meth:`explain` as an array (n_queries, n_features)."""

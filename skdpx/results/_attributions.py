@@ -4,6 +4,8 @@
 public range, grouped per original column.
 """
 
+from functools import lru_cache
+
 import numpy as np
 
 from ._base import (_as_float_2d, _frozen, _per_row, _per_row_str_or_none,
@@ -118,6 +120,43 @@ def _group_values(values, groups):
     return out
 
 
+@lru_cache(maxsize=None)
+def _range_quantile(k, q=0.95):
+    """The ``q`` quantile of the range (max - min) of ``k`` independent standard normals.
+
+    From the range's distribution function ``P(R <= w) = k int phi(x) (Phi(x + w)
+    - Phi(x))^(k - 1) dx`` (numerical integration: a public constant, no draw).
+    """
+    from scipy import integrate, optimize, stats
+
+    def cdf(w):
+        f = lambda x: stats.norm.pdf(x) * (stats.norm.cdf(x + w) - stats.norm.cdf(x)) ** (k - 1)
+        return k * integrate.quad(f, -12.0, 12.0, limit=200)[0]
+
+    return optimize.brentq(lambda w: cdf(w) - q, 1e-6, 20.0, xtol=1e-6)
+
+
+def _noise_floor(std, groups):
+    """Per-feature (or per-column) noise floors of values with noise ``std`` (..., n_features).
+
+    A feature's floor is ``2 std``: a value of noise alone exceeds it in about
+    5% of cases. Grouped (``groups`` given), a one-feature column keeps that,
+    and a one-hot block of ``k`` levels gets the 95% quantile of the spread of
+    ``k`` values of noise alone (its largest level std times that of ``k``
+    standard normals): a block's spread grows with ``k`` by noise alone, so a
+    column with many levels is not ranked first by its noise.
+    """
+    std = np.asarray(std, dtype=float)
+    if groups is None:
+        return 2.0 * std
+    out = np.empty(std.shape[:-1] + (len(groups),))
+    for g, (_, idx) in enumerate(groups):  # a loop over columns, not rows
+        block = std[..., idx]
+        out[..., g] = 2.0 * block[..., 0] if len(idx) == 1 else (
+            block.max(axis=-1) * _range_quantile(len(idx)))
+    return out
+
+
 class _FeatureUnits:
     """Range scaling and per-column grouping, for results that hold one value
     per (encoded) feature: :class:`FeatureAttribution` and
@@ -212,6 +251,14 @@ class FeatureAttribution(_FeatureUnits, _Result):
         value, a one-hot block gets the spread of its levels' values (max -
         min, the largest change from switching level; see Notes). The
         per-level detail stays in ``values`` (:meth:`levels`).
+    std : array-like of shape (n, n_features) or None, default=None
+        The standard deviation of the privacy noise in each value (in the
+        units of ``values``; NaN where not known), computed from public
+        facts only. Given it, :meth:`noise_floor` and
+        :meth:`distinguishable` tell signal from noise, the plot draws error
+        bars and ranks by what the noise supports, and the HTML table counts
+        the values above their noise floor. ``meta["std"]`` says how it was
+        computed (e.g. an upper bound).
     epsilon_spent, delta_spent : float
         The estimator's total privacy spend, kept in ``meta``.
     meta : dict, default=None
@@ -222,6 +269,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
     values : ndarray of shape (n, n_features)
     epsilon : ndarray of shape (n,)
     phase : ndarray of object (str or None) of shape (n,)
+    std : ndarray of shape (n, n_features) or None
     feature_names : list of str
     feature_range : ndarray of shape (n_features,) or None
     groups : list of (str, ndarray of int) or None
@@ -267,16 +315,19 @@ class FeatureAttribution(_FeatureUnits, _Result):
     (['age', 'gain', 'sex'], [[1.2, -10.0, 0.4]])
     """
 
-    _row_fields = ("values", "epsilon", "phase")
+    _row_fields = ("values", "epsilon", "phase", "std")
     _static_fields = ("feature_range", "groups")
 
-    def __init__(self, values, *, epsilon, phase=None, feature_names=None,
+    def __init__(self, values, *, epsilon, phase=None, std=None, feature_names=None,
                  feature_range=None, groups=None, epsilon_spent, delta_spent, meta=None):
         n_features = None if feature_names is None else len(list(feature_names))
         self.values = _as_float_2d("values", values, n_features)
         n, n_features = self.values.shape
         self.epsilon = _per_row("epsilon", epsilon, n, dtype=float)
         self.phase = _per_row_str_or_none("phase", phase, n)
+        self.std = None if std is None else _as_float_2d("std", std, n_features, n)
+        if self.std is not None and np.any(self.std < 0):
+            raise ValueError("std must be >= 0 (NaN where not known)")
         feature_names = self._init_units(n_features, feature_names, feature_range, groups)
         self._init_common(n_features, feature_names, epsilon_spent, delta_spent, meta)
 
@@ -332,6 +383,62 @@ class FeatureAttribution(_FeatureUnits, _Result):
         values = self.scaled_values if scaled else self.values
         return self._frame([(self.feature_names[j], values[:, j]) for j in idx])
 
+    def noise_floor(self, grouped=False, scaled=None):
+        """The value below which each attribution is not distinguishable from noise.
+
+        Twice the noise's standard deviation for a feature (and a numeric
+        column); for a categorical column (``grouped``), the 95% quantile of
+        the spread of its levels under noise alone, which grows with the
+        number of levels (see :meth:`grouped_values`).
+
+        Parameters
+        ----------
+        grouped : bool, default=False
+            Per original column instead of per encoded feature.
+        scaled : bool or None, default=None
+            In the units of ``scaled_values`` (None: when ``grouped`` and the
+            ranges are known, as :meth:`to_frame`).
+
+        Returns
+        -------
+        ndarray of shape (n, n_features) or (n, n_columns)
+            NaN where the noise is not known.
+
+        Raises
+        ------
+        ValueError
+            If the result carries no ``std``.
+        """
+        if self.std is None:
+            raise ValueError("this result carries no std: its noise is not known")
+        if scaled is None:
+            scaled = bool(grouped) and self.feature_range is not None
+        grouped, scaled = self._resolve(grouped, scaled)
+        std = self.std * self.feature_range if scaled else self.std
+        return _noise_floor(std, self.groups if grouped else None)
+
+    def distinguishable(self, grouped=False, scaled=None):
+        """Whether each attribution's absolute value exceeds its :meth:`noise_floor`.
+
+        Parameters
+        ----------
+        grouped, scaled
+            As for :meth:`noise_floor` (the answer does not depend on
+            ``scaled``: values and floors scale alike).
+
+        Returns
+        -------
+        ndarray of bool of the shape of :meth:`noise_floor`
+            False where the noise is not known.
+        """
+        floor = self.noise_floor(grouped, scaled)
+        if scaled is None:
+            scaled = bool(grouped) and self.feature_range is not None
+        grouped, scaled = self._resolve(grouped, scaled)
+        values = self._in_units(self.values, grouped, scaled)[1]
+        with np.errstate(invalid="ignore"):
+            return np.abs(values) > floor
+
     def to_frame(self, grouped=False, scaled=None):
         """The attributions as a pandas DataFrame.
 
@@ -349,7 +456,9 @@ class FeatureAttribution(_FeatureUnits, _Result):
         -------
         pandas.DataFrame
             One row per sample: one column per feature (or original column),
-            then ``epsilon`` and, when some row has one, ``phase``.
+            then ``epsilon`` and, when some row has one, ``phase``. The noise
+            of each value (when known) is :meth:`noise_floor`, in the same
+            units and columns.
             ``df.attrs["meta"]`` holds ``meta``, ``df.attrs["unit"]`` says what
             the values are.
 
@@ -372,8 +481,12 @@ class FeatureAttribution(_FeatureUnits, _Result):
     def plot(self, index=0, *, top_k=10, grouped=None, scaled=None, ax=None, **kwargs):
         """Horizontal bar chart of the attributions of one row.
 
-        Bars are ranked by absolute value in the plotted unit, which the x
-        label names: by default scaled by each feature's public range when
+        With ``std`` known, each bar has an error bar of its
+        :meth:`noise_floor` (twice the noise's standard deviation; for a
+        categorical column, the spread noise alone reaches 95% of the time),
+        bars within it are drawn faded, and bars are ranked by how far they
+        stand above it. Otherwise bars are ranked by absolute value in the
+        plotted unit, which the x label names: by default scaled by each feature's public range when
         known (a per-dollar weight is otherwise not comparable with a
         per-year one) and per original column when ``groups`` are known
         (a one-hot block drawn in grey as the spread of its levels).
@@ -407,8 +520,16 @@ class FeatureAttribution(_FeatureUnits, _Result):
         columns = [("epsilon", head.epsilon)]
         if any(p is not None for p in self.phase):
             columns.append(("phase", head.phase))
+        note = "values: " + self._unit_label(grouped, scaled).replace("\n", " ")
+        if head.std is not None:
+            floor = head.noise_floor(grouped, scaled)
+            known = np.isfinite(floor).all(axis=1)
+            above = head.distinguishable(grouped, scaled).sum(axis=1)
+            columns.append(("above noise", [f"{a} of {len(names)}" if k else "not known"
+                                            for a, k in zip(above, known)]))
+            note += "; above noise: values beyond their noise floor (2 std; see noise_floor)"
         columns += list(zip(names, values.T))
-        return columns, "values: " + self._unit_label(grouped, scaled).replace("\n", " ")
+        return columns, note
 
 
 class LocallyLinearMaps(_FeatureUnits, _Result):

@@ -112,10 +112,12 @@ def _short(value):
 
 # -- plots -------------------------------------------------------------------
 
-def _barh(ax, values, top_k, names, block=None, rank=None, **kwargs):
+def _barh(ax, values, top_k, names, block=None, rank=None, floor=None, **kwargs):
     """Horizontal bars of ``values`` (one per name), the ``top_k`` largest in
     ``rank`` (default: absolute value), largest on top; colour by sign, grey
-    where ``block`` (an unsigned one-hot spread, or a categorical change)."""
+    where ``block`` (an unsigned one-hot spread, or a categorical change).
+    ``floor``: each value's noise floor, drawn as an error bar; bars within it
+    are faded."""
     values = np.asarray(values, dtype=float)
     block = np.zeros(len(values), dtype=bool) if block is None else block
     rank = np.abs(np.nan_to_num(values)) if rank is None else rank
@@ -126,7 +128,16 @@ def _barh(ax, values, top_k, names, block=None, rank=None, **kwargs):
     if "color" not in kwargs:
         kwargs["color"] = ["tab:gray" if block[j] else "tab:red" if values[j] < 0
                            else "tab:blue" for j in order]
-    ax.barh([names[j] for j in order], values[order], **kwargs)
+    if floor is not None:
+        kwargs.setdefault("xerr", np.nan_to_num(floor[order]))
+        kwargs.setdefault("error_kw", {"elinewidth": 0.8, "capsize": 2})
+    bars = ax.barh([names[j] for j in order], values[order], **kwargs)
+    if floor is not None:
+        with np.errstate(invalid="ignore"):
+            within = ~(np.abs(values[order]) > floor[order])
+        for bar, faded in zip(bars, within):
+            if faded:
+                bar.set_alpha(0.35)
     ax.axvline(0.0, color="black", linewidth=0.8)
     return ax
 
@@ -136,10 +147,18 @@ def plot_attribution(result, index=0, *, top_k=10, grouped=None, scaled=None, ax
     i = result._row(index)
     grouped, scaled = result._resolve(grouped, scaled)
     names, values, block = result._in_units(result.values[i], grouped, scaled)
-    ax = _barh(_new_axes(ax), values, top_k, names=names, block=block, **kwargs)
+    floor = rank = None
+    if result.std is not None:
+        floor = result.noise_floor(grouped, scaled)[i]
+        # ranked by how far each value stands above its noise floor (unknown: by value)
+        rank = np.where(np.isfinite(floor), np.abs(values) - floor, np.abs(values))
+    ax = _barh(_new_axes(ax), values, top_k, names=names, block=block, rank=rank, floor=floor,
+               **kwargs)
     title = f"sample {i}: \N{GREEK SMALL LETTER EPSILON} = {result.epsilon[i]:.3g}"
     if result.phase[i] is not None:
         title += f" ({result.phase[i]})"
+    if floor is not None:
+        title += "\nerror bars: noise floor (2 std); faded: within it"
     ax.set_title(title)
     ax.set_xlabel(result._unit_label(grouped, scaled))
     return ax

@@ -1,0 +1,139 @@
+"""What an attribution says about its own noise (issue 38, item 1).
+
+FeatureAttribution carries ``std``, the standard deviation of the privacy
+noise in each value; its noise floor (2 std per feature, the 95% quantile of
+a one-hot block's spread under noise alone) tells signal from noise in the
+frame, the plot and the HTML. DPLimeExplainer's basic answers carry a public
+upper bound on it, checked here against the noise's measured spread.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.linear_model import LogisticRegression
+
+from skdpx import FeatureAttribution
+from skdpx.explain import DPLimeExplainer
+
+_GROUPS = [("age", [0]), ("hours", [1]), ("colour", [2, 3, 4])]
+
+
+def _fa(values, std, **kw):
+    return FeatureAttribution(values, epsilon=0.5, std=std,
+                              feature_names=["age", "hours", "red", "green", "blue"],
+                              groups=_GROUPS, epsilon_spent=1.0, delta_spent=0.0, **kw)
+
+
+def test_std_is_checked_kept_sliced_and_round_trips():
+    fa = _fa([[0.5, -0.2, 0.3, -0.1, 0.0], [0.1, 0.3, 0.0, 0.05, 0.02]],
+             [[0.1] * 5, [0.2, 0.2, np.nan, np.nan, np.nan]])
+    assert fa.std.shape == (2, 5) and not fa.std.flags.writeable
+    back = FeatureAttribution.from_json(fa.to_json())
+    assert back == fa and np.isnan(back.std[1, 2])
+    np.testing.assert_array_equal(fa[1:].std, fa.std[1:])
+    with pytest.raises(ValueError, match="std must be >= 0"):
+        _fa([[0.0] * 5], [[-1.0] * 5])
+    with pytest.raises(ValueError, match="std"):
+        _fa([[0.0] * 5], [[0.1] * 4])
+    # a result without std (an older JSON too) says its noise is not known
+    old = FeatureAttribution([[0.5, 0.1]], epsilon=0.5, epsilon_spent=0.5, delta_spent=0.0)
+    assert old.std is None
+    with pytest.raises(ValueError, match="no std"):
+        old.noise_floor()
+
+
+def test_noise_floor_is_two_std_and_a_blocks_noise_spread():
+    fa = _fa([[0.5, -0.15, 0.22, -0.1, 0.0]], [[0.1] * 5])
+    np.testing.assert_allclose(fa.noise_floor(), [[0.2] * 5])
+    assert fa.distinguishable().tolist() == [[True, False, True, False, False]]
+    # the spread of two levels of noise alone is |N(0, 2 std^2)|: its 95% quantile
+    two = FeatureAttribution([[0.0, 0.0]], epsilon=1.0, std=[[1.0, 1.0]],
+                             groups=[("c", [0, 1])], epsilon_spent=1.0, delta_spent=0.0)
+    assert two.noise_floor(grouped=True)[0, 0] == pytest.approx(
+        stats.norm.ppf(0.975) * np.sqrt(2), rel=1e-4)
+    # k levels: the quantile of the range of k normals (checked by simulation, not a
+    # privacy draw: a numpy generator in a test)
+    sims = np.random.default_rng(0).normal(size=(200_000, 41))
+    q = np.quantile(sims.max(axis=1) - sims.min(axis=1), 0.95)
+    many = FeatureAttribution([[0.0] * 41], epsilon=1.0, std=[[1.0] * 41],
+                              groups=[("c", list(range(41)))], epsilon_spent=1.0,
+                              delta_spent=0.0)
+    assert many.noise_floor(grouped=True)[0, 0] == pytest.approx(q, rel=0.01)
+    # grouped: the colour block's spread 0.32 is below its noise floor (3.31 std), though
+    # its level "red" alone is beyond 2 std
+    assert fa.distinguishable(grouped=True, scaled=False).tolist() == [[True, False, False]]
+
+
+def test_a_many_level_column_of_noise_does_not_rank_first():
+    # noise alone in a 41-level block spreads beyond a real numeric signal
+    rng = np.random.default_rng(1)
+    values = np.concatenate([[0.35], rng.normal(0, 0.1, 41)])[None]
+    fa = FeatureAttribution(values, epsilon=1.0, std=np.full((1, 42), 0.1),
+                            groups=[("age", [0]), ("country", list(range(1, 42)))],
+                            epsilon_spent=1.0, delta_spent=0.0)
+    grouped = fa.grouped_values(scaled=False)[0]
+    assert grouped[1] > grouped[0]  # by value, the noise ranks first...
+    assert fa.distinguishable(grouped=True, scaled=False).tolist() == [[True, False]]
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = fa.plot(0, top_k=2, scaled=False)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["country", "age"]  # ...by what the noise supports, age is on top
+    from matplotlib.container import BarContainer
+
+    bars = next(c for c in ax.containers if isinstance(c, BarContainer))
+    alphas = {lab: bar.get_alpha() for lab, bar in zip(labels, bars)}
+    assert alphas["country"] == 0.35 and alphas["age"] is None  # faded: within the floor
+    assert "noise floor" in ax.get_title()
+    assert "above noise" in fa._repr_html_() and "1 of 2" in fa._repr_html_()
+
+
+def _problem(d=6, m=3000, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-1, 1, (m, d))
+    y = (X @ rng.normal(size=d) + 0.3 * rng.normal(size=m) > 0).astype(int)
+    return X, LogisticRegression().fit(X, y), rng.uniform(-1, 1, (8, d))
+
+
+def _answers(black_box, X, Q, eps, seed, strategy="basic"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return DPLimeExplainer(
+            black_box, epsilon=np.inf if eps == np.inf else 1e9, delta=1e-5,
+            epsilon_per_query=eps, max_iter=50, strategy=strategy, bounds=(-1.0, 1.0),
+            random_state=seed).fit(X).explain(Q)
+
+
+def test_dplime_std_bounds_the_noises_spread():
+    X, black_box, Q = _problem()
+    exact = _answers(black_box, X, Q, np.inf, 0)
+    assert np.all(exact.std == 0.0)
+    noisy = [_answers(black_box, X, Q, 1.0, seed) for seed in range(1, 13)]
+    std = noisy[0].std
+    assert np.all(np.isfinite(std)) and np.all(std > 0)
+    assert "upper bound" in noisy[0].meta["std"]
+    spread = np.sqrt(np.mean([(a.values - exact.values) ** 2 for a in noisy], axis=0))
+    # an upper bound: the measured spread stays below it for every value (measured
+    # 0.2-0.35 of it here: the local loss's contraction, private, is not used)
+    assert np.all(spread <= std), (spread / std).max()
+    # a reused answer keeps its bound; a non-interactive one has none
+    again = noisy[0]
+    assert again.phase[0] == "interactive"
+
+
+def test_dplime_std_is_not_known_where_not_bounded():
+    X, black_box, Q = _problem(m=600)
+    adaptive = _answers(black_box, X, Q[:2], 1.0, 0, strategy="adaptive")
+    assert np.isnan(adaptive.std).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lime = DPLimeExplainer(black_box, epsilon=1.5, delta=1e-5, epsilon_per_query=1.0,
+                               max_iter=20, bounds=(-1.0, 1.0), random_state=0).fit(X)
+        fa = lime.explain(np.vstack([Q[:1], Q[:1], Q[1:2]]))  # answer, reuse, then none left
+    assert fa.phase.tolist() == ["interactive", "reused", "noninteractive"]
+    np.testing.assert_array_equal(fa.std[1], fa.std[0])
+    assert np.isnan(fa.std[2]).all()
