@@ -818,7 +818,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             "reused" or "noninteractive"; ``meta["target_class"]`` the class
             explained at each query (a list; None for a regressor),
             ``meta["output"]`` the kind of output explained and
-            ``meta["output_bounds"]`` its public range.
+            ``meta["output_bounds"]`` its public range. ``std``: per value, a
+            public upper bound on the privacy noise's standard deviation
+            (strategy "basic"; NaN where not bounded), ``meta["std"]`` says
+            so; see :ref:`results` ("Telling signal from noise").
         """
         return self._explain(X, private=False, target_class=target_class)
 
@@ -879,7 +882,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         non-expansive (the local loss's Hessian is below the smoothness bound):
         ``E ||e_T||^2 <= T step^2 s^2 d`` for gradient noise of standard
         deviation ``s`` per coordinate, hence ``step s sqrt(T)`` per feature
-        (exact per feature while the projection is inactive; the Hessian's
+        (for each feature while the projection is inactive, on average over
+        the features otherwise; the Hessian's
         contraction, private, is not used: the bound can be several times the
         noise's true spread), and never more than the ball's diameter
         ``2 radius``. A reused answer keeps its answer's bound. NaN where not
