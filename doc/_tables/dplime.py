@@ -1,8 +1,9 @@
 """Tables of the DPLimeExplainer benchmarks.
 
 benchmarks/dplime_adult.py (dplime_adult.json), benchmarks/dplime_models.py
-(dplime_models.json) and benchmarks/dplime_independence.py
-(dplime_independence*.json).
+(dplime_models.json), benchmarks/dplime_independence.py
+(dplime_independence*.json) and benchmarks/dplime_uncertainty.py
+(dplime_uncertainty.json).
 """
 
 import math
@@ -206,4 +207,18 @@ def models_run(results):
         rows += [["date", r["date"]], ["runtime", f"{r['seconds']:.0f} s"],
                  ["command", r["command"]],
                  ["versions", ", ".join(f"{k} {v}" for k, v in r["versions"].items() if v)]]
+    return header, rows
+
+
+# --------------------------------------------------------------- dplime_uncertainty.json
+
+
+def uncertainty(results):
+    """Each answer's std against the noise measured around the noiseless answer."""
+    header = ["table", "rows", "features", "eps/query", "coverage (1.645 std)",
+              "width (std / spread)", "per value: median (5%-95%)", "above 2 std"]
+    rows = [[r["table"], _int(r["rows"]), r["features"], _eps(r["epsilon_per_query"]),
+             f"{r['coverage']:.1%}", f"{r['width']:.2f}",
+             f"{r['ratio_median']:.2f} ({r['ratio_p05']:.2f}-{r['ratio_p95']:.2f})",
+             f"{r['distinguishable']:.1%}"] for r in results["rows"]]
     return header, rows

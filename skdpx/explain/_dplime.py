@@ -53,9 +53,10 @@ from ._strategies import answer, interactive, record, withhold
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 #: How FeatureAttribution.std is computed (meta["std"]).
-_STD_NOTE = ("upper bound from public facts: noise multiplier x sensitivity x radius / c x "
-             "sqrt(max_iter) per value (strategy 'basic'); NaN for non-interactive answers and "
-             "warm-started strategies")
+_STD_NOTE = ("upper bound from public facts: min(noise multiplier x sensitivity x radius / c "
+             "x sqrt(max_iter), 2 radius / sqrt(n_features)) per value (strategy 'basic'; the "
+             "second, when the noise fills the ball, on average over the values); NaN for "
+             "non-interactive answers and warm-started strategies")
 
 __all__ = ["DPLimeExplainer"]
 
@@ -885,15 +886,19 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         (for each feature while the projection is inactive, on average over
         the features otherwise; the Hessian's
         contraction, private, is not used: the bound can be several times the
-        noise's true spread), and never more than the ball's diameter
-        ``2 radius``. A reused answer keeps its answer's bound. NaN where not
-        known: non-interactive answers, and the warm-started strategies.
+        noise's true spread). Both answers lie in the ball, so ``||e|| <= 2
+        radius`` too: ``E ||e||^2 <= min(T step^2 s^2 d, 4 radius^2)``, hence
+        ``min(step s sqrt(T), 2 radius / sqrt(d))`` per feature on average over
+        the features (the cap binds when the noise fills the ball). A reused
+        answer keeps its answer's bound. NaN where not known: non-interactive
+        answers, and the warm-started strategies.
         """
         out = np.full((len(phase), d), np.nan)
         if self.strategy == "basic":
             desc = self._descent()
             step_noise = desc["noise_multiplier"] * desc["sensitivity"] / desc["smoothness"]
-            bound = min(step_noise * np.sqrt(self.max_iter), 2.0 * self.radius)
+            # E ||e||^2 <= min(T step^2 s^2 d, (2 radius)^2): per feature, on average
+            bound = min(step_noise * np.sqrt(self.max_iter), 2.0 * self.radius / np.sqrt(d))
             out[np.isin(phase.astype(str), ["interactive", "reused"])] = bound
         return out
 
