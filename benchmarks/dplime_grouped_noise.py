@@ -50,7 +50,7 @@ def setup():
         X, y, train_size=10_000, test_size=10_000, random_state=0)
     black_box = make_pipeline(
         make_column_transformer((StandardScaler(), list(schema.bounds)),
-                                (OneHotEncoder(handle_unknown="ignore"),
+                                (OneHotEncoder(handle_unknown="ignore", sparse_output=False),
                                  list(schema.categories))),
         HistGradientBoostingClassifier(random_state=0)).fit(X_model, y_model)
     denied = X_model[black_box.predict(X_model) == 0].head(20)
