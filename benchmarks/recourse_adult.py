@@ -101,7 +101,8 @@ def graph_paths(nodes01, model, queries01, lower, upper, *, threshold, increasin
     favorable = model.predict(to_input(nodes01)) == 1
     graph = recourse_graph(nodes01, distance_threshold=threshold, increasing=increasing)
     routes = RecourseGraph(nodes01, graph, np.flatnonzero(favorable))
-    _, reach, lengths, flat = routes.route(queries01)
+    found = routes.search(queries01)
+    reach, lengths, flat = found.reach, found.lengths, found.flat
     node_lists = np.split(flat, np.cumsum(lengths)[:-1])
     paths = [np.vstack([q, nodes01[nl]]) for q, nl in zip(queries01, node_lists)]
     return paths, reach, routes

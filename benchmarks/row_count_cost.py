@@ -1,5 +1,13 @@
 """What a private row count costs (issue 35): the four headline benchmarks, before and after.
 
+One driver for any before/after comparison of the headline benchmarks on
+two trees: written for issue 35 (below; ``row_count_cost.json``), and used
+again for issue 37's check that its refactor left behaviour unchanged
+(``--base 9225612 --no-budget --title ... --out
+benchmarks/results/refactor_check.json``). ``--title`` is the run's
+purpose, saved as its ``description``; ``--no-budget`` leaves out the
+DPLime budget side-measurement, which only issue 35's question needs.
+
 Issue 35 made the number of rows private under add-or-remove neighbours:
 every fit first releases a DP count of its rows (Laplace, ``COUNT_SHARE`` =
 5% of the estimator's epsilon) and plans everything from it. This driver
@@ -66,7 +74,9 @@ Run: python benchmarks/row_count_cost.py [--base /tmp/base | --base 4ef86d4]
 place of theirs; both refuse results of other skdpx code. The saved file's
 ``runs`` says which run measured which benchmarks.)
 Measured runtime: see the saved file's ``run.seconds`` (about an hour here,
-a shared 2-core machine).
+a shared 2-core machine; issue 37's check, ``refactor_check.json``, took
+35 minutes in three runs with ``--only`` and ``--keep``, at a load average
+of 1 to 3).
 """
 
 import argparse
@@ -229,6 +239,7 @@ def commands(args, tmp, side, tree):
             argv = (["benchmarks/dplime_adult.py", *bench] if seed == 0
                     else ["-c", DPLIME_SEEDED, str(seed), *bench])
             jobs.append((name, argv, out(name)))
+    if "dplime_adult" in args.only and args.budget:
         jobs.append(("dplime_budget", ["-c", DPLIME_BUDGET, out("dplime_budget"), "1.0", "30",
                                        str(args.budget_queries), "0.1", "0.05"],
                      out("dplime_budget")))
@@ -492,7 +503,11 @@ def main(argv=None):
     parser.add_argument("--recourse-seeds", type=int, default=2)
     parser.add_argument("--dpc-seeds", type=int, default=3)
     parser.add_argument("--dpc-queries", type=int, default=100)
+    parser.add_argument("--no-budget", dest="budget", action="store_false",
+                        help="leave out the DPLime budget side-measurement (issue 35's)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--title", default=__doc__.splitlines()[0],
+                        help="what the run compares, saved as its description")
     parser.add_argument("--keep", action="store_true",
                         help="keep the benchmarks of --out that --only does not rerun (the "
                              "same skdpx code on both sides is checked)")
@@ -567,16 +582,17 @@ def main(argv=None):
     settings = {"mnist_seeds": list(range(args.mnist_seeds)),
                 "dplime_explainer_seeds": list(range(args.dplime_seeds)),
                 "dplime_queries": args.dplime_queries,
-                "budget": {"total_epsilon": 1.0, "T": 30, "strategy": "basic",
-                           "epsilons_per_query": [0.1, 0.05],
-                           "queries_asked": args.budget_queries},
+                "budget": ({"total_epsilon": 1.0, "T": 30, "strategy": "basic",
+                            "epsilons_per_query": [0.1, 0.05],
+                            "queries_asked": args.budget_queries}
+                           if args.budget else "not run (--no-budget)"),
                 "recourse_seeds": list(range(args.recourse_seeds)),
                 "recourse_queries": args.recourse_queries,
                 "dpc_seeds": list(range(args.dpc_seeds)), "dpc_queries": args.dpc_queries}
     print_table(rows)
     results = {
         "benchmark": "row_count_cost",
-        "description": __doc__.splitlines()[0],
+        "description": args.title,
         "trees": info,
         "reduced": ("REDUCED settings, not the full benchmarks: see 'settings' and "
                     "'full_run'; the same settings on both trees"),

@@ -487,3 +487,26 @@ def rcc_recourse_noise_change(results):
     fits = results["details"]["recourse_fits"]
     mean = {side: np.mean([f["noise_multiplier"] for f in fits[side]]) for side in fits}
     return float(mean["after"] / mean["before"] - 1)
+
+
+def _rcc_compared(results):
+    """The rows of a row_count_cost.py file measured on both sides."""
+    return [r for r in results["rows"] if r["before_runs"] and r["after_runs"]]
+
+
+def rcc_compared(results):
+    """How many figures a row_count_cost.py file compares (every row, not only those shown)."""
+    return len(_rcc_compared(results))
+
+
+def rcc_same_per_seed(results):
+    """How many of them are the same on both sides, seed by seed, to the last digit."""
+    return sum(r["before_runs"] == r["after_runs"] for r in _rcc_compared(results))
+
+
+def rcc_beyond_2se(results):
+    """How many differ by more than two standard errors (or at all where there is no
+    spread: one seed, or seeds that agree among themselves on both sides)."""
+    return sum(abs(r["difference"]) > 2 * (r["difference_se"] or 0.0)
+               for r in _rcc_compared(results))
+
