@@ -900,3 +900,17 @@ def test_a_small_count_trains_the_model_full_batch():
     rec = PrivRecourse(bounds=(-10.0, 10.0), epsilon=50.0, n_clusters=8,
                        random_state=0).fit(X, y)
     assert rec.model_sample_rate_ == 1.0
+
+
+def test_route_and_walk_still_work_for_one_release_with_a_future_warning():
+    # public RecourseGraph methods the library no longer uses: deprecated, not removed
+    nodes = np.array([[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]])
+    routes = RecourseGraph(nodes, recourse_graph(nodes, distance_threshold=0.6), candidates=[2])
+    with pytest.warns(FutureWarning, match="RecourseGraph.route is deprecated"):
+        starts, reach, lengths, flat = routes.route([[0.0, 0.0]])
+    found = routes.search([[0.0, 0.0]])
+    assert starts.tolist() == found.starts.tolist() and flat.tolist() == found.flat.tolist()
+    assert reach.tolist() == found.reach.tolist() and lengths.tolist() == found.lengths.tolist()
+    with pytest.warns(FutureWarning, match="RecourseGraph.walk is deprecated"):
+        lengths, flat = routes.walk([0, 1, -1])
+    assert lengths.tolist() == [3, 2, 0] and flat.tolist() == [0, 1, 2, 1, 2]

@@ -6,6 +6,7 @@ use this same code). Points are in the unit cube of the public bounds.
 """
 
 from types import SimpleNamespace
+import warnings
 
 import numpy as np
 from scipy.sparse import csr_matrix, diags
@@ -397,6 +398,37 @@ class RecourseGraph:
         reach = np.isfinite(cost)
         return SimpleNamespace(starts=starts, reach=reach, cost=cost, lengths=lengths,
                                flat=flat, admissible=admissible)
+
+    def route(self, queries, skip=None):
+        """``(starts, reach, lengths, flat)`` of :meth:`search`.
+
+        .. deprecated:: 0.1
+            Use :meth:`search` (its ``starts``, ``reach``, ``lengths`` and
+            ``flat``); ``route`` is removed in the next release.
+        """
+        warnings.warn("RecourseGraph.route is deprecated and will be removed in the next "
+                      "release: use RecourseGraph.search(queries, skip=skip), whose starts, "
+                      "reach, lengths and flat it returns.", FutureWarning, stacklevel=2)
+        res = self.search(queries, skip=skip)
+        return res.starts, res.reach, res.lengths, res.flat
+
+    def walk(self, starts):
+        """Node paths of the start nodes on the whole graph: ``(lengths, flat)``.
+
+        .. deprecated:: 0.1
+            Read the rows of :attr:`paths` (-1 pads them); ``walk`` is
+            removed in the next release.
+        """
+        warnings.warn("RecourseGraph.walk is deprecated and will be removed in the next "
+                      "release: read the rows of RecourseGraph.paths (-1 pads them).",
+                      FutureWarning, stacklevel=2)
+        starts = np.asarray(starts, dtype=int)
+        if len(self.paths) == 0:  # a graph with no node has no path
+            return np.zeros(len(starts), dtype=int), np.empty(0, dtype=int)
+        rows = self.paths[np.maximum(starts, 0)]
+        rows[starts < 0] = -1
+        ok = rows >= 0
+        return ok.sum(axis=1), rows[ok]
 
     def k_best(self, starts, n_paths, admissible=None, candidates=None):
         """Up to ``n_paths`` shortest paths from each start node to distinct candidates.
