@@ -2,8 +2,9 @@
 
 benchmarks/dplime_adult.py (dplime_adult.json), benchmarks/dplime_models.py
 (dplime_models.json), benchmarks/dplime_independence.py
-(dplime_independence*.json) and benchmarks/dplime_uncertainty.py
-(dplime_uncertainty.json).
+(dplime_independence*.json), benchmarks/dplime_uncertainty.py
+(dplime_uncertainty.json) and benchmarks/dplime_grouped_noise.py
+(dplime_grouped_noise.json).
 """
 
 import math
@@ -221,4 +222,16 @@ def uncertainty(results):
              f"{r['coverage']:.1%}", f"{r['width']:.2f}",
              f"{r['ratio_median']:.2f} ({r['ratio_p05']:.2f}-{r['ratio_p95']:.2f})",
              f"{r['distinguishable']:.1%}"] for r in results["rows"]]
+    return header, rows
+
+
+# --------------------------------------------------------------- dplime_grouped_noise.json
+
+
+def grouped_noise(results):
+    """How often the many-level column is first, by value and by margin above the noise floor."""
+    header = ["eps/query", "seed", "first by value", "first, noise-aware", "no column above floor"]
+    rows = [[_eps(r["epsilon_per_query"]), r["seed"], f"{r['first_by_value']} of {r['queries']}",
+             f"{r['first_noise_aware']} of {r['queries']}",
+             f"{r['none_above_floor']} of {r['queries']}"] for r in results["rows"]]
     return header, rows
