@@ -309,16 +309,22 @@ def test_from_json_wrong_type():
 
 
 def test_feature_attribution_to_frame():
-    pytest.importorskip("pandas")
+    pd = pytest.importorskip("pandas")
     fa = make_fa()
     df = fa.to_frame()
-    assert df.shape == (3, 5)
-    assert list(df.columns) == ["age", "hours", "capital", "epsilon", "phase"]
-    np.testing.assert_array_equal(df[["age", "hours", "capital"]].to_numpy(), fa.values)
+    # attributions only in the columns (df.abs() ranks them); cost and phase in the index
+    assert df.shape == (3, 3)
+    assert list(df.columns) == ["age", "hours", "capital"]
+    np.testing.assert_array_equal(df.to_numpy(), fa.values)
+    assert list(df.index.names) == ["row", "epsilon", "phase"]
+    np.testing.assert_array_equal(df.index.get_level_values("epsilon"), fa.epsilon)
+    phases = df.index.get_level_values("phase")
+    assert phases[0] == "fit" and pd.isna(phases[1]) and phases[2] == "release"
+    assert list(df.reset_index().columns) == ["row", "epsilon", "phase", "age", "hours", "capital"]
     assert df.attrs["meta"] == fa.meta
-    # no phase column when all phases are None
+    # no phase level when all phases are None
     df = make_fa(phase=None).to_frame()
-    assert list(df.columns) == ["age", "hours", "capital", "epsilon"]
+    assert list(df.index.names) == ["row", "epsilon"]
 
 
 def test_counterfactual_set_to_frame():

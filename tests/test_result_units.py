@@ -102,12 +102,12 @@ def test_one_hot_spread_ignores_the_arbitrary_shift_of_a_block():
 def test_to_frame_grouped_and_levels():
     fa = make_fa()
     df = fa.to_frame(grouped=True)
-    assert list(df.columns) == ["age", "capital-gain", "sex", "epsilon"]
+    assert list(df.columns) == ["age", "capital-gain", "sex"]
     np.testing.assert_allclose(df[["age", "capital-gain", "sex"]], fa.grouped_values())
     assert "range" in df.attrs["unit"] and "levels" in df.attrs["unit"]
     # the default is unchanged: per encoded feature, per unit
     df = fa.to_frame()
-    assert list(df.columns) == [*NAMES, "epsilon"]
+    assert list(df.columns) == NAMES
     np.testing.assert_array_equal(df[NAMES].to_numpy(), fa.values)
     # the per-level detail
     levels = fa.levels("sex")

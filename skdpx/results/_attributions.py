@@ -120,6 +120,13 @@ def _group_values(values, groups):
     return out
 
 
+def _multi_index(levels):
+    """A pandas MultiIndex of the named per-row arrays ``levels``."""
+    import pandas as pd
+
+    return pd.MultiIndex.from_arrays(list(levels.values()), names=list(levels))
+
+
 @lru_cache(maxsize=None)
 def _range_quantile(k, q=0.95):
     """The ``q`` quantile of the range (max - min) of ``k`` independent standard normals.
@@ -455,10 +462,13 @@ class FeatureAttribution(_FeatureUnits, _Result):
         Returns
         -------
         pandas.DataFrame
-            One row per sample: one column per feature (or original column),
-            then ``epsilon`` and, when some row has one, ``phase``. The noise
-            of each value (when known) is :meth:`noise_floor`, in the same
-            units and columns.
+            One row per sample, one column per feature (or original column):
+            attributions only, so ``df.abs()`` and ``df.iloc[i].nlargest(k)``
+            rank them. The index holds what each row cost and how it was
+            answered: levels ``row``, ``epsilon`` and, when some row has one,
+            ``phase`` (``df.reset_index()`` makes them columns). The noise of
+            each value (when known) is :meth:`noise_floor`, in the same units
+            and columns.
             ``df.attrs["meta"]`` holds ``meta``, ``df.attrs["unit"]`` says what
             the values are.
 
@@ -471,10 +481,16 @@ class FeatureAttribution(_FeatureUnits, _Result):
             scaled = bool(grouped) and self.feature_range is not None
         grouped, scaled = self._resolve(grouped, scaled)
         names, values, _ = self._in_units(self.values, grouped, scaled)
-        columns = [*zip(names, values.T), ("epsilon", self.epsilon)]
+        df = self._frame(list(zip(names, values.T)))
+        # what each row cost and how it was answered: the index, not columns, so that
+        # the columns are attributions only (df.abs(), df.iloc[0].nlargest(k) rank them)
+        levels = {"row": np.arange(len(self)), "epsilon": self.epsilon}
         if any(p is not None for p in self.phase):
-            columns.append(("phase", self.phase))
-        df = self._frame(columns)
+            levels["phase"] = self.phase
+        clash = sorted(set(names) & set(levels))
+        if clash:  # df.reset_index() could not make them columns
+            raise ValueError(f"feature names clash with the frame's index levels: {clash}")
+        df.index = _multi_index(levels)
         df.attrs["unit"] = self._unit_label(grouped, scaled).replace("\n", " ")
         return df
 
