@@ -80,7 +80,6 @@ searches to saved results.
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -99,7 +98,7 @@ from skdpx.datasets import encode_adult, load_adult
 from skdpx.explain import DPLimeExplainer
 from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.model_selection import DPRandomSearchCV, price_search
-from skdpx.privacy import FitCount, PrivacyLedger, compute_epsilon, event_to_json
+from skdpx.privacy import FitCount, PrivacyLedger, compute_epsilon
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _run_record import run_info, save, start as record_start  # noqa: E402

@@ -213,7 +213,6 @@ def main():
     kde = KernelDensity(bandwidth=args.bandwidth).fit(distinct, sample_weight=multiplicity)
     nn = NearestNeighbors(n_neighbors=1, metric="manhattan").fit(distinct)
 
-    methods = ["FACE", "Baseline", "DP-SD", "PrivRecourse", "k-means, not DP"]
     settings = [("none", None, ()), ("age, edu up; thr 0.4", 0.4, incr)]
     rows, sweep_rows, fits_info, black_box, notes = [], [], [], [], []
     synth_status = {"ran": False, "reason": "not requested (--synth)"}
