@@ -90,6 +90,14 @@ def test_a_many_level_column_of_noise_does_not_rank_first():
     assert alphas["country"] == 0.35 and alphas["age"] is None  # faded: within the floor
     assert "noise floor" in ax.get_title()
     assert "above noise" in fa._repr_html_() and "1 of 2" in fa._repr_html_()
+    # a row whose noise is not known (NaN std) is drawn plainly: nothing faded, no floor
+    unknown = FeatureAttribution(values, epsilon=0.0, std=np.full((1, 42), np.nan),
+                                 groups=fa.groups, epsilon_spent=1.0, delta_spent=0.0)
+    ax = unknown.plot(0, top_k=2, scaled=False)
+    bars = next(c for c in ax.containers if isinstance(c, BarContainer))
+    assert all(bar.get_alpha() is None for bar in bars)
+    assert "noise floor" not in ax.get_title()
+    assert "not known" in unknown._repr_html_()
 
 
 def _problem(d=6, m=3000, seed=0):

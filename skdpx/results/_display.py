@@ -133,8 +133,8 @@ def _barh(ax, values, top_k, names, block=None, rank=None, floor=None, **kwargs)
         kwargs.setdefault("error_kw", {"elinewidth": 0.8, "capsize": 2})
     bars = ax.barh([names[j] for j in order], values[order], **kwargs)
     if floor is not None:
-        with np.errstate(invalid="ignore"):
-            within = ~(np.abs(values[order]) > floor[order])
+        with np.errstate(invalid="ignore"):  # an unknown floor (NaN) fades nothing
+            within = np.isfinite(floor[order]) & (np.abs(values[order]) <= floor[order])
         for bar, faded in zip(bars, within):
             if faded:
                 bar.set_alpha(0.35)
@@ -148,7 +148,7 @@ def plot_attribution(result, index=0, *, top_k=10, grouped=None, scaled=None, ax
     grouped, scaled = result._resolve(grouped, scaled)
     names, values, block = result._in_units(result.values[i], grouped, scaled)
     floor = rank = None
-    if result.std is not None:
+    if result.std is not None and np.isfinite(result.std[i]).any():
         floor = result.noise_floor(grouped, scaled)[i]
         # ranked by how far each value stands above its noise floor (unknown: by value)
         rank = np.where(np.isfinite(floor), np.abs(values) - floor, np.abs(values))
