@@ -355,3 +355,69 @@ def test_a_bad_n_jobs_is_refused_before_anything_is_spent(n_jobs):
         DPGridSearchCV(clf, {"n_maps": [1, 2]}, epsilon=2.0, accountant=ledger,
                        n_jobs=n_jobs).fit(X, y)
     assert not ledger.events
+
+
+def test_a_dp_scores_std_is_its_noise_carried_through_the_score():
+    # DPAccuracy: score = 1/2 + S / N from two sums with Gaussian noise; its score_std, from
+    # the score and public facts, against a simulation (a numpy generator in a test: no
+    # privacy draw) of the same noise on fixed sums
+    from skdpx.model_selection import get_dp_scorer
+
+    scorer = get_dp_scorer("accuracy")
+    n, accuracy, z = 400, 0.9, 15.0  # noise small enough that [0, 1] rarely clips it
+    sums = np.array([(accuracy - 0.5) * n, 0.5 * n])  # (correct - 1/2, 1/2) summed
+    sigma = z * scorer.sensitivity("add_or_remove")
+    draws = sums + np.random.default_rng(0).normal(0.0, sigma, size=(20_000, 2))
+    simulated = np.std([scorer.finalize(s) for s in draws])
+    std = scorer.score_std(accuracy, z, "add_or_remove", n)
+    assert std == pytest.approx(simulated, rel=0.05)
+    # a scorer that does not say gives NaN
+    assert np.isnan(get_dp_scorer("balanced_accuracy").score_std(0.5, z, "add_or_remove", n))
+
+
+def test_holdout_scores_carry_error_bars_and_public_rows_a_baseline(data):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y, X_pub, y_pub = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        held = privacy_utility_curve(_clf(), X, y, epsilons=[0.5, 2.0], scoring="accuracy",
+                                     accountant=PrivacyLedger())
+        public = privacy_utility_curve(_clf(), X, y, epsilons=[0.5, 2.0], X_val=X_pub,
+                                       y_val=y_pub, scoring="accuracy",
+                                       accountant=PrivacyLedger())
+    assert np.all(np.isfinite(held.score_std)) and np.all(held.score_std > 0)
+    assert held.baseline is None and "score_std" in held.to_frame().columns
+    ax = held.plot()
+    assert ax.containers and "1.96 std" in " ".join(t.get_text() for t in ax.texts)
+    # public validation rows: the majority class is public, the scores have no noise of
+    # their own (NaN: not known); an exact score is near the baseline when not above it
+    share = np.unique(y_pub, return_counts=True)[1].max() / len(y_pub)
+    assert public.baseline == pytest.approx(share)
+    assert np.isnan(public.score_std).all()
+    assert public.near_baseline().tolist() == (public.scores <= share).tolist()
+    ax = public.plot()
+    assert any("majority class" in str(line.get_label()) for line in ax.lines)
+    # JSON keeps both, and a curve saved before they existed still loads
+    back = type(held).from_json(held.to_json())
+    np.testing.assert_array_equal(back.score_std, held.score_std)
+    old = json.loads(public.to_json())
+    del old["score_std"], old["baseline"]
+    assert type(public).from_json(json.dumps(old)).baseline is None
+
+
+def test_a_point_within_noise_of_the_baseline_is_marked():
+    from skdpx.model_selection._curve import PrivacyUtilityCurve
+
+    curve = PrivacyUtilityCurve(
+        epsilons=np.array([0.1, 1.0]), scores=np.array([0.77, 0.85]), scoring="accuracy",
+        delta=1e-5, point_epsilons=np.array([0.1, 1.0]), total_epsilon=1.1, total_delta=2e-5,
+        validation="holdout", n_rows=1000.0, n_train=800.0, n_validation=200.0,
+        count_epsilon=0.05, count_std=28.0, fit_epsilons=np.array([0.095, 0.95]),
+        score_noise_multipliers=np.array([10.0, 1.0]), estimator="X",
+        score_std=np.array([0.02, 0.01]), baseline=0.76)
+    assert curve.near_baseline().tolist() == [True, False]
+    curve.score_std = np.array([np.nan, np.nan])  # exact scores: at or below the baseline
+    curve.scores = np.array([0.76, 0.77])
+    assert curve.near_baseline().tolist() == [True, False]

@@ -130,6 +130,17 @@ class PrivacyUtilityCurve:
         The count's ``FixedLossDpEvent``, recorded first (None when public).
     estimators : list or None
         The fitted models (``return_estimators=True``), else None.
+    score_std : ndarray of shape (n_points,) or None
+        Each DP score's noise standard deviation (a private holdout: the
+        scorer's noise carried through its score, :meth:`DPScorer.score_std`,
+        post-processing of the released score and public facts); NaN where
+        not known (an exact score on public rows has no noise of its own, but
+        its fit's noise moves it: run several seeds to see that).
+    baseline : float or None
+        What answering with no model scores, where it is public: with
+        public validation rows and ``accuracy``, the share of their most
+        frequent label (the majority class). None otherwise (on a private
+        holdout it would be another release).
     """
 
     epsilons: np.ndarray
@@ -151,6 +162,28 @@ class PrivacyUtilityCurve:
     events: list = field(repr=False, default_factory=list)
     count_event: object = field(repr=False, default=None)
     estimators: object = field(repr=False, default=None)
+    score_std: object = None
+    baseline: object = None
+
+    def near_baseline(self):
+        """Per point, whether its score does not stand out from the baseline.
+
+        A DP score (``score_std`` known): within 1.96 std of it. An exact
+        score (``score_std`` NaN, public rows): at or below it, no better
+        than answering with no model.
+
+        Returns
+        -------
+        ndarray of bool of shape (n_points,)
+            All False without a baseline.
+        """
+        if self.baseline is None:
+            return np.zeros(len(self.scores), dtype=bool)
+        std = (np.full(len(self.scores), np.nan) if self.score_std is None
+               else np.asarray(self.score_std, dtype=float))
+        with np.errstate(invalid="ignore"):
+            return np.where(np.isfinite(std), np.abs(self.scores - self.baseline) <= 1.96 * std,
+                            self.scores <= self.baseline)
 
     @property
     def event(self):
@@ -163,15 +196,20 @@ class PrivacyUtilityCurve:
         return compute_epsilon(self.event, delta)
 
     def to_frame(self):
-        """One row per point: ``epsilon``, ``score``, ``point_epsilon`` (a pandas DataFrame)."""
+        """One row per point: ``epsilon``, ``score``, ``point_epsilon``, and ``score_std``
+        where a score's noise is known (a pandas DataFrame; ``attrs["baseline"]`` the
+        baseline)."""
         import pandas as pd
 
         frame = pd.DataFrame({"epsilon": self.epsilons, "score": self.scores,
                               "point_epsilon": self.point_epsilons})
+        if self.score_std is not None and np.isfinite(self.score_std).any():
+            frame["score_std"] = self.score_std
         if self.score_noise_multipliers is not None:
             frame["score_noise_multiplier"] = self.score_noise_multipliers
         frame.attrs.update(scoring=self.scoring, total_epsilon=self.total_epsilon,
-                           total_delta=self.total_delta, validation=self.validation)
+                           total_delta=self.total_delta, validation=self.validation,
+                           baseline=self.baseline)
         return frame
 
     def to_json(self):
@@ -179,7 +217,7 @@ class PrivacyUtilityCurve:
         out = {k: v for k, v in self.__dict__.items()
                if k not in ("events", "count_event", "estimators")}
         for key in ("epsilons", "fit_epsilons", "scores", "point_epsilons",
-                    "score_noise_multipliers"):
+                    "score_noise_multipliers", "score_std"):
             if out[key] is not None:
                 out[key] = [float(v) for v in out[key]]
         out["events"] = [json.loads(event_to_json(e)) for e in self.events]
@@ -188,7 +226,8 @@ class PrivacyUtilityCurve:
         return json.dumps(out)
 
     #: The arrays of :meth:`to_json` (lists of floats; ``score_noise_multipliers`` may be null).
-    _ARRAYS = ("epsilons", "fit_epsilons", "scores", "point_epsilons", "score_noise_multipliers")
+    _ARRAYS = ("epsilons", "fit_epsilons", "scores", "point_epsilons", "score_noise_multipliers",
+               "score_std")
 
     @classmethod
     def from_json(cls, s):
@@ -208,11 +247,12 @@ class PrivacyUtilityCurve:
         if not isinstance(payload, dict):
             raise ValueError(f"the JSON holds a {type(payload).__name__}, not a "
                              "PrivacyUtilityCurve object.")
+        optional = ("events", "count_event", "score_std", "baseline")  # older files lack the last two
         names = [f.name for f in fields(cls) if f.name != "estimators"]
-        required = [n for n in names if n not in ("events", "count_event")]
-        _check_fields(cls, payload, (required, ["events", "count_event"]))
+        required = [n for n in names if n not in optional]
+        _check_fields(cls, payload, (required, list(optional)))
         for key in cls._ARRAYS:
-            if payload[key] is not None:
+            if payload.get(key) is not None:
                 payload[key] = np.asarray(
                     [np.nan if v is None else v for v in payload[key]], dtype=float)
         payload["events"] = [event_from_json(json.dumps(e))
@@ -238,6 +278,11 @@ class PrivacyUtilityCurve:
     def plot(self, ax=None, **kwargs):
         """Draw the score against epsilon (log scale), with the sweep's total cost.
 
+        Each DP score has error bars of 1.96 times its noise's standard
+        deviation (``score_std``, where known); a public baseline (what no
+        model scores) is a dashed line, and the points within noise of it
+        are circled (:meth:`near_baseline`).
+
         Parameters
         ----------
         ax : matplotlib Axes, default=None
@@ -253,7 +298,25 @@ class PrivacyUtilityCurve:
         kwargs.setdefault("marker", "o")
         kwargs.setdefault("label", f"{self.scoring} (sweep: epsilon={self.total_epsilon:.3g} "
                                    "in all)")
-        ax.plot(self.epsilons, self.scores, **kwargs)
+        std = None if self.score_std is None else np.asarray(self.score_std, dtype=float)
+        if std is not None and np.isfinite(std).any():
+            kwargs.setdefault("capsize", 3)
+            line = ax.errorbar(self.epsilons, self.scores, yerr=1.96 * np.nan_to_num(std),
+                               **kwargs)[0]
+            kwargs_note = "error bars: the DP score's noise, 1.96 std"
+        else:
+            (line,) = ax.plot(self.epsilons, self.scores, **kwargs)
+            kwargs_note = None
+        if self.baseline is not None:
+            ax.axhline(self.baseline, linestyle="--", color="grey",
+                       label=f"no model: majority class ({self.baseline:.3g})")
+            near = self.near_baseline()
+            if near.any():
+                ax.scatter(self.epsilons[near], self.scores[near], s=90, facecolors="none",
+                           edgecolors="black", zorder=3, label="not above it (within noise)")
+        if kwargs_note is not None:
+            ax.annotate(kwargs_note, xy=(0.01, 0.01), xycoords="axes fraction",
+                        fontsize="small", color=line.get_color())
         ax.set_xscale("log")
         ax.set_xlabel("epsilon of each fit")
         ax.set_ylabel(self.scoring)
@@ -527,6 +590,15 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     except BaseException as exc:  # the failure's kind only: nothing it holds leaves
         return RuntimeError if isinstance(exc, Exception) else type(exc)
 
+    if validation == "holdout":  # post-processing of the released scores and public facts
+        score_std = np.array([scorer.score_std(sc, float(z), relation, n_val)
+                              for sc, z in zip(scores, zs)])
+    else:
+        score_std = np.full(eps.size, np.nan)
+    baseline = None
+    if public_rows and str(name) == "accuracy" and y_val is not None and num_rows(y_val):
+        _, counts = np.unique(np.asarray(y_val), return_counts=True)  # public rows
+        baseline = float(counts.max() / counts.sum())
     return PrivacyUtilityCurve(
         epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
         point_epsilons=point_eps, total_epsilon=float(total_epsilon),
@@ -534,7 +606,7 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
         n_train=float(n_train), n_validation=float(n_val), count_epsilon=float(count.epsilon),
         count_std=float(count.std), fit_epsilons=np.asarray(fit_eps, dtype=float),
         score_noise_multipliers=zs, estimator=type(step).__name__, events=list(events),
-        count_event=count.event, estimators=models,
+        count_event=count.event, estimators=models, score_std=score_std, baseline=baseline,
     )
 
 

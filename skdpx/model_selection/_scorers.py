@@ -229,6 +229,28 @@ class DPScorer:
         """
         raise NotImplementedError(f"{type(self).__name__} does not score private rows.")
 
+    def score_std(self, score, noise_multiplier, relation, n_rows):
+        """The standard deviation of a DP score's noise, from the score and public facts.
+
+        Post-processing of the released score: the noise of the sums
+        (``noise_multiplier`` times :meth:`sensitivity`) carried through
+        :meth:`finalize` to first order, with ``n_rows`` the public expected
+        number of validation rows. NaN where a scorer does not say.
+
+        Parameters
+        ----------
+        score : float
+            The released (noisy) score.
+        noise_multiplier : float
+        relation : {"add_or_remove", "replace_one"}
+        n_rows : float
+
+        Returns
+        -------
+        float
+        """
+        return math.nan
+
     def public_score(self, estimator):
         """The score from public data only (``public = True`` scorers).
 
@@ -334,6 +356,20 @@ class _CountedMean(DPScorer):
         half = (hi - lo) / 2.0
         return math.sqrt(2.0) * half if check_relation(relation) == "add_or_remove" \
             else 2.0 * half
+
+    def score_std(self, score, noise_multiplier, relation, n_rows):
+        # score = c + S / N: d/dS = 1 / N, d/d(count sum) = -(score - c) / (N h); both sums
+        # carry noise of standard deviation sigma; N taken at the public n_rows
+        lo, hi = self._range()
+        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        sigma = float(noise_multiplier) * self.sensitivity(relation)
+        mean = self._unscore(float(score))
+        slope = (mean - centre) / half if half > 0 else 0.0
+        return sigma / max(float(n_rows), 1.0) * math.sqrt(1.0 + slope**2)
+
+    def _unscore(self, score):
+        """The mean behind a score (the inverse of ``_score``: an identity here)."""
+        return score
 
     def finalize(self, sums, n_rows=None):
         lo, hi = self._range()
@@ -546,6 +582,9 @@ class DPLogLoss(_CountedMean):
 
     def _score(self, mean):
         return -mean
+
+    def _unscore(self, score):
+        return -score
 
     def _values(self, estimator, X, y):
         L = self._loss_cap()
