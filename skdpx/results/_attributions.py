@@ -199,6 +199,13 @@ class _FeatureUnits:
             grouped = self.groups is not None
         return bool(grouped), bool(scaled)
 
+    def _frame_units(self, grouped, scaled):
+        """``_resolve`` with the tables' default: scaled (None) when grouped and the
+        ranges are known, so that numeric columns and one-hot spreads share a scale."""
+        if scaled is None:
+            scaled = bool(grouped) and self.feature_range is not None
+        return self._resolve(grouped, scaled)
+
     def _in_units(self, values, grouped, scaled):
         """``values`` (..., n_features) -> (names, values, block): per feature
         or per column (``block`` marks the columns of several features, whose
@@ -418,10 +425,11 @@ class FeatureAttribution(_FeatureUnits, _Result):
         """
         if self.std is None:
             raise ValueError("this result carries no std: its noise is not known")
-        if scaled is None:
-            scaled = bool(grouped) and self.feature_range is not None
-        grouped, scaled = self._resolve(grouped, scaled)
-        std = self.std * self.feature_range if scaled else self.std
+        return self._floor_rows(slice(None), *self._frame_units(grouped, scaled))
+
+    def _floor_rows(self, rows, grouped, scaled):
+        """The noise floors of the rows ``rows`` (an int: one row), in resolved units."""
+        std = self.std[rows] * self.feature_range if scaled else self.std[rows]
         return _noise_floor(std, self.groups if grouped else None)
 
     def distinguishable(self, grouped=False, scaled=None):
@@ -438,10 +446,8 @@ class FeatureAttribution(_FeatureUnits, _Result):
         ndarray of bool of the shape of :meth:`noise_floor`
             False where the noise is not known.
         """
+        grouped, scaled = self._frame_units(grouped, scaled)
         floor = self.noise_floor(grouped, scaled)
-        if scaled is None:
-            scaled = bool(grouped) and self.feature_range is not None
-        grouped, scaled = self._resolve(grouped, scaled)
         values = self._in_units(self.values, grouped, scaled)[1]
         with np.errstate(invalid="ignore"):
             return np.abs(values) > floor
@@ -477,9 +483,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
         ImportError
             If pandas is not installed.
         """
-        if scaled is None:
-            scaled = bool(grouped) and self.feature_range is not None
-        grouped, scaled = self._resolve(grouped, scaled)
+        grouped, scaled = self._frame_units(grouped, scaled)
         names, values, _ = self._in_units(self.values, grouped, scaled)
         df = self._frame(list(zip(names, values.T)))
         # what each row cost and how it was answered: the index, not columns, so that
@@ -717,9 +721,7 @@ class LocallyLinearMaps(_FeatureUnits, _Result):
             ``df.attrs["meta"]`` holds ``meta``, ``df.attrs["unit"]`` says what
             the map values are.
         """
-        if scaled is None:
-            scaled = bool(grouped) and self.feature_range is not None
-        grouped, scaled = self._resolve(grouped, scaled)
+        grouped, scaled = self._frame_units(grouped, scaled)
         names, values, _ = self._in_units(self.coef, grouped, scaled)
         k, m = self.weights.shape
         columns = [

@@ -149,7 +149,7 @@ def plot_attribution(result, index=0, *, top_k=10, grouped=None, scaled=None, ax
     names, values, block = result._in_units(result.values[i], grouped, scaled)
     floor = rank = None
     if result.std is not None and np.isfinite(result.std[i]).any():
-        floor = result.noise_floor(grouped, scaled)[i]
+        floor = result._floor_rows(i, grouped, scaled)  # this row's only
         # ranked by how far each value stands above its noise floor (unknown: by value)
         rank = np.where(np.isfinite(floor), np.abs(values) - floor, np.abs(values))
     ax = _barh(_new_axes(ax), values, top_k, names=names, block=block, rank=rank, floor=floor,
