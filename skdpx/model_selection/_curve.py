@@ -303,10 +303,10 @@ class PrivacyUtilityCurve:
             kwargs.setdefault("capsize", 3)
             line = ax.errorbar(self.epsilons, self.scores, yerr=1.96 * np.nan_to_num(std),
                                **kwargs)[0]
-            note = "error bars: the DP score's noise, 1.96 std"
+            ax.annotate("error bars: the DP score's noise, 1.96 std", xy=(0.01, 0.01),
+                        xycoords="axes fraction", fontsize="small", color=line.get_color())
         else:
-            (line,) = ax.plot(self.epsilons, self.scores, **kwargs)
-            note = None
+            ax.plot(self.epsilons, self.scores, **kwargs)
         if self.baseline is not None:
             ax.axhline(self.baseline, linestyle="--", color="grey",
                        label=f"no model: majority class ({self.baseline:.3g})")
@@ -314,9 +314,6 @@ class PrivacyUtilityCurve:
             if near.any():
                 ax.scatter(self.epsilons[near], self.scores[near], s=90, facecolors="none",
                            edgecolors="black", zorder=3, label="not above it (within noise)")
-        if note is not None:
-            ax.annotate(note, xy=(0.01, 0.01), xycoords="axes fraction",
-                        fontsize="small", color=line.get_color())
         ax.set_xscale("log")
         ax.set_xlabel("epsilon of each fit")
         ax.set_ylabel(self.scoring)
