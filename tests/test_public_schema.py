@@ -280,3 +280,12 @@ def test_the_bounds_warning_lists_ten_columns_and_counts_the_rest():
     with pytest.warns(PrivacyLeakWarning, match="for column 'b': their bounds"):
         FitBounds((lower, lower + 1), 3, epsilon=1.0, delta=1e-5, relation="add_or_remove",
                   feature_names=["a", "b", "c"])
+
+
+def test_the_tables_page_example_runs_as_shown():
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "doc" / "tables.rst"
+    result = doctest.testfile(str(page), module_relative=False, verbose=False)
+    assert result.attempted >= 6 and result.failed == 0
