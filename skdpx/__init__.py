@@ -3,13 +3,15 @@
 The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 :mod:`skdpx.datasets`. Explanations come back as :class:`FeatureAttribution`,
 :class:`CounterfactualSet`, :class:`RecoursePaths` and (the global
-explanation of a locally linear model) :class:`LocallyLinearMaps`.
+explanation of a locally linear model) :class:`LocallyLinearMaps`; a table's
+public bounds and levels are a :class:`PublicSchema`.
 """
 
 from .results import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
 from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
 from .locally_linear import DPLocallyLinearClassifier
+from .preprocessing import PublicSchema
 from .recourse import PrivRecourse
 
 # registers the checks of an outer scikit-learn search that the estimator base
@@ -26,6 +28,7 @@ __all__ = [
     "FeatureAttribution",
     "LocallyLinearMaps",
     "PrivRecourse",
+    "PublicSchema",
     "RecoursePaths",
     "__version__",
 ]

@@ -252,10 +252,12 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
         """
         # an estimator fitted through skdpx.utils validate_table works in the
         # encoded space of its public schema (one-hot columns bounded in [0, 1])
+        # the warning of a DP estimate names the estimated columns (public names)
         schema = getattr(self, "schema_", None)
         return FitBounds(self.bounds if schema is None else schema.fit_bounds(self.bounds),
                          self.n_features_in_ if schema is None else schema.n_encoded,
-                         epsilon=self.epsilon, delta=self.delta, relation=relation)
+                         epsilon=self.epsilon, delta=self.delta, relation=relation,
+                         feature_names=None if schema is None else schema.feature_names_out)
 
     def _check_plan(self, relation, bounds, count):
         """Refuse, before anything is spent, a fit whose plan would fail on public facts.

@@ -184,7 +184,8 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         unknown = [c for c in categories if c not in columns]
         if unknown:
             raise ValueError(f"categories names column(s) {unknown} that X does not have; "
-                             f"its columns are {columns}.")
+                             f"its columns are {columns} (a PublicSchema of more columns: "
+                             "schema.select(X.columns)).")
         levels = {}
         for column, values in categories.items():
             if isinstance(values, str) or not hasattr(values, "__iter__"):
@@ -197,19 +198,16 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
                 raise ValueError(f"categories[{column!r}] has duplicated levels.")
             levels[column] = values
         numeric = [c for c in columns if c not in levels]
-        for column, dtype in zip(columns, dtypes):
-            if column in levels:
-                continue
-            # an object array's numeric columns are converted at transform; so is a
-            # column declared numeric by its bounds, whatever dtype pandas inferred (one
-            # private cell such as "?" makes a numeric column's dtype object)
-            declared = isinstance(self.bounds, dict) and column in self.bounds
-            if (getattr(dtype, "kind", "O") not in "biuf" and (self._frame or not levels)
-                    and not declared):
-                raise ValueError(
-                    f"column {column!r} is not numeric (dtype {dtype}): declare its public "
-                    f"levels with categories={{{column!r}: [...]}}, or encode it first."
-                )
+        # an object array's numeric columns are converted at transform; so is a
+        # column declared numeric by its bounds, whatever dtype pandas inferred (one
+        # private cell such as "?" makes a numeric column's dtype object)
+        undeclared = [
+            (column, dtype) for column, dtype in zip(columns, dtypes)
+            if column not in levels and getattr(dtype, "kind", "O") not in "biuf"
+            and (self._frame or not levels)
+            and not (isinstance(self.bounds, dict) and column in self.bounds)]
+        if undeclared:
+            raise ValueError(undeclared_columns_message(undeclared))
         self.numeric_features_ = numeric
         self.categorical_features_ = [c for c in columns if c in levels]
         self._levels = levels
@@ -276,7 +274,9 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             unknown = [c for c in bounds if c not in numeric]
             if unknown:
                 kind = ("categorical (declare them in categories only)"
-                        if all(c in columns for c in unknown) else "not columns of X")
+                        if all(c in columns for c in unknown) else
+                        "not columns of X (a PublicSchema of more columns: "
+                        "schema.select(X.columns))")
                 raise ValueError(f"bounds names column(s) {unknown} that are {kind}; "
                                  f"numeric columns: {numeric}.")
             for column, pair in bounds.items():
@@ -498,6 +498,53 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.input_tags.sparse = True
         return tags
+
+
+def undeclared_columns_message(undeclared):
+    """The error for non-numeric columns without declared levels: names them and the fix.
+
+    ``undeclared``: ``(column, dtype)`` pairs. Public facts only (names and
+    dtypes), never a value or a count.
+    """
+    columns = [c for c, _ in undeclared]
+    if len(undeclared) == 1:
+        what = f"column {columns[0]!r} is not numeric (dtype {undeclared[0][1]}) and has"
+    else:
+        dtypes = ", ".join(str(d) for _, d in undeclared[:10])
+        what = (f"columns {column_list(columns)} are not numeric (dtypes {dtypes}"
+                f"{', ...' if len(undeclared) > 10 else ''}) and have")
+    example = ", ".join(f"{c!r}: [...]" for c in columns[:3]) + (", ..." if len(columns) > 3
+                                                                 else "")
+    message = (
+        f"{what} no declared levels. Declare the public levels (from a codebook or a data "
+        f"dictionary, never read from the private rows) with categories={{{example}}}, or "
+        "build bounds and levels with skdpx.preprocessing.PublicSchema and pass **schema: "
+        "PublicSchema.from_dtypes(X) (declared pandas CategoricalDtypes), "
+        ".from_dictionary(codebook) or .from_sample(public_frame). Or encode "
+        f"{'it' if len(columns) == 1 else 'them'} first."
+    )
+    categorical = [c for c, d in undeclared if getattr(d, "name", None) == "category"]
+    if categorical:
+        message += (f" {column_list(categorical)} "
+                    f"{'has a' if len(categorical) == 1 else 'have a'} pandas categorical "
+                    "dtype: PublicSchema.from_dtypes(X) reads its levels, which are public "
+                    "only if they were declared (pd.CategoricalDtype([...])), not derived from "
+                    "the private values by astype('category').")
+    return message
+
+
+def column_list(names, limit=10):
+    """``'a', 'b' and 'c'``, or the first ``limit`` names and ``and N more``.
+
+    For messages that name columns (public facts); never for values.
+    """
+    names = [repr(str(n)) if not isinstance(n, (int, np.integer)) else str(int(n))
+             for n in names]
+    if len(names) > limit:
+        return f"{', '.join(names[:limit])} and {len(names) - limit} more"
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _cell_to_float(value):

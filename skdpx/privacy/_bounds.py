@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 from scipy.special import ndtri
 
+from ..preprocessing._schema import column_list
 from ._calibration import calibrate_noise
 from ._events import gaussian_event
 from ._exceptions import PrivacyLeakWarning
@@ -47,11 +48,26 @@ BOUNDS_SHARE = 0.25
 _FALSE_POSITIVE = 0.01
 
 _WARNING = (
-    "bounds=None: the bounds are estimated from the private data with a DP histogram that "
-    "spends {share:.0%} of this estimator's epsilon, at octave resolution and clipping thin "
-    "tails (coarse on small data). Declare public bounds (e.g. bounds=(lower, upper) from a "
-    "data dictionary) to spend nothing on them and to clip where you mean to."
+    "{head} estimated from the private data{scope} with a DP histogram that spends {share:.0%} "
+    "of this estimator's epsilon, at octave resolution and clipping thin tails (coarse on "
+    "small data). Declare public bounds to spend nothing on them and to clip where you mean "
+    "to: bounds=(lower, upper), or bounds={{column: (lower, upper)}} from a data dictionary "
+    "or a public sample (skdpx.preprocessing.PublicSchema.from_dictionary, .from_sample)."
 )
+
+
+def _warning(bounds, names, share):
+    """The warning of a DP estimate, naming the columns it estimates (public: names only)."""
+    if bounds is None:
+        head = "bounds=None: the bounds are"
+        scope = "" if names is None else f" for every column ({column_list(names)}),"
+    elif names is None:
+        head, scope = "bounds: the bounds left undeclared (NaN) are", ""
+    else:
+        which = "column" if len(names) == 1 else "columns"
+        head, scope = (f"bounds: no bounds are declared for {which} {column_list(names)}: "
+                       "their bounds are"), ""
+    return _WARNING.format(head=head, scope=scope, share=share)
 
 
 def bounds_bins():
@@ -165,7 +181,9 @@ class FitBounds:
     declared bounds are validated here (an error spends nothing, and bounds
     with ``lower == upper`` for every feature are refused: nothing could be
     learnt); ``None`` plans the DP histograms (:func:`histogram_bounds`) and
-    warns that public bounds are better.
+    warns that public bounds are better, naming the estimated features by
+    ``feature_names`` (public; the estimator's encoded column names) when
+    given.
 
     Attributes
     ----------
@@ -182,7 +200,8 @@ class FitBounds:
         estimator that splits its epsilon by shares splits ``1 - share``.
     """
 
-    def __init__(self, bounds, n_features, *, epsilon, delta, relation, share=BOUNDS_SHARE):
+    def __init__(self, bounds, n_features, *, epsilon, delta, relation, share=BOUNDS_SHARE,
+                 feature_names=None):
         self.n_features = int(n_features)
         self.relation = relation
         lower = upper = None
@@ -205,7 +224,9 @@ class FitBounds:
         if not delta > 0 and not math.isinf(epsilon):
             raise ValueError("bounds=None estimates the bounds with a Gaussian mechanism, which "
                              "needs delta > 0; declare bounds, or give delta > 0.")
-        warnings.warn(_WARNING.format(share=share), PrivacyLeakWarning,
+        names = (None if feature_names is None
+                 else list(np.asarray(feature_names, dtype=object)[self.estimated]))
+        warnings.warn(_warning(bounds, names, share), PrivacyLeakWarning,
                       stacklevel=_outside_stacklevel())
         self.lower, self.upper = lower, upper  # the declared part (None: nothing declared)
         self.share = float(share)
