@@ -1,6 +1,9 @@
 """Small helpers several test files share (one copy each)."""
 
 import math
+from pathlib import Path
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -70,3 +73,13 @@ class CountingEstimator:
     def predict(self, X):
         self.seen.append(np.array(X))
         return self.clf.predict(X)
+
+
+def run_python(code, *args, timeout=120):
+    """Run ``code`` in a fresh interpreter (another process) from the project's root,
+    return its stdout."""
+    result = subprocess.run([sys.executable, "-c", code, *map(str, args)],
+                            cwd=Path(__file__).resolve().parents[1],
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stderr
+    return result.stdout

@@ -17,7 +17,6 @@ import warnings
 
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld
-import joblib
 import numpy as np
 import pytest
 from scipy.stats import expon, loguniform, uniform
@@ -37,6 +36,8 @@ from skdpx.privacy import (
     event_to_json,
     fixed_loss_event,
 )
+
+from ._helpers import run_python
 
 DELTA = 1e-5
 
@@ -331,13 +332,34 @@ def test_worker_processes_and_an_in_memory_ledger_fail_readably():
     search = GridSearchCV(_clf(ledger), {"n_maps": [1, 2]}, cv=2, n_jobs=2)
     with pytest.warns(UserWarning, match=r"n_jobs=2 .*PrivacyLedger\(path="):
         price_search(search)
-    # worker processes forked from this one (scikit-learn's default, loky, spawns
-    # them: the same error, after a slower start; tests/test_ledger.py runs it)
-    with joblib.parallel_backend("multiprocessing", n_jobs=2):
-        with pytest.raises(ValueError, match="All the 4 fits failed") as info:
-            search.fit(X, y)
+    # worker processes forked (scikit-learn's default, loky, spawns them: the same
+    # error, after a slower start; tests/test_ledger.py runs it), from a fresh
+    # interpreter: a process forked from a pytest-xdist worker inherits its
+    # channel and its threads
+    message, spent = run_python(_FORKED_SEARCH).strip().split("\n---\n")
     # what the user sees names the way out
-    assert "LedgerDetachedError" in str(info.value)
-    assert "PrivacyLedger(path='budget.sqlite'" in str(info.value)
-    assert "sqlite file" in str(info.value)
-    assert len(ledger) == 0
+    assert "All the 4 fits failed" in message
+    assert "LedgerDetachedError" in message
+    assert "PrivacyLedger(path='budget.sqlite'" in message
+    assert "sqlite file" in message
+    assert spent == "0"
+
+
+_FORKED_SEARCH = """
+import warnings
+import joblib
+from sklearn.model_selection import GridSearchCV
+from skdpx.privacy import PrivacyLedger
+from tests.test_model_selection import _clf, _problem
+warnings.simplefilter("ignore")
+X, y = _problem(n=60)
+ledger = PrivacyLedger()
+search = GridSearchCV(_clf(ledger), {"n_maps": [1, 2]}, cv=2, n_jobs=2)
+try:
+    with joblib.parallel_backend("multiprocessing", n_jobs=2):
+        search.fit(X, y)
+except ValueError as error:
+    print(error)
+print("---")
+print(len(ledger))
+"""
