@@ -155,13 +155,28 @@ def test_html_rounds_each_value_to_what_its_noise_supports():
     assert "0.12 \N{PLUS-MINUS SIGN} 0.03" in html and "0.1235" not in html
     assert "-0.5000 \N{PLUS-MINUS SIGN} 0.0004" in html
     assert "<td>2</td>" in html
-    # a grouped view rounds too (its spreads are no std: no "±")
+    # a grouped view rounds too
     grouped = FeatureAttribution([[0.12345, 0.3, -0.2]], epsilon=1.0, std=np.full((1, 3), 0.05),
                                  groups=[("a", [0]), ("b", [1, 2])], epsilon_spent=1.0,
                                  delta_spent=0.0)
     html = grouped._repr_html_()
-    assert "<td>0.12</td>" in html and "<td>0.50</td>" in html
-    assert "each value rounded to its noise" in html
+    # the numeric column keeps its std; the categorical block's spread is no std
+    assert "<td>0.12 \N{PLUS-MINUS SIGN} 0.05</td>" in html and "<td>0.50</td>" in html
+    assert "rounded likewise" in html
     # without std, nothing is rounded away
     assert "0.1235" in FeatureAttribution([[0.12345]], epsilon=1.0, epsilon_spent=1.0,
                                           delta_spent=0.0)._repr_html_()
+
+
+def test_noise_rounding_edge_cases():
+    from skdpx.results._display import noise_rounded
+
+    cells = noise_rounded([123456.7, 0.1234, -0.001, 1e-20, 5.0, 2.0, 1e9],
+                          [2500, 0.96, 0.03, 3e-22, 1e-310, 0.0, 2e7]).tolist()
+    assert cells == ["123000 \N{PLUS-MINUS SIGN} 3000",  # a large spread: its leading digit
+                     "0 \N{PLUS-MINUS SIGN} 1",  # 0.96 rounds up a decade: one place up
+                     "0.00 \N{PLUS-MINUS SIGN} 0.03",  # no "-0.00"
+                     "1.00e-20 \N{PLUS-MINUS SIGN} 3e-22",  # far from 1: scientific
+                     "5", "2", "1.00e+09 \N{PLUS-MINUS SIGN} 2e+07"]
+    assert noise_rounded([0.5, 0.5], [0.05, 0.05], plus_minus=[True, False]).tolist() == [
+        "0.50 \N{PLUS-MINUS SIGN} 0.05", "0.50"]

@@ -78,23 +78,56 @@ def _small(relation="add_or_remove", d=30, **kw):
     return DPLimeExplainer(black_box, **params), X, ledger
 
 
-def test_low_utility_warns_before_any_query_and_says_what_would_clear_it():
-    lime, X, ledger = _small("replace_one")  # the number of rows is public: no count
-    with pytest.warns(UtilityWarning, match="answering zero") as record:
+def _clears(message):
+    """The epsilon_per_query, rows and encoded features a low-utility message suggests."""
+    import re
+
+    eps = float(re.search(r"epsilon_per_query >= ([0-9.e+-]+)[,.]", message).group(1))
+    rows = int(re.search(r"about (\d+) rows[,.]", message).group(1))
+    features = re.search(r"at most (\d+) encoded features", message)
+    return eps, rows, None if features is None else int(features.group(1))
+
+
+@pytest.mark.parametrize("max_iter", [None, 100])
+def test_low_utility_warns_before_any_query_and_says_what_would_clear_it(max_iter):
+    lime, X, ledger = _small("replace_one", max_iter=max_iter)  # public number of rows
+    with pytest.warns(UtilityWarning, match="cannot be shown to beat answering zero") as record:
         lime.fit(X)
     message = str(next(w.message for w in record if "answering zero" in str(w.message)))
     assert len(ledger) == 0  # nothing spent yet: the queries spend when asked
-    # what it says would clear it does
-    eps = float(message.split("epsilon_per_query >= ")[1].split(",")[0])
-    features = int(message.split("at most ")[1].split(" features")[0])
+    eps, rows, features = _clears(message)
+    # each suggestion, exactly as printed, clears it (fixed T: at that T); the next
+    # value past it does not
+    assert eps > 0.1 and rows > 300
+    # at 100 steps no number of features clears it (the steps' noise alone is too much)
+    assert (features is None) == (max_iter == 100)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
-        _small("replace_one", epsilon_per_query=eps * 1.01)[0].fit(X)
-        lime, X_d, _ = _small("replace_one", d=features)
-        lime.fit(X_d)
-    lime, X_d, _ = _small("replace_one", d=features + 1)
+        _small("replace_one", max_iter=max_iter, epsilon_per_query=eps)[0].fit(X)
+        if features is not None:
+            lime, X_d, _ = _small("replace_one", d=features, max_iter=max_iter)
+            lime.fit(X_d)
+        X_m, black_box, _ = _problem(rows, d=30)
+        DPLimeExplainer(black_box, epsilon=10.0, delta=1e-5, epsilon_per_query=0.1,
+                        bounds=(-1.0, 1.0), max_iter=max_iter, random_state=0,
+                        accountant=PrivacyLedger(delta=1e-5, relation="replace_one")).fit(X_m)
+    if features is not None:
+        lime, X_d, _ = _small("replace_one", d=features + 1, max_iter=max_iter)
+        with pytest.warns(UtilityWarning, match="answering zero"):
+            lime.fit(X_d)
+    # a little less epsilon per query does not clear it
     with pytest.warns(UtilityWarning, match="answering zero"):
-        lime.fit(X_d)
+        _small("replace_one", max_iter=max_iter, epsilon_per_query=eps * 0.99)[0].fit(X)
+    if max_iter is not None:
+        assert "max_iter=None" in message
+
+
+def test_one_step_never_clears_and_says_so():
+    lime, X, _ = _small("replace_one", max_iter=1, epsilon=1e4, epsilon_per_query=1000.0)
+    with pytest.warns(UtilityWarning, match="One step never can") as record:
+        lime.fit(X)
+    message = str(next(w.message for w in record if "answering zero" in str(w.message)))
+    assert "epsilon_per_query >=" not in message and "max_iter=None" in message
 
 
 def test_low_utility_raise_refuses_after_only_the_count():
@@ -109,3 +142,19 @@ def test_low_utility_raise_refuses_after_only_the_count():
     with pytest.raises(ValueError, match="Nothing was spent"):
         lime.fit(X)
     assert len(ledger) == 0
+
+
+def test_low_utility_raise_inside_a_search_says_the_searchs_count_was_spent():
+    from skdpx.model_selection import DPGridSearchCV, DPLimeFidelity
+
+    X, black_box, Q = _problem(300, d=30)
+    ledger = PrivacyLedger(delta=1e-5)
+    search = DPGridSearchCV(
+        DPLimeExplainer(black_box, delta=1e-5, bounds=(-1.0, 1.0), on_low_utility="raise"),
+        {"epsilon_per_query": [0.01, 0.5]}, epsilon=10.0, delta=1e-5, accountant=ledger,
+        scoring=DPLimeFidelity(Q[:3]), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="the DP row count it was planned with"):
+            search.fit(X)
+    assert len(ledger) == 1  # the search's count, which the message names

@@ -289,3 +289,11 @@ def test_the_tables_page_example_runs_as_shown():
     page = Path(__file__).resolve().parent.parent / "doc" / "tables.rst"
     result = doctest.testfile(str(page), module_relative=False, verbose=False)
     assert result.attempted >= 6 and result.failed == 0
+
+
+def test_a_sample_with_empty_strings_and_a_mapping_on_the_left():
+    schema = PublicSchema.from_sample(pd.DataFrame({"a": ["x", "", "y", None], "b": [1, 2, 3, 4]}))
+    assert schema.categories == {"a": ["x", "y"]}  # "" is "not given", as in a declaration
+    merged = {"bounds": {"c": (0, 1)}, "categories": {"a": ["z"]}} | schema
+    assert merged.bounds == {"c": (0, 1), "b": (1, 4)}
+    assert merged.categories == {"a": ["x", "y"]}  # the schema's, on the right, wins

@@ -33,7 +33,6 @@ from ..privacy import (
     SpendPlan,
     UtilityWarning,
     calibrate_noise,
-    gaussian_epsilon,
     gaussian_event,
     gaussian_to_pure,
     noise_source,
@@ -73,7 +72,7 @@ MAX_DEFAULT_STEPS = 1000
 
 
 def default_n_iter(n_features, epsilon_per_query, delta, sensitivity, *, radius=1.0, c=_C,
-                   max_steps=MAX_DEFAULT_STEPS):
+                   max_steps=MAX_DEFAULT_STEPS, extra_steps=0):
     """The number of gradient steps of an answer, from public facts only.
 
     One answer is T steps of projected gradient descent, step ``1 / L`` (``L
@@ -116,18 +115,28 @@ def default_n_iter(n_features, epsilon_per_query, delta, sensitivity, *, radius=
         The ball's radius and the weight's constant.
     max_steps : int, default=1000
         The most steps chosen (``epsilon_per_query=inf``: no noise, this many).
+    extra_steps : int, default=0
+        Gaussian releases an answer pays for besides its T steps (1 for the
+        warm start of "adaptive" and "enhanced"): the noise is calibrated
+        for ``T + extra_steps``, so ``s_T^2 = (T + extra_steps) s_1^2``.
 
     Returns
     -------
     int
     """
+    for name, value in (("n_features", n_features), ("max_steps", max_steps)):
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+    for name, value in (("sensitivity", sensitivity), ("radius", radius), ("c", c)):
+        if not (isinstance(value, Real) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
     if np.isinf(epsilon_per_query):
         return int(max_steps)
     L = c / radius
     s1 = calibrate_noise(epsilon_per_query, delta, steps=1) * sensitivity
 
     def bound(T):
-        return _loss_bound(T, s1, n_features, L, radius)
+        return _loss_bound(T, s1, n_features, L, radius, extra_steps)
 
     star = min(L * radius / (s1 * math.sqrt(n_features)), max_steps)
     candidates = [t for t in {math.floor(star), math.ceil(star)} if t >= 1] or [1]
@@ -135,9 +144,9 @@ def default_n_iter(n_features, epsilon_per_query, delta, sensitivity, *, radius=
     return int(min(max(best, 1), max_steps))
 
 
-def _loss_bound(T, s1, d, L, r):
+def _loss_bound(T, s1, d, L, r, extra_steps=0):
     """``B(T)``: a bound on an answer's expected excess local loss (:func:`default_n_iter`)."""
-    return L * r**2 / (2 * T) + T * s1**2 * d / (2 * L)
+    return L * r**2 / (2 * T) + (T + extra_steps) * s1**2 * d / (2 * L)
 
 
 #: the fitted attributes a released explainer keeps (:meth:`DPLimeExplainer.release`):
@@ -721,10 +730,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         costs ``epsilon_per_query``.
         """
         sensitivity = gradient_sensitivity(count.n, c=_C, radius=self.radius, relation=relation)
-        n_iter = self.max_iter if self.max_iter is not None else default_n_iter(
-            data.X.shape[1], self.epsilon_per_query, self.delta, sensitivity, radius=self.radius)
+        n_iter = self._choose_n_iter(data.X.shape[1], sensitivity)
+        self._check_utility(data.X.shape[1], n_iter, count, relation)
         self._planned_n_iter = n_iter  # what _plan_queries prepays, before the fit
-        self._check_utility(data.X.shape[1], n_iter, sensitivity, count)
         noise_multiplier = self._query_noise_multiplier(n_iter)
         warm_start_epsilon = (
             gaussian_to_pure(noise_multiplier) if self.strategy != "basic" else 0.0
@@ -733,41 +741,113 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                          sensitivity=sensitivity, noise_multiplier=noise_multiplier,
                          warm_start_epsilon=warm_start_epsilon, n_iter=n_iter)
 
-    def _check_utility(self, d, n_iter, sensitivity, count):
+    def _choose_n_iter(self, d, sensitivity, epsilon_per_query=None):
+        """T: ``max_iter``, or :func:`default_n_iter` from public facts."""
+        if self.max_iter is not None:
+            return int(self.max_iter)
+        return default_n_iter(d, self.epsilon_per_query if epsilon_per_query is None
+                              else epsilon_per_query, self.delta, sensitivity,
+                              radius=self.radius, extra_steps=int(self.strategy != "basic"))
+
+    def _beats_zero(self, d, n_rows, relation, epsilon_per_query=None):
+        """Whether the answers' bound ``B(T)`` is below answering zero's ``L r^2 / 2``.
+
+        At the T the fit would use (``max_iter``, or :func:`default_n_iter`
+        at these facts), from public facts only. Returns ``(beats, T, B,
+        zero)``.
+        """
+        eps = self.epsilon_per_query if epsilon_per_query is None else epsilon_per_query
+        sensitivity = gradient_sensitivity(n_rows, c=_C, radius=self.radius, relation=relation)
+        T = self._choose_n_iter(d, sensitivity, eps)
+        L, r = _C / self.radius, self.radius
+        s1 = calibrate_noise(eps, self.delta, steps=1) * sensitivity
+        answer = _loss_bound(T, s1, d, L, r, int(self.strategy != "basic"))
+        zero = L * r**2 / 2
+        return answer < zero, T, answer, zero
+
+    def _clearing(self, d, n_rows, relation):
+        """What would clear the check, each alone, found by the check itself (public facts).
+
+        The least ``epsilon_per_query`` (rounded up to 3 digits), the fewest
+        rows, and the most encoded features (0: none) for which
+        :meth:`_beats_zero` holds, at the T the fit would then use; None
+        where nothing within reach clears it (one step, ``max_iter=1``,
+        never can: ``B(1) >= L r^2 / 2``).
+        """
+        def least(clears, lo, hi, integer):
+            """The least x in (lo, hi] with clears(x), assuming monotone; None if hi fails."""
+            if not clears(hi):
+                return None
+            for _ in range(200):
+                mid = (lo + hi) / 2 if not integer else (lo + hi) // 2
+                if (integer and hi - lo <= 1) or (not integer and hi - lo <= 1e-9 * hi):
+                    break
+                lo, hi = (lo, mid) if clears(mid) else (mid, hi)
+            return hi
+
+        eps = least(lambda e: self._beats_zero(d, n_rows, relation, e)[0],
+                    self.epsilon_per_query, self.epsilon_per_query * 1e6, False)
+        if eps is not None:  # rounded up to 3 significant digits, and checked again
+            step = 10.0 ** (math.floor(math.log10(eps)) - 2)
+            eps = math.ceil(eps / step) * step
+            while not self._beats_zero(d, n_rows, relation, eps)[0]:
+                eps += step
+        rows = least(lambda m: self._beats_zero(d, m, relation)[0], int(n_rows),
+                     int(n_rows) * 10**6, True)
+        features = None
+        if self._beats_zero(1, n_rows, relation)[0]:
+            lo, hi = 1, d  # the most features that clear it: the check fails at d
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if self._beats_zero(mid, n_rows, relation)[0] else (lo, mid)
+            features = lo
+        return eps, rows, features
+
+    def _check_utility(self, d, n_iter, count, relation):
         """Warn (or refuse) when an answer cannot be shown to beat answering zero.
 
-        From public facts only (the DP count through ``sensitivity``, d, T,
-        ``epsilon_per_query``, ``delta``, ``radius``): the answer's bound
-        ``B(T)`` (:func:`default_n_iter`) against ``L r^2 / 2``, the bound on
-        what answering zero loses. At its best T, ``B = r s_1 sqrt(d)``:
-        below ``L r^2 / 2`` when ``s_1 sqrt(d) < L r / 2``, which says how
-        many rows, features or how much epsilon per query would clear it.
+        From public facts only (the planning count ``count.n``: the DP count
+        under add-or-remove; d, T, ``epsilon_per_query``, ``delta``,
+        ``radius``): the answer's bound ``B(T)`` (:func:`default_n_iter`)
+        against ``L r^2 / 2``, the bound on what answering zero loses. The
+        message says what would clear it (:meth:`_clearing`, each found by
+        the same check).
         """
         if np.isinf(self.epsilon_per_query):
             return
-        L, r = _C / self.radius, self.radius
-        s1 = calibrate_noise(self.epsilon_per_query, self.delta, steps=1) * sensitivity
-        answer = _loss_bound(n_iter, s1, d, L, r)
-        zero = L * r**2 / 2
-        if answer < zero:
+        beats, T, answer, zero = self._beats_zero(d, count.n, relation)
+        if beats:
             return
-        needed = L * r / (2 * math.sqrt(d))  # the noise of one step that would clear it
-        rows = math.ceil(count.n * s1 / needed)
-        features = math.floor(L**2 * r**2 / (4 * s1**2))
-        eps = gaussian_epsilon(needed / sensitivity, self.delta)
-        steps = ("" if self.max_iter is None else
-                 f" (max_iter={self.max_iter}; max_iter=None chooses the best bound)")
+        eps, rows, features = self._clearing(d, count.n, relation)
+        fixes = []
+        if eps is not None:
+            fixes.append(f"epsilon_per_query >= {eps:.3g}")
+        if rows is not None:
+            fixes.append(f"about {rows} rows")
+        if features is not None:
+            fixes.append(f"at most {features} encoded features")
+        if self.max_iter is not None:
+            fixes.append("max_iter=None (the number of steps with the best bound)")
+        steps = "" if self.max_iter is None else f" (max_iter={self.max_iter})"
+        clear = (f" Any one of these would clear it: {', '.join(fixes)}." if fixes else
+                 " Nothing within reach of one of these facts alone clears it.")
+        if self.max_iter == 1:
+            clear += " (One step never can: the bound of one step is never below zero's.)"
         message = (
             f"DPLimeExplainer: at epsilon_per_query={self.epsilon_per_query:g} with about "
-            f"{count.n:.0f} rows and {d} features, the noise of an answer's {n_iter} "
-            f"step{'s' if n_iter != 1 else ''}"
-            f"{steps} outweighs what they can find: a bound on its expected local loss "
-            f"({answer:.3g}) is no better than that of answering zero ({zero:.3g}), so answers "
-            "would be mostly noise. Any one of these would clear it: epsilon_per_query >= "
-            f"{eps:.3g}, about {rows} rows, or at most {features} features.")
+            f"{count.n:.0f} rows and {d} encoded features, an answer of {T} "
+            f"step{'s' if T != 1 else ''}{steps} cannot be shown to beat answering zero: "
+            f"a bound on its expected local loss ({answer:.3g}) is no better than that of "
+            f"answering zero ({zero:.3g}), so its values may be mostly noise.{clear}")
         if self.on_low_utility == "raise":
-            spent = (f"The DP row count (epsilon {count.epsilon:.4g}) was spent; nothing else "
-                     "was." if count.private else "Nothing was spent.")
+            if count.private:
+                spent = (f"The DP row count (epsilon {count.epsilon:.4g}) was spent; nothing "
+                         "else was.")
+            elif relation == "replace_one":
+                spent = "Nothing was spent."
+            else:  # the count was given: a search's or a sweep's DP count, which it spent
+                spent = ("This fit spent nothing; the DP row count it was planned with (a "
+                         "search's or a sweep's) was spent.")
             raise ValueError(f"{message} {spent}")
         warnings.warn(message, UtilityWarning, stacklevel=_outside_stacklevel())
 

@@ -12,6 +12,7 @@ core.
 from contextlib import ExitStack
 from dataclasses import dataclass, field, fields
 import json
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -264,6 +265,8 @@ class PrivacyUtilityCurve:
                              for e in payload.get("events") or []]
         count = payload.get("count_event")
         payload["count_event"] = None if count is None else event_from_json(json.dumps(count))
+        if payload.get("baseline") is not None and "baseline_source" not in payload:
+            payload["baseline_source"] = "majority class"  # the only baseline before sources
         return cls(**payload)
 
     def __eq__(self, other):
@@ -570,11 +573,13 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
         estimator, X, y, epsilons=epsilons, delta=delta, scoring=scoring, X_val=X_val,
         y_val=y_val, cv=cv, n_jobs=n_jobs)
     if baseline is not None:  # declared: checked before anything is read or spent
-        if isinstance(baseline, bool) or not isinstance(baseline, Real) or \
-                not np.isfinite(baseline):
+        if isinstance(baseline, (bool, np.bool_)) or not isinstance(baseline, Real) or \
+                not math.isfinite(float(baseline)):
             raise ValueError(f"baseline must be a finite number (a score declared from public "
                              f"facts) or None, got {baseline!r}.")
         baseline = float(baseline)
+        if str(name) in ("accuracy", "balanced_accuracy") and not 0 <= baseline <= 1:
+            raise ValueError(f"baseline={baseline:g} is no {name} (between 0 and 1).")
     public_rows = X_val is not None
     ledger = resolve_ledger(accountant if accountant is not None
                             else getattr(step, "accountant", None))
@@ -614,7 +619,7 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
                               for sc, z in zip(scores, zs)])
     else:
         score_std = np.full(eps.size, np.nan)
-    source = None if baseline is None else "declared"
+    source = None if baseline is None else "declared baseline"
     if baseline is None and public_rows and str(name) == "accuracy" and y_val is not None \
             and num_rows(y_val):
         _, counts = np.unique(np.asarray(y_val), return_counts=True)  # public rows

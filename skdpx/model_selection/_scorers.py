@@ -918,9 +918,12 @@ class DPLimeFidelity(DPScorer):
 
         A Gaussian event of as many steps as ``len(X_query)`` answers can
         take, capped by what the explainer's own (``epsilon``, ``delta``)
-        admits; it does not depend on ``n_rows`` or ``relation`` (the noise
-        is calibrated per unit of the sensitivity under the ledger's
-        relation).
+        admits. With a fixed ``max_iter`` it does not depend on ``n_rows``
+        or ``relation`` (the noise is calibrated per unit of the sensitivity
+        under the ledger's relation); with ``max_iter=None`` the steps of an
+        answer are those of the explainer's last plan (a search plans each
+        candidate with ``n_rows`` first; an explainer neither planned nor
+        fitted raises ``ValueError``).
         """
         check_relation(relation)
         self._check_explainer(estimator)

@@ -362,7 +362,8 @@ class PublicSchema(Mapping):
                 categories[column] = dtype.categories.tolist()
             elif _kind(dtype) in "OSU" or isinstance(dtype, pd.StringDtype):
                 col = sample[column]
-                levels = pd.unique(col[col.notna()].to_numpy(dtype=object))
+                given = col.notna() & ~col.map(lambda v: isinstance(v, str) and not v.strip())
+                levels = pd.unique(col[given].to_numpy(dtype=object))  # "" is "not given"
                 if len(levels) == 0:
                     raise ValueError(f"column {column!r} has no value in the public sample: "
                                      "declare its levels.")
@@ -468,6 +469,12 @@ class PublicSchema(Mapping):
         entries = {c: e for c, e in self._entries.items() if c not in other._entries}
         entries.update(other._entries)
         return PublicSchema._of(entries)
+
+    def __ror__(self, other):
+        """``mapping | schema``: the schema's declarations over the mapping's."""
+        if not isinstance(other, Mapping) or isinstance(other, PublicSchema):
+            return NotImplemented
+        return PublicSchema._of({}) | other | self
 
     def select(self, columns):
         """The schema of ``columns`` only (in their order; undeclared ones are skipped).

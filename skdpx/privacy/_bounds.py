@@ -64,9 +64,9 @@ def _warning(bounds, names, share):
     elif names is None:
         head, scope = "bounds: the bounds left undeclared (NaN) are", ""
     else:
-        which = "column" if len(names) == 1 else "columns"
-        head, scope = (f"bounds: no bounds are declared for {which} {column_list(names)}: "
-                       "their bounds are"), ""
+        one = len(names) == 1
+        head, scope = (f"bounds: no bounds are declared for {'column' if one else 'columns'} "
+                       f"{column_list(names)}: {'its' if one else 'their'} bounds are"), ""
     return _WARNING.format(head=head, scope=scope, share=share)
 
 

@@ -536,7 +536,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
 
     def _html_columns(self, head):
         grouped, scaled = self._resolve(None, None)
-        names, values, _ = self._in_units(head.values, grouped, scaled)
+        names, values, block = self._in_units(head.values, grouped, scaled)
         columns = [("epsilon", head.epsilon)]
         if any(p is not None for p in self.phase):
             columns.append(("phase", head.phase))
@@ -549,11 +549,13 @@ class FeatureAttribution(_FeatureUnits, _Result):
                                             for a, k in zip(above, known)]))
             note += "; above noise: values beyond their noise floor (2 std; see noise_floor)"
             # rounded to what the noise supports: half the floor is the std of a feature
-            # (and of the order of a categorical column's noise spread)
-            grouping = grouped and self.groups is not None
-            values = noise_rounded(values, floor / 2, plus_minus=not grouping)
-            note += ("; each value rounded to its noise's leading digit" if grouping else
-                     "; value \N{PLUS-MINUS SIGN} the noise's std, rounded to its leading digit")
+            # or a numeric column ("value ± std"), and of the order of a categorical
+            # column's noise spread (its spread has no std: the value only)
+            values = noise_rounded(values, floor / 2, plus_minus=~block)
+            note += ("; value \N{PLUS-MINUS SIGN} the noise's std, each rounded to the std's "
+                     "leading digit")
+            if block.any():
+                note += " (a categorical column: its spread, rounded likewise)"
         columns += list(zip(names, values.T))
         return columns, note
 

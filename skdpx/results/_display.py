@@ -69,35 +69,52 @@ def noise_rounded(values, spread, plus_minus=True):
     Each value is written to the decimal place of its noise's leading digit
     (``spread``: a standard deviation, or a scale of the same order), and
     with ``plus_minus`` followed by ``± spread`` to one significant digit:
-    ``0.1234`` with spread ``0.034`` is ``"0.12 ± 0.03"``. Where the spread
-    is not known (NaN) or zero, the value keeps 4 significant digits.
+    ``0.1234`` with spread ``0.034`` is ``"0.12 ± 0.03"``, ``123456.7`` with
+    spread ``2500`` is ``"123000 ± 3000"``. Outside about 1e-4 to 1e6 the
+    leading digit's place is written in scientific notation. Where the
+    spread is not known (NaN), zero or negative, the value keeps 4
+    significant digits. ``plus_minus`` may be an array (per cell).
 
     Parameters
     ----------
     values, spread : array-like of the same shape
+    plus_minus : bool or array-like of bool, default=True
 
     Returns
     -------
     ndarray of str (object) of that shape
     """
-    values, spread = np.broadcast_arrays(np.asarray(values, dtype=float),
-                                         np.asarray(spread, dtype=float))
+    values, spread, plus_minus = np.broadcast_arrays(
+        np.asarray(values, dtype=float), np.asarray(spread, dtype=float),
+        np.asarray(plus_minus, dtype=bool))
     out = np.empty(values.shape, dtype=object)
     for idx in np.ndindex(values.shape):  # table cells: at most _HTML_ROWS x _HTML_COLUMNS
-        v, s = values[idx], spread[idx]
-        if math.isnan(v):
-            out[idx] = "NaN"
-        elif not (math.isfinite(s) and s > 0):
-            out[idx] = f"{v:.4g}"
-        else:
-            places = max(0, -math.floor(math.log10(s)))
-            s_text = f"{round(s, places):.{places}f}"
-            if float(s_text) == 0:  # rounding down to 0 at this place: one more digit
-                places += 1
-                s_text = f"{round(s, places):.{places}f}"
-            text = f"{v:.{places}f}"
-            out[idx] = f"{text} \N{PLUS-MINUS SIGN} {s_text}" if plus_minus else text
+        out[idx] = _noise_cell(values[idx], spread[idx], bool(plus_minus[idx]))
     return out
+
+
+def _noise_cell(v, s, plus_minus):
+    """One cell of :func:`noise_rounded`."""
+    if not math.isfinite(v):
+        return "NaN" if math.isnan(v) else str(v)
+    if not (math.isfinite(s) and s > 0) or s < 1e-300:
+        return f"{v:.4g}"
+    place = math.floor(math.log10(s))
+    digit = math.floor(s / 10.0**place + 0.5)  # the spread's leading digit, half up
+    if digit >= 10:  # 0.96 -> 1.0: one place up
+        place, digit = place + 1, 1
+    s_rounded = digit * 10.0**place
+    if -4 <= place <= 6:
+        places = max(0, -place)
+        v_text = f"{round(v, -place):.{places}f}"
+        s_text = f"{s_rounded:.{places}f}"
+    else:  # scientific: the value's digits down to the spread's place
+        lead = math.floor(math.log10(abs(v))) if v else place
+        v_text = f"{v:.{max(0, lead - place)}e}"
+        s_text = f"{s_rounded:.0e}"
+    if v_text.startswith("-") and float(v_text) == 0:
+        v_text = v_text[1:]  # "-0.00": a small negative value rounds to 0
+    return f"{v_text} \N{PLUS-MINUS SIGN} {s_text}" if plus_minus else v_text
 
 
 def _html_table(title, columns, n_rows, note=""):
