@@ -78,7 +78,8 @@ def test_python_m_skdpx_demo_figures(tmp_path):
     assert figures["lime_top_distinguishable"] == (margins > 0).tolist()
     for name, value, s in zip(figures["lime_top_features"], figures["lime_top_values"],
                               figures["lime_top_std"]):
-        assert re.search(rf"{re.escape(name)} +{value:+.3f} ± {s:.3f} ", text), name
+        shown = re.escape(f"{value:+.3f} ± {s:.3f} ")
+        assert re.search(rf"^  {re.escape(name)} +{shown}", text, re.M), name
     assert re.search(r"\d+ of 104 values stand above their noise floor", text)
     assert re.search(r"DPLimeExplainer +available", text)
     # a DP counterfactual for a denied applicant, within its share, its changes() in
