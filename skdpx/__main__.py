@@ -30,8 +30,8 @@ METHODS = (
 )
 
 
-def _rule(title):
-    print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
+def _rule(title, out=None):
+    print(f"\n== {title} " + "=" * max(0, 70 - len(title)), file=out)
 
 
 def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
@@ -59,9 +59,10 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
     print_ = lambda *a: print(*a, file=out)  # noqa: E731
 
     print_(f"skdpx {skdpx.__version__}: differentially private model explanations")
-    _rule("1. Data: UCI Adult, bundled, with its public schema")
+    _rule("1. Data: UCI Adult, bundled, with its public schema", out)
     schema = adult_schema()  # public bounds and levels: declared, never read from the rows
-    train, test = load_adult(subset="train", as_frame=True), load_adult(subset="test", as_frame=True)
+    train = load_adult(subset="train", as_frame=True)
+    test = load_adult(subset="test", as_frame=True)
     table, table_test = train.data[schema.features], test.data[schema.features]
     enc_train = encode_adult(table)  # one-hot levels, numeric columns scaled with public bounds
     X_all, y_all = enc_train.data, train.target
@@ -82,14 +83,14 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
            f"levels of {len(schema.categories)} categorical ones; encoded: "
            f"{X.shape[1]} columns in [0, 1]")
 
-    _rule("2. A non-private baseline (for comparison only)")
+    _rule("2. A non-private baseline (for comparison only)", out)
     baseline = LogisticRegression(max_iter=2000).fit(X, y)
     acc = baseline.score(X_test, y_test)
     print_(f"LogisticRegression on the private rows, test accuracy: {acc:.4f}  "
            "(epsilon = inf: no privacy, outside the ledger)")
 
     share = epsilon / 5
-    _rule(f"3. One ledger for the private rows: cap epsilon={epsilon:g} at delta={delta:g}")
+    _rule(f"3. One ledger for the private rows: cap epsilon={epsilon:g} at delta={delta:g}", out)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta)
     print_(f"neighbouring relation: {ledger.relation} (one row added or removed; every "
            "estimator below calibrates under the ledger's, and the ledger refuses a spend "
@@ -120,7 +121,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
     for label, exact_mean, dp_mean in rows:
         print_(f"{label:<8} {exact_mean:>15.2f} {dp_mean:>12.2f}")
 
-    _rule("4. DP prediction with a local explanation")
+    _rule("4. DP prediction with a local explanation", out)
     llc = DPLocallyLinearClassifier(
         epsilon=share, delta=delta, bounds=enc_train.bounds,  # public bounds
         classes=[0, 1],  # the public label set, declared (never read from y)
@@ -148,7 +149,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
     print_(f"the model's privacy cost: epsilon {llc.epsilon_spent_:.4f} at delta "
            f"{llc.delta_spent_:g}; the explanation costs nothing more")
 
-    _rule("5. A DP explanation of a black box's decision")
+    _rule("5. A DP explanation of a black box's decision", out)
     from skdpx.explain import DPLimeExplainer
     from skdpx.metrics import optimal_explanation
 
@@ -202,7 +203,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
     print_(f"{agree} of the top 5 features agree with the non-private explanation; the "
            f"explainer has spent epsilon {explainer.epsilon_spent_:.4f} of its {share:g}")
 
-    _rule("6. A DP counterfactual for a denied applicant")
+    _rule("6. A DP counterfactual for a denied applicant", out)
     from skdpx.counterfactual import DPCounterfactualGenerator
 
     # a fourth release of the private rows, in the shared ledger. Fitted on the raw
@@ -233,7 +234,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
            f"{dpc.epsilon_spent_:.4f} at delta {dpc.delta_spent_:g}; every further "
            "counterfactual is free")
 
-    _rule("7. A DP recourse path for a denied applicant")
+    _rule("7. A DP recourse path for a denied applicant", out)
     from skdpx.recourse import PrivRecourse
 
     features = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
@@ -266,7 +267,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
            f"clustering): epsilon {rec.epsilon_spent_:.4f} at delta {rec.delta_spent_:g}; every "
            "path is free")
 
-    _rule("8. The ledger: every release about the private rows")
+    _rule("8. The ledger: every release about the private rows", out)
     for label, event in ledger.events:
         print_(f"  - {label}: {type(event).__name__}")
     sections = {
@@ -293,7 +294,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
         print_(f"a further release at epsilon={epsilon:g} (what a second run of this demo on "
                f"the same rows would need) is refused: {type(exc).__name__}")
 
-    _rule("9. Explanation methods")
+    _rule("9. Explanation methods", out)
     available = []
     for name, what, paper in METHODS:
         status = "available" if hasattr(skdpx, name) else "coming"
