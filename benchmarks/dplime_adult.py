@@ -160,7 +160,7 @@ def n_affordable(explainer, total):
     """How many basic answers compose to at most ``total`` (exact Gaussian composition)."""
     k = 1
     while gaussian_epsilon(explainer.noise_multiplier_, DELTA,
-                           steps=explainer.max_iter * (k + 1)) <= total:
+                           steps=explainer.n_iter_ * (k + 1)) <= total:
         k += 1
     return k
 

@@ -32,10 +32,12 @@ the queries from a third part):
   linear rule; a logistic regression (its gradient known) on another 20,000;
   queries uniform.
 
-``T = max_iter = 100`` (the default), ``delta = 1e-5``, ``epsilon = 1e9``
-(the cap never binds: every answer is interactive). Usage::
+``max_iter=None`` (the default: T chosen from public facts, ``n_iter_``,
+recorded per row; ``--max-iter 100`` for the old fixed default), ``delta =
+1e-5``, ``epsilon = 1e9`` (the cap never binds: every answer is
+interactive). Usage::
 
-    python benchmarks/dplime_uncertainty.py [--queries 200] [--seeds 10]
+    python benchmarks/dplime_uncertainty.py [--queries 200] [--seeds 10] [--max-iter T]
 """
 
 import argparse
@@ -55,7 +57,7 @@ from skdpx.explain import DPLimeExplainer
 
 RESULTS = f"{HERE}/results/dplime_uncertainty.json"
 EPSILONS = (0.1, 1.0, 10.0)
-T, DELTA = 100, 1e-5
+DELTA = 1e-5
 
 
 def adult(n_queries):
@@ -95,20 +97,25 @@ def logistic(n_queries, d=8, m=20_000):
 TABLES = {"adult": adult, "breast_cancer": breast_cancer, "logistic": logistic}
 
 
-def answers(model, X, queries, bounds, epsilon_per_query, seed):
-    explainer = DPLimeExplainer(
+def answers(model, X, queries, bounds, epsilon_per_query, seed, max_iter=None,
+            explainer=False):
+    lime = DPLimeExplainer(
         model, epsilon=np.inf if np.isinf(epsilon_per_query) else 1e9, delta=DELTA,
-        epsilon_per_query=epsilon_per_query, max_iter=T, bounds=bounds, random_state=seed)
-    return explainer.fit(X).explain(queries)
+        epsilon_per_query=epsilon_per_query, max_iter=max_iter, bounds=bounds,
+        random_state=seed).fit(X)
+    out = lime.explain(queries)
+    return (out, lime) if explainer else out
 
 
-def measure(name, n_queries, n_seeds):
+def measure(name, n_queries, n_seeds, max_iter=None):
     model, X, queries, bounds = TABLES[name](n_queries)
-    exact = answers(model, X, queries, bounds, np.inf, 0)
     rows = []
     for eps in EPSILONS:
         t0 = time.perf_counter()
-        runs = [answers(model, X, queries, bounds, eps, seed) for seed in range(1, n_seeds + 1)]
+        runs, lime = zip(*(answers(model, X, queries, bounds, eps, seed, max_iter, True)
+                           for seed in range(1, n_seeds + 1)))
+        # the noiseless answer of the same settings: the same number of steps
+        exact = answers(model, X, queries, bounds, np.inf, 0, lime[0].n_iter_)
         noise = np.array([r.values for r in runs]) - exact.values
         std = runs[0].std  # public facts only: the same for every seed
         known = std > 0  # a constant feature has value and std 0
@@ -117,6 +124,7 @@ def measure(name, n_queries, n_seeds):
         row = {
             "table": name, "epsilon_per_query": eps, "rows": int(len(X)),
             "features": int(X.shape[1]), "queries": int(len(queries)), "seeds": n_seeds,
+            "T": int(lime[0].n_iter_),
             "coverage": float((np.abs(noise) <= 1.645 * std)[:, known].mean()),
             "width": float(std[known].mean() / spread[known].mean()),
             "ratio_median": float(np.median(ratio)),
@@ -138,14 +146,16 @@ def main(argv=None):
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
+    parser.add_argument("--max-iter", type=int, default=None,
+                        help="fixed steps per answer (default: the explainer's rule)")
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # seeded noise, uncapped ledgers: on purpose here
     started, t0 = start(), time.perf_counter()
     print(f"{'table':>14} {'eps/q':>6} {'coverage':>9} {'width':>6} {'median':>7} "
           f"{'5%-95%':>11} {'above 2 std':>8}")
-    rows = [row for name in args.tables for row in measure(name, args.queries, args.seeds)]
-    results = {"settings": {"queries": args.queries, "seeds": args.seeds, "T": T,
+    rows = [row for name in args.tables for row in measure(name, args.queries, args.seeds, args.max_iter)]
+    results = {"settings": {"queries": args.queries, "seeds": args.seeds, "max_iter": args.max_iter,
                             "delta": DELTA, "interval": "1.645 std",
                             "tables": args.tables},
                "rows": rows, "run": run_info(started, time.perf_counter() - t0)}

@@ -145,3 +145,23 @@ def test_dplime_std_is_not_known_where_not_bounded():
     assert fa.phase.tolist() == ["interactive", "reused", "noninteractive"]
     np.testing.assert_array_equal(fa.std[1], fa.std[0])
     assert np.isnan(fa.std[2]).all()
+
+
+def test_html_rounds_each_value_to_what_its_noise_supports():
+    fa = FeatureAttribution([[0.12345, -0.5, 2.0]], epsilon=1.0,
+                            std=[[0.034, 0.0004, np.nan]], epsilon_spent=1.0, delta_spent=0.0)
+    html = fa._repr_html_()
+    # the value to its std's leading digit, with that std; an unknown std keeps 4 digits
+    assert "0.12 \N{PLUS-MINUS SIGN} 0.03" in html and "0.1235" not in html
+    assert "-0.5000 \N{PLUS-MINUS SIGN} 0.0004" in html
+    assert "<td>2</td>" in html
+    # a grouped view rounds too (its spreads are no std: no "±")
+    grouped = FeatureAttribution([[0.12345, 0.3, -0.2]], epsilon=1.0, std=np.full((1, 3), 0.05),
+                                 groups=[("a", [0]), ("b", [1, 2])], epsilon_spent=1.0,
+                                 delta_spent=0.0)
+    html = grouped._repr_html_()
+    assert "<td>0.12</td>" in html and "<td>0.50</td>" in html
+    assert "each value rounded to its noise" in html
+    # without std, nothing is rounded away
+    assert "0.1235" in FeatureAttribution([[0.12345]], epsilon=1.0, epsilon_spent=1.0,
+                                          delta_spent=0.0)._repr_html_()

@@ -421,3 +421,28 @@ def test_a_point_within_noise_of_the_baseline_is_marked():
     curve.score_std = np.array([np.nan, np.nan])  # exact scores: at or below the baseline
     curve.scores = np.array([0.76, 0.77])
     assert curve.near_baseline().tolist() == [True, False]
+
+
+def test_a_declared_baseline_serves_a_private_holdout_and_is_checked_first(data):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y, _, _ = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        held = privacy_utility_curve(_clf(), X, y, epsilons=[0.05, 2.0], scoring="accuracy",
+                                     accountant=PrivacyLedger(), baseline=0.5)
+    # declared (a public base rate): drawn, and the points are judged against it with
+    # their noise, as with public rows
+    assert held.baseline == 0.5 and held.baseline_source == "declared"
+    within = np.abs(held.scores - 0.5) <= 1.96 * held.score_std
+    assert held.near_baseline().tolist() == within.tolist()
+    ax = held.plot()
+    assert any("no model: declared (0.5)" in str(line.get_label()) for line in ax.lines)
+    assert type(held).from_json(held.to_json()).baseline_source == "declared"
+    # a bad baseline is refused before the row count is spent
+    for bad in (np.nan, "0.5", True, np.inf):
+        ledger = PrivacyLedger()
+        with pytest.raises(ValueError, match="baseline must be a finite number"):
+            privacy_utility_curve(_clf(), X, y, epsilons=[1.0], accountant=ledger, baseline=bad)
+        assert len(ledger) == 0

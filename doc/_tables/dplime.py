@@ -216,10 +216,11 @@ def models_run(results):
 
 def uncertainty(results):
     """Each answer's std against the noise measured around the noiseless answer."""
-    header = ["table", "rows", "features", "eps/query", "coverage (1.645 std)",
+    header = ["table", "rows", "features", "eps/query", "T", "coverage (1.645 std)",
               "width (std / spread)", "per value: median (5%-95%)", "above 2 std"]
+    fixed = results["settings"].get("T", results["settings"].get("max_iter"))
     rows = [[r["table"], _int(r["rows"]), r["features"], _eps(r["epsilon_per_query"]),
-             f"{r['coverage']:.1%}", f"{r['width']:.2f}",
+             r.get("T", fixed), f"{r['coverage']:.1%}", f"{r['width']:.2f}",
              f"{r['ratio_median']:.2f} ({r['ratio_p05']:.2f}-{r['ratio_p95']:.2f})",
              f"{r['distinguishable']:.1%}"] for r in results["rows"]]
     return header, rows
@@ -234,4 +235,17 @@ def grouped_noise(results):
     rows = [[_eps(r["epsilon_per_query"]), r["seed"], f"{r['first_by_value']} of {r['queries']}",
              f"{r['first_noise_aware']} of {r['queries']}",
              f"{r['none_above_floor']} of {r['queries']}"] for r in results["rows"]]
+    return header, rows
+
+
+# --------------------------------------------------------------- dplime_steps.json
+
+
+def steps(results):
+    """Each rule's steps and how much of the optimal improvement over answering zero it kept."""
+    header = ["table", "rows", "features", "eps/query", "rule", "T (last seed)", "gain: mean (median)",
+              "beats zero", "warned before spending"]
+    rows = [[r["table"], _int(r["rows"]), r["features"], _eps(r["epsilon_per_query"]),
+             r["rule"], r["T"], f"{r['gain_mean']:.3f} ({r['gain_median']:.3f})",
+             f"{r['beats_zero']:.1%}", "yes" if r["warned"] else ""] for r in results["rows"]]
     return header, rows

@@ -210,7 +210,7 @@ def answer_basic(explainer, Z, columns, offsets, phi, phase, cost, todo, noise):
     before the local loss (the only read of the dataset) is computed.
     Fills ``phi``, ``phase``, ``cost`` and ``todo`` in place.
     """
-    T, z = explainer.max_iter, explainer.noise_multiplier_
+    T, z = explainer.n_iter_, explainer.noise_multiplier_
     new = np.flatnonzero(todo)
     # distinct (query, class) pairs: the same point explained for two classes is two answers
     key = np.column_stack([Z[new], columns[new]])
@@ -315,7 +315,7 @@ def _adaptive_answer(explainer, z_i, column, offset, past, answers, noise, forms
     and whether the commit of its remaining steps was refused (then the
     answer is its paid first step).
     """
-    T, z, ledger = explainer.max_iter, explainer.noise_multiplier_, explainer.ledger_
+    T, z, ledger = explainer.n_iter_, explainer.noise_multiplier_, explainer.ledger_
     n_em = int(len(past) >= _MIN_HISTORY)  # Algorithm 2: a DP warm start
     try:
         ledger.check(gaussian_event(z, steps=T + n_em))

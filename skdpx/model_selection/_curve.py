@@ -140,7 +140,10 @@ class PrivacyUtilityCurve:
         What answering with no model scores, where it is public: with
         public validation rows and ``accuracy``, the share of their most
         frequent label (the majority class). None otherwise (on a private
-        holdout it would be another release).
+        holdout it would be another release), or the ``baseline`` declared.
+    baseline_source : str or None
+        Where the baseline comes from: ``"majority class"`` (of the public
+        validation rows) or ``"declared"``.
     """
 
     epsilons: np.ndarray
@@ -164,6 +167,7 @@ class PrivacyUtilityCurve:
     estimators: object = field(repr=False, default=None)
     score_std: object = None
     baseline: object = None
+    baseline_source: object = None
 
     def near_baseline(self):
         """Per point, whether its score does not stand out from the baseline.
@@ -247,7 +251,8 @@ class PrivacyUtilityCurve:
         if not isinstance(payload, dict):
             raise ValueError(f"the JSON holds a {type(payload).__name__}, not a "
                              "PrivacyUtilityCurve object.")
-        optional = ("events", "count_event", "score_std", "baseline")  # older files lack the last two
+        # older files lack the last three
+        optional = ("events", "count_event", "score_std", "baseline", "baseline_source")
         names = [f.name for f in fields(cls) if f.name != "estimators"]
         required = [n for n in names if n not in optional]
         _check_fields(cls, payload, (required, list(optional)))
@@ -309,7 +314,8 @@ class PrivacyUtilityCurve:
             ax.plot(self.epsilons, self.scores, **kwargs)
         if self.baseline is not None:
             ax.axhline(self.baseline, linestyle="--", color="grey",
-                       label=f"no model: majority class ({self.baseline:.3g})")
+                       label=f"no model: {self.baseline_source or 'baseline'} "
+                             f"({self.baseline:.3g})")
             near = self.near_baseline()
             if near.any():
                 ax.scatter(self.epsilons[near], self.scores[near], s=90, facecolors="none",
@@ -394,7 +400,8 @@ def _fit_point(estimator, prefix, epsilon, delta, seed, relation, planned_fit, n
 
 def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring=None,
                           X_val=None, y_val=None, cv=0.2, accountant=None,
-                          return_estimators=False, n_jobs=None, random_state=None):
+                          return_estimators=False, n_jobs=None, random_state=None,
+                          baseline=None):
     """Fit one skdpx estimator at each of ``epsilons`` and score it: a privacy-utility curve.
 
     Every point is paid for. Under add-or-remove neighbours (the default
@@ -476,6 +483,15 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
         None: the split, the scores' noise and each fit's noise from the
         secure generator. A seed makes the sweep reproducible, with a
         ``PrivacyLeakWarning``.
+    baseline : float or None, default=None
+        What answering with no model scores, declared from public facts
+        (a published base rate: the share of the majority class in the
+        population, say): drawn with the curve, and the points whose score
+        does not stand out from it are marked (:meth:`PrivacyUtilityCurve.near_baseline`).
+        None: with public validation rows and ``accuracy``, the share of
+        their most frequent label; otherwise no baseline (on a private
+        holdout the majority share would be another release: declare it).
+        Never read from the private rows.
 
     Returns
     -------
@@ -531,7 +547,7 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
         swept = _sweep(owned, estimator, X, y, epsilons=epsilons, delta=delta,
                        scoring=scoring, X_val=X_val, y_val=y_val, cv=cv, accountant=accountant,
                        return_estimators=return_estimators, n_jobs=n_jobs,
-                       random_state=random_state)
+                       random_state=random_state, baseline=baseline)
     if not isinstance(swept, PrivacyUtilityCurve):
         raise _hidden_failure(swept, "privacy_utility_curve",
                               "which point failed, and the training part it was fitted on "
@@ -540,7 +556,7 @@ def privacy_utility_curve(estimator, X, y=None, *, epsilons, delta=1e-5, scoring
 
 
 def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv, accountant,
-           return_estimators, n_jobs, random_state):
+           return_estimators, n_jobs, random_state, baseline=None):
     """The body of :func:`privacy_utility_curve`; ``owned`` closes its noise source.
 
     Returns the :class:`PrivacyUtilityCurve`, or, when the fits or the score
@@ -553,6 +569,12 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
     eps, prefix, step, X, y, X_val, y_val, scorer, name = _validate_sweep(
         estimator, X, y, epsilons=epsilons, delta=delta, scoring=scoring, X_val=X_val,
         y_val=y_val, cv=cv, n_jobs=n_jobs)
+    if baseline is not None:  # declared: checked before anything is read or spent
+        if isinstance(baseline, bool) or not isinstance(baseline, Real) or \
+                not np.isfinite(baseline):
+            raise ValueError(f"baseline must be a finite number (a score declared from public "
+                             f"facts) or None, got {baseline!r}.")
+        baseline = float(baseline)
     public_rows = X_val is not None
     ledger = resolve_ledger(accountant if accountant is not None
                             else getattr(step, "accountant", None))
@@ -592,10 +614,11 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
                               for sc, z in zip(scores, zs)])
     else:
         score_std = np.full(eps.size, np.nan)
-    baseline = None
-    if public_rows and str(name) == "accuracy" and y_val is not None and num_rows(y_val):
+    source = None if baseline is None else "declared"
+    if baseline is None and public_rows and str(name) == "accuracy" and y_val is not None \
+            and num_rows(y_val):
         _, counts = np.unique(np.asarray(y_val), return_counts=True)  # public rows
-        baseline = float(counts.max() / counts.sum())
+        baseline, source = float(counts.max() / counts.sum()), "majority class"
     return PrivacyUtilityCurve(
         epsilons=eps, scores=scores, scoring=str(name), delta=float(delta),
         point_epsilons=point_eps, total_epsilon=float(total_epsilon),
@@ -604,6 +627,7 @@ def _sweep(owned, estimator, X, y, *, epsilons, delta, scoring, X_val, y_val, cv
         count_std=float(count.std), fit_epsilons=np.asarray(fit_eps, dtype=float),
         score_noise_multipliers=zs, estimator=type(step).__name__, events=list(events),
         count_event=count.event, estimators=models, score_std=score_std, baseline=baseline,
+        baseline_source=source,
     )
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._base import (_as_float_2d, _frozen, _per_row, _per_row_str_or_none,
                     _Result)
-from ._display import _HTML_ROWS, _scale_label, plot_attribution, plot_maps
+from ._display import _HTML_ROWS, _scale_label, noise_rounded, plot_attribution, plot_maps
 
 __all__ = ["FeatureAttribution", "LocallyLinearMaps"]
 
@@ -548,6 +548,12 @@ class FeatureAttribution(_FeatureUnits, _Result):
             columns.append(("above noise", [f"{a} of {len(names)}" if k else "not known"
                                             for a, k in zip(above, known)]))
             note += "; above noise: values beyond their noise floor (2 std; see noise_floor)"
+            # rounded to what the noise supports: half the floor is the std of a feature
+            # (and of the order of a categorical column's noise spread)
+            grouping = grouped and self.groups is not None
+            values = noise_rounded(values, floor / 2, plus_minus=not grouping)
+            note += ("; each value rounded to its noise's leading digit" if grouping else
+                     "; value \N{PLUS-MINUS SIGN} the noise's std, rounded to its leading digit")
         columns += list(zip(names, values.T))
         return columns, note
 

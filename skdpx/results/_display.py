@@ -63,6 +63,43 @@ def _html_cell(value):
     return html.escape(text)
 
 
+def noise_rounded(values, spread, plus_minus=True):
+    """Cells of ``values`` rounded to what their noise supports.
+
+    Each value is written to the decimal place of its noise's leading digit
+    (``spread``: a standard deviation, or a scale of the same order), and
+    with ``plus_minus`` followed by ``± spread`` to one significant digit:
+    ``0.1234`` with spread ``0.034`` is ``"0.12 ± 0.03"``. Where the spread
+    is not known (NaN) or zero, the value keeps 4 significant digits.
+
+    Parameters
+    ----------
+    values, spread : array-like of the same shape
+
+    Returns
+    -------
+    ndarray of str (object) of that shape
+    """
+    values, spread = np.broadcast_arrays(np.asarray(values, dtype=float),
+                                         np.asarray(spread, dtype=float))
+    out = np.empty(values.shape, dtype=object)
+    for idx in np.ndindex(values.shape):  # table cells: at most _HTML_ROWS x _HTML_COLUMNS
+        v, s = values[idx], spread[idx]
+        if math.isnan(v):
+            out[idx] = "NaN"
+        elif not (math.isfinite(s) and s > 0):
+            out[idx] = f"{v:.4g}"
+        else:
+            places = max(0, -math.floor(math.log10(s)))
+            s_text = f"{round(s, places):.{places}f}"
+            if float(s_text) == 0:  # rounding down to 0 at this place: one more digit
+                places += 1
+                s_text = f"{round(s, places):.{places}f}"
+            text = f"{v:.{places}f}"
+            out[idx] = f"{text} \N{PLUS-MINUS SIGN} {s_text}" if plus_minus else text
+    return out
+
+
 def _html_table(title, columns, n_rows, note=""):
     """A compact HTML table: a caption, the first rows and columns, and how
     many more were left out.
