@@ -165,7 +165,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
     # a DP count of the rows (5% of its epsilon: their number is private); one answer
     # takes the rest
     explainer = DPLimeExplainer(
-        model, epsilon=share, delta=delta, epsilon_per_query=0.95 * share, max_iter=300,
+        model, epsilon=share, delta=delta, epsilon_per_query=0.95 * share,
         target_class=1,  # explains P(>50K), one of the black box's public classes_
         bounds=enc_train.bounds, accountant=ledger, random_state=seed,
     ).fit(X)
