@@ -277,7 +277,7 @@ def test_the_bounds_warning_lists_ten_columns_and_counts_the_rest():
                               "for every column ('f0', 'f1',")
     assert "'f9' and 4 more" in message and "'f10'" not in message
     lower = np.array([0.0, np.nan, 0.0])
-    with pytest.warns(PrivacyLeakWarning, match="for column 'b': their bounds"):
+    with pytest.warns(PrivacyLeakWarning, match="for column 'b': its bounds"):
         FitBounds((lower, lower + 1), 3, epsilon=1.0, delta=1e-5, relation="add_or_remove",
                   feature_names=["a", "b", "c"])
 
