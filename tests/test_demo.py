@@ -27,7 +27,12 @@ def test_python_m_skdpx_demo_figures(tmp_path):
     # capped ledger for every release, the public test split scored as such. With every
     # warning shown (-W always), the only ones are the seed's, which the run asked for
     # (unseeded, it prints none)
-    warned = [line for line in result.stderr.splitlines() if "Warning:" in line]
+    # (a dependency's own deprecation, raised inside it, is not the demo's: the default
+    # filters hide it, and -W always shows it only on some versions, e.g. scikit-learn
+    # 1.6's L-BFGS-B options deprecated by a newer SciPy)
+    warned = [line for line in result.stderr.splitlines() if "Warning:" in line
+              and not ("site-packages" in line and "/skdpx/" not in line
+                       and re.search(r"(Deprecation|FutureWarning|PendingDeprecation)", line))]
     assert all(re.search(r"random_state=\d+ makes the privacy noise reproducible", w)
                for w in warned), warned
     text = result.stdout
