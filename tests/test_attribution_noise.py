@@ -72,7 +72,7 @@ def test_a_many_level_column_of_noise_does_not_rank_first():
     values = np.concatenate([[0.35], rng.normal(0, 0.1, 41)])[None]
     fa = FeatureAttribution(values, epsilon=1.0, std=np.full((1, 42), 0.1),
                             groups=[("age", [0]), ("country", list(range(1, 42)))],
-                            epsilon_spent=1.0, delta_spent=0.0)
+                            feature_range=np.ones(42), epsilon_spent=1.0, delta_spent=0.0)
     grouped = fa.grouped_values(scaled=False)[0]
     assert grouped[1] > grouped[0]  # by value, the noise ranks first...
     assert fa.distinguishable(grouped=True, scaled=False).tolist() == [[True, False]]
@@ -80,7 +80,7 @@ def test_a_many_level_column_of_noise_does_not_rank_first():
     import matplotlib
 
     matplotlib.use("Agg")
-    ax = fa.plot(0, top_k=2, scaled=False)
+    ax = fa.plot(0, top_k=2)  # scaled by the (unit) ranges: one unit on the axis
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["country", "age"]  # ...by what the noise supports, age is on top
     from matplotlib.container import BarContainer
@@ -92,8 +92,9 @@ def test_a_many_level_column_of_noise_does_not_rank_first():
     assert "above noise" in fa._repr_html_() and "1 of 2" in fa._repr_html_()
     # a row whose noise is not known (NaN std) is drawn plainly: nothing faded, no floor
     unknown = FeatureAttribution(values, epsilon=0.0, std=np.full((1, 42), np.nan),
-                                 groups=fa.groups, epsilon_spent=1.0, delta_spent=0.0)
-    ax = unknown.plot(0, top_k=2, scaled=False)
+                                 groups=fa.groups, feature_range=np.ones(42),
+                                 epsilon_spent=1.0, delta_spent=0.0)
+    ax = unknown.plot(0, top_k=2)
     bars = next(c for c in ax.containers if isinstance(c, BarContainer))
     assert all(bar.get_alpha() is None for bar in bars)
     assert "noise floor" not in ax.get_title()
@@ -180,3 +181,23 @@ def test_noise_rounding_edge_cases():
                      "5", "2", "1.00e+09 \N{PLUS-MINUS SIGN} 2e+07"]
     assert noise_rounded([0.5, 0.5], [0.05, 0.05], plus_minus=[True, False]).tolist() == [
         "0.50 \N{PLUS-MINUS SIGN} 0.05", "0.50"]
+
+
+def test_a_grouped_plot_keeps_one_unit_on_its_axis(plt):
+    values = np.array([[0.35, 0.1, -0.2, 0.05]])
+    groups = [("age", [0]), ("country", [1, 2, 3])]
+    fa = FeatureAttribution(values, epsilon=1.0, groups=groups, epsilon_spent=1.0,
+                            delta_spent=0.0)  # no public ranges
+    # per unit of age and a change between countries: two units, refused when asked...
+    with pytest.raises(ValueError, match="two units on one axis"):
+        fa.plot(0, grouped=True, scaled=False)
+    # ...and by default one bar per feature (each per unit of its feature)
+    ax = fa.plot(0)
+    assert len(ax.get_yticklabels()) == 4 and "country" not in [
+        t.get_text() for t in ax.get_yticklabels()]
+    # with the public ranges both are changes of the output: grouped, one unit
+    ranged = FeatureAttribution(values, epsilon=1.0, groups=groups, feature_range=[50, 1, 1, 1],
+                                epsilon_spent=1.0, delta_spent=0.0)
+    assert [t.get_text() for t in ranged.plot(0).get_yticklabels()] == ["country", "age"]
+    # a table may hold both units, one per column
+    assert fa.to_frame(grouped=True, scaled=False).shape == (1, 2)

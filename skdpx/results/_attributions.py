@@ -519,7 +519,8 @@ class FeatureAttribution(_FeatureUnits, _Result):
             Show the ``top_k`` features with the largest absolute attribution
             (all when None).
         grouped : bool or None, default=None
-            One bar per original column (None: when ``groups`` are known).
+            One bar per original column (None: when ``groups`` are known,
+            and the axis keeps one unit: see Raises).
         scaled : bool or None, default=None
             Scale by the public ranges (None: when ``feature_range`` is known).
         ax : matplotlib.axes.Axes, default=None
@@ -530,6 +531,16 @@ class FeatureAttribution(_FeatureUnits, _Result):
         Returns
         -------
         matplotlib.axes.Axes
+
+        Raises
+        ------
+        ValueError
+            For ``grouped=True`` with ``scaled=False`` on columns of both
+            kinds: a numeric column's value is per unit of that column and a
+            categorical column's the change between two of its levels, two
+            units on one axis. Scaled by the public ranges, both are changes
+            of the output (one unit); without ranges, the default plots one
+            bar per feature instead.
         """
         return plot_attribution(self, index, top_k=top_k, grouped=grouped, scaled=scaled, ax=ax,
                                 **kwargs)

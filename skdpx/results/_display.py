@@ -199,8 +199,18 @@ def _barh(ax, values, top_k, names, block=None, rank=None, floor=None, **kwargs)
 def plot_attribution(result, index=0, *, top_k=10, grouped=None, scaled=None, ax=None, **kwargs):
     """:meth:`FeatureAttribution.plot <skdpx.FeatureAttribution.plot>`, which documents it."""
     i = result._row(index)
+    asked = grouped
     grouped, scaled = result._resolve(grouped, scaled)
     names, values, block = result._in_units(result.values[i], grouped, scaled)
+    if grouped and not scaled and block.any() and not block.all():  # two units, one axis
+        if asked:
+            raise ValueError(
+                "grouped=True with scaled=False would put two units on one axis: a numeric "
+                "column's value is per unit of that column, a categorical column's the change "
+                "between two of its levels. Plot scaled=True (by the public ranges: "
+                "feature_range), or grouped=False.")
+        grouped = False  # the default without ranges: one bar per feature
+        names, values, block = result._in_units(result.values[i], grouped, scaled)
     floor = rank = None
     if result.std is not None and np.isfinite(result.std[i]).any():
         floor = result._floor_rows(i, grouped, scaled)  # this row's only
