@@ -201,3 +201,15 @@ def test_a_grouped_plot_keeps_one_unit_on_its_axis(plt):
     assert [t.get_text() for t in ranged.plot(0).get_yticklabels()] == ["country", "age"]
     # a table may hold both units, one per column
     assert fa.to_frame(grouped=True, scaled=False).shape == (1, 2)
+
+
+def test_the_maps_plot_keeps_one_unit_too(plt):
+    from skdpx.results import LocallyLinearMaps
+
+    maps = LocallyLinearMaps(np.array([[[0.35, 0.1, -0.2, 0.05]]]),
+                             groups=[("age", [0]), ("country", [1, 2, 3])], epsilon_spent=1.0,
+                             delta_spent=0.0)
+    with pytest.raises(ValueError, match="two units on one axis"):
+        maps.plot(grouped=True, scaled=False)
+    fig = maps.plot()  # no ranges: one bar per feature
+    assert len(fig.axes[0].get_yticklabels()) == 4

@@ -196,21 +196,35 @@ def _barh(ax, values, top_k, names, block=None, rank=None, floor=None, **kwargs)
     return ax
 
 
-def plot_attribution(result, index=0, *, top_k=10, grouped=None, scaled=None, ax=None, **kwargs):
-    """:meth:`FeatureAttribution.plot <skdpx.FeatureAttribution.plot>`, which documents it."""
-    i = result._row(index)
+def _one_unit(result, values, grouped, scaled):
+    """``(grouped, scaled, (names, values, block))`` of a plot, with one unit on its axis.
+
+    Grouped and unscaled, a numeric column's value is per unit of that
+    column and a categorical column's the change between two of its levels:
+    two units. Asked for (``grouped=True``), that is refused; as the default
+    (no public ranges), the plot falls back to one bar per feature.
+    """
     asked = grouped
     grouped, scaled = result._resolve(grouped, scaled)
-    names, values, block = result._in_units(result.values[i], grouped, scaled)
-    if grouped and not scaled and block.any() and not block.all():  # two units, one axis
+    units = result._in_units(values, grouped, scaled)
+    block = units[2]
+    if grouped and not scaled and block.any() and not block.all():
         if asked:
             raise ValueError(
                 "grouped=True with scaled=False would put two units on one axis: a numeric "
                 "column's value is per unit of that column, a categorical column's the change "
                 "between two of its levels. Plot scaled=True (by the public ranges: "
                 "feature_range), or grouped=False.")
-        grouped = False  # the default without ranges: one bar per feature
-        names, values, block = result._in_units(result.values[i], grouped, scaled)
+        grouped = False
+        units = result._in_units(values, grouped, scaled)
+    return grouped, scaled, units
+
+
+def plot_attribution(result, index=0, *, top_k=10, grouped=None, scaled=None, ax=None, **kwargs):
+    """:meth:`FeatureAttribution.plot <skdpx.FeatureAttribution.plot>`, which documents it."""
+    i = result._row(index)
+    grouped, scaled, (names, values, block) = _one_unit(result, result.values[i], grouped,
+                                                        scaled)
     floor = rank = None
     if result.std is not None and np.isfinite(result.std[i]).any():
         floor = result._floor_rows(i, grouped, scaled)  # this row's only
@@ -309,8 +323,7 @@ def plot_maps(result, image_shape=None, *, top_maps=3, classes=None, top_feature
                 ax.set_xticks([])
                 ax.set_yticks([])
         return fig
-    grouped, scaled = result._resolve(grouped, scaled)
-    names, values, _ = result._in_units(result.coef, grouped, scaled)
+    grouped, scaled, (names, values, _) = _one_unit(result, result.coef, grouped, scaled)
     if fig is None:
         fig = plt.figure(figsize=(6.4, 3.0 * len(rows)))
     else:
