@@ -731,7 +731,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         """
         sensitivity = gradient_sensitivity(count.n, c=_C, radius=self.radius, relation=relation)
         n_iter = self._choose_n_iter(data.X.shape[1], sensitivity)
-        self._check_utility(data.X.shape[1], n_iter, count, relation)
+        self._check_utility(data.X.shape[1], count, relation)
         self._planned_n_iter = n_iter  # what _plan_queries prepays, before the fit
         noise_multiplier = self._query_noise_multiplier(n_iter)
         warm_start_epsilon = (
@@ -795,15 +795,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         rows = least(lambda m: self._beats_zero(d, m, relation)[0], int(n_rows),
                      int(n_rows) * 10**6, True)
         features = None
-        if self._beats_zero(1, n_rows, relation)[0]:
-            lo, hi = 1, d  # the most features that clear it: the check fails at d
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if self._beats_zero(mid, n_rows, relation)[0] else (lo, mid)
-            features = lo
+        if self._beats_zero(1, n_rows, relation)[0]:  # the most: one fewer than the least
+            features = least(lambda k: not self._beats_zero(k, n_rows, relation)[0], 1, d,
+                             True) - 1  # that fails (d fails: the check is why we are here)
         return eps, rows, features
 
-    def _check_utility(self, d, n_iter, count, relation):
+    def _check_utility(self, d, count, relation):
         """Warn (or refuse) when an answer cannot be shown to beat answering zero.
 
         From public facts only (the planning count ``count.n``: the DP count
