@@ -47,7 +47,7 @@ def recorded_gradients(explainer, Z, labels, noise, commitment):
 
     _dpgd.noisy_gradient = recording
     try:
-        phi = explainer._dpgd(Z, labels, noise, commitment)
+        phi, _ = explainer._dpgd(Z, labels, noise, commitment)
     finally:
         _dpgd.noisy_gradient = real
     return np.array(released), phi

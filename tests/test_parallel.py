@@ -42,6 +42,10 @@ def _explainer(X, y, n_jobs, *, epsilon_per_query=0.5, random_state=None, **kw):
     return exp.fit(X, y), ledger
 
 
+def _values_and_std(attribution):
+    return attribution.values, attribution.std
+
+
 def _record(ledger):
     return [(label, event) for label, event in ledger.events], ledger.epsilon_spent
 
@@ -51,8 +55,10 @@ def test_dplime_pieces_on_loky_one_ledger_and_independent_noise(rows):
     seq, seq_ledger = _explainer(X, y, 1)
     par, par_ledger = _explainer(X, y, JOBS)
     with parallel_config(backend="loky"):
-        a = seq.explain(Q).values
-        b = par.explain(Q).values
+        a, sa = _values_and_std(seq.explain(Q))
+        b, sb = _values_and_std(par.explain(Q))
+    # each piece's answers carry their std, of the same size as one process's
+    assert np.isfinite(sb).all() and 0.5 < sb.mean() / sa.mean() < 2
     # the same spend, as one event per call (after the fit's row count), committed here
     assert _record(par_ledger) == _record(seq_ledger) and len(par_ledger) == 2
     assert [p for p in par.history_["phase"]] == ["interactive"] * len(Q)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..privacy import noisy_gradient
 
-__all__ = ["dpgd_explain", "dpgd_warm_start", "project_to_ball"]
+__all__ = ["dpgd_explain", "dpgd_warm_start", "path_covariance_step", "project_to_ball"]
 
 
 def project_to_ball(phi, radius):
@@ -27,7 +27,7 @@ def project_to_ball(phi, radius):
 
 
 def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothness, noise,
-                 commitment, phi0=None):
+                 commitment, phi0=None, with_std=False):
     """DPGD-Explain for a batch of queries.
 
     Parameters
@@ -56,11 +56,16 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
         of ``gaussian_event(noise_multiplier)``.
     phi0 : ndarray of shape (q, d), optional
         Starting points (default 0).
+    with_std : bool, default=False
+        Also return each value's noise standard deviation, propagated along
+        the query's own path (:func:`path_covariance_step`).
 
     Returns
     -------
     phi : ndarray of shape (q, d)
         The last iterate of each query (the paper's output).
+    std : ndarray of shape (q, d)
+        Only with ``with_std``.
     """
     if not smoothness > 0:
         raise ValueError(f"smoothness must be > 0, got {smoothness!r}.")
@@ -68,6 +73,9 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
     n_iter = np.broadcast_to(np.asarray(n_iter, dtype=int), (q,))
     phi = np.zeros((q, d)) if phi0 is None else project_to_ball(np.array(phi0, float), radius)
     step = 1.0 / smoothness
+    # the covariance of each answer's noise, along its path (with_std)
+    cov = np.zeros((q, d, d)) if with_std else None
+    step_var = (step * noise_multiplier * sensitivity) ** 2
     for t in range(1, int(n_iter.max(initial=0)) + 1):
         active = np.flatnonzero(n_iter >= t)
         every = len(active) == q  # no copies of H while every query runs
@@ -76,8 +84,53 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
         # one Gaussian release per query still running
         grad = noisy_gradient(grad, noise_multiplier=noise_multiplier, sensitivity=sensitivity,
                               noise=noise, commitment=commitment, releases=len(active))
-        phi[active] = project_to_ball(pa - step * grad, radius)
+        moved = pa - step * grad
+        phi[active] = project_to_ball(moved, radius)
+        if with_std:
+            ca = cov if every else cov[active]
+            path_covariance_step(ca, moved, radius, step_var)
+            if not every:
+                cov[active] = ca
+    if with_std:
+        return phi, np.sqrt(np.maximum(np.einsum("qjj->qj", cov), 0.0))
     return phi
+
+
+def path_covariance_step(cov, moved, radius, step_var):
+    """One step of the noise's covariance along released iterates, in place.
+
+    Post-processing only: ``moved`` (the iterates before projection, ``phi_t -
+    step * G_t``) are functions of the released noisy gradients ``G_t``, each
+    an accounted Gaussian release, and ``step_var`` (the variance each
+    step's noise adds per coordinate, ``(step * noise_multiplier *
+    sensitivity)^2``) is public.
+
+    The answer's deviation from the noiseless answer, ``e``, follows
+    ``e_{t+1} = J_t (A e_t - step xi_t)`` to first order, where ``A = I -
+    step * 2H`` is the gradient map's linear part and ``J_t`` the Jacobian of
+    the projection at ``moved``: the identity inside the ball, and ``(radius
+    / ||u||) (I - n n')`` outside it (``n = u / ||u||``): a step that leaves
+    the ball loses its radial noise and shrinks the rest. ``H`` is private, so
+    its contraction is not credited (``A`` is taken as ``I``, an upper bound
+    on the total variance, trace, since ``0 <= A <= I``): ``cov <- J (cov +
+    step_var I) J'``. The projection's share is where the old public bound
+    ``step s sqrt(T)`` was several times the noise when the answer lies on the
+    sphere (issue 38, target a).
+    """
+    d = cov.shape[-1]
+    diagonal = np.arange(d)
+    cov[:, diagonal, diagonal] += step_var
+    norms = np.linalg.norm(moved, axis=1)
+    out = np.flatnonzero(norms > radius)
+    if len(out):
+        n = moved[out] / norms[out, None]
+        c = cov[out]
+        cn = np.einsum("qij,qj->qi", c, n)
+        ncn = np.einsum("qi,qi->q", n, cn)
+        c -= n[:, :, None] * cn[:, None, :] + cn[:, :, None] * n[:, None, :]
+        c += ncn[:, None, None] * n[:, :, None] * n[:, None, :]
+        c *= ((radius / norms[out]) ** 2)[:, None, None]
+        cov[out] = c
 
 
 def dpgd_warm_start(H, g, phi0, *, noise_multiplier, sensitivity, radius, smoothness, max_iter,

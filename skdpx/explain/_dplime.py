@@ -56,10 +56,12 @@ from ._strategies import answer, interactive, record, withhold
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 #: How FeatureAttribution.std is computed (meta["std"]).
-_STD_NOTE = ("upper bound from public facts: min(noise multiplier x sensitivity x radius / c "
-             "x sqrt(n_iter_), 2 radius / sqrt(n_features)) per value (strategy 'basic'; the "
-             "second, when the noise fills the ball, on average over the values); NaN for "
-             "non-interactive answers and warm-started strategies")
+_STD_NOTE = ("estimate from the answer's released path: the noise's covariance propagated "
+             "along the noisy iterates (each step adds (step x noise multiplier x sensitivity)^2; "
+             "a step that leaves the ball drops the radial part and shrinks the rest), the "
+             "Hessian's contraction (private) not credited; capped at min(noise multiplier x "
+             "sensitivity x radius / c x sqrt(n_iter_), 2 radius / sqrt(n_features)) (strategy "
+             "'basic'); NaN for non-interactive answers and warm-started strategies")
 
 __all__ = ["DPLimeExplainer", "default_n_iter"]
 
@@ -443,8 +445,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         output's), ``phase``, ``epsilon``
         (the answer's own cost), ``n_iter`` (gradient steps run), ``private``
         (whether the query was a row of the explanation dataset, from
-        ``fit_transform``) and ``target`` (the class explained; None for a
-        regressor) of every answer so far. The query
+        ``fit_transform``), ``target`` (the class explained; None for a
+        regressor) and ``std`` (the noise's standard deviation per value, in
+        the units of ``explanations``; NaN where not known) of every answer so
+        far. The query
         of a private entry is ``None`` (not kept; its answer is never
         reused) unless ``store_fit_queries``.
     noise_multiplier_ : float
@@ -965,7 +969,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         self.warm_start_epsilon_ = plan.warm_start_epsilon
         self.n_iter_ = plan.n_iter  # gradient steps of every interactive answer
         self.history_ = {"queries": [], "explanations": [], "phase": [], "epsilon": [],
-                         "n_iter": [], "private": [], "target": []}
+                         "n_iter": [], "private": [], "target": [], "std": []}
 
     def _row_labels(self, X, y, output, lower, upper):
         """The rows' labels (m, K), block by block of rows (in memory).
@@ -1049,10 +1053,11 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             "reused" or "noninteractive"; ``meta["target_class"]`` the class
             explained at each query (a list; None for a regressor),
             ``meta["output"]`` the kind of output explained and
-            ``meta["output_bounds"]`` its public range. ``std``: per value, a
-            public upper bound on the privacy noise's standard deviation
-            (strategy "basic"; NaN where not bounded), ``meta["std"]`` says
-            so; see :ref:`results` ("Telling signal from noise").
+            ``meta["output_bounds"]`` its public range. ``std``: per value,
+            the privacy noise's standard deviation, propagated along the
+            answer's own released path (post-processing; strategy "basic";
+            NaN where not known), ``meta["std"]`` says how; see
+            :ref:`results` ("Telling signal from noise").
         """
         return self._explain(X, private=False, target_class=target_class)
 
@@ -1082,7 +1087,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         with noise_source(self.random_state, stream=(len(self.history_["queries"]),)) as noise:
             start = len(self.history_["phase"])
             try:
-                phi, phase, cost = answer(self, Z, columns, offsets, noise)
+                phi, phase, cost, std = answer(self, Z, columns, offsets, noise)
             finally:
                 if private:
                     self._withhold(start)
@@ -1091,8 +1096,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         names = (list(self.schema_.feature_names_out)
                  if hasattr(self, "feature_names_in_") or self.schema_.encoder is not None
                  else None)
-        std = scaler.coef_to_input(self._noise_std(phase, Z.shape[1])
-                                   * unit_scale(self.output_, self.output_bounds_))
+        std = scaler.coef_to_input(self._noise_cap(std) * unit_scale(self.output_,
+                                                                      self.output_bounds_))
         return FeatureAttribution(
             values, epsilon=cost, phase=phase, std=std, feature_names=names,
             # public: the declared (or DP) bounds, and the schema's columns
@@ -1103,34 +1108,25 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                   "target_class": targets.tolist(), "std": _STD_NOTE},
         )
 
-    def _noise_std(self, phase, d):
-        """Per answer and feature, a public upper bound on the noise's standard deviation.
+    def _noise_cap(self, std):
+        """Each answer's noise standard deviation, within the public bounds (label units).
 
-        In label units (before the output's and the features' scaling). An
-        answer of "basic" (T = ``max_iter`` noisy gradients from 0, step
-        ``radius / c``) deviates from the noiseless answer by ``e_T``, with
-        ``e_{t+1} = P(u_t - step xi_t) - P(u_t)`` along the gradient map, which is
-        non-expansive (the local loss's Hessian is below the smoothness bound):
-        ``E ||e_T||^2 <= T step^2 s^2 d`` for gradient noise of standard
-        deviation ``s`` per coordinate, hence ``step s sqrt(T)`` per feature
-        (for each feature while the projection is inactive, on average over
-        the features otherwise; the Hessian's
-        contraction, private, is not used: the bound can be several times the
-        noise's true spread). Both answers lie in the ball, so ``||e|| <= 2
-        radius`` too: ``E ||e||^2 <= min(T step^2 s^2 d, 4 radius^2)``, hence
-        ``min(step s sqrt(T), 2 radius / sqrt(d))`` per feature on average over
-        the features (the cap binds when the noise fills the ball). A reused
-        answer keeps its answer's bound. NaN where not known: non-interactive
-        answers, and the warm-started strategies.
+        ``std`` (per answer and value): the noise's covariance propagated
+        along the answer's own released path
+        (:func:`~skdpx.explain._dpgd.path_covariance_step`), NaN where not
+        known (non-interactive answers, the warm-started strategies). An
+        answer of T = ``n_iter_`` noisy gradients from 0, step ``radius / c``,
+        deviates from the noiseless answer by ``e_T``, ``E ||e_T||^2 <= T
+        step^2 s^2 d`` (the projected gradient map is non-expansive), and
+        both answers lie in the ball, so ``||e_T|| <= 2 radius``: the std is
+        capped at ``min(step s sqrt(T), 2 radius / sqrt(d))`` (the second on
+        average over the values, when the noise fills the ball).
         """
-        out = np.full((len(phase), d), np.nan)
-        if self.strategy == "basic":
-            desc = self._descent()
-            step_noise = desc["noise_multiplier"] * desc["sensitivity"] / desc["smoothness"]
-            # E ||e||^2 <= min(T step^2 s^2 d, (2 radius)^2): per feature, on average
-            bound = min(step_noise * np.sqrt(self.n_iter_), 2.0 * self.radius / np.sqrt(d))
-            out[np.isin(phase.astype(str), ["interactive", "reused"])] = bound
-        return out
+        desc = self._descent()
+        step_noise = desc["noise_multiplier"] * desc["sensitivity"] / desc["smoothness"]
+        d = np.shape(std)[1]
+        return np.minimum(std, min(step_noise * np.sqrt(self.n_iter_),
+                                   2.0 * self.radius / np.sqrt(d)))
 
     def transform(self, X):
         """The attributions of :meth:`explain` as an array (n_queries, n_features)."""
@@ -1227,11 +1223,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
             )
         return state
 
-    def _interactive(self):
+    def _interactive(self, with_std=False):
         """The past interactive queries, their answers and label columns (what reuse serves)."""
-        return interactive(self.history_, getattr(self, "classes_", None), self.n_features_in_)
+        return interactive(self.history_, getattr(self, "classes_", None), self.n_features_in_,
+                           with_std=with_std)
 
-    def _record(self, Z, phi, phase, epsilon, n_iter, columns):
+    def _record(self, Z, phi, phase, epsilon, n_iter, columns, std=None):
         """Record answers in ``history_``; an interactive one that is not finite is refused."""
         if phase == "interactive" and not np.isfinite(phi).all():
             # never recorded as an answer, nor served again (issue 36)
@@ -1239,7 +1236,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 "an interactive answer came out NaN or infinite and is not recorded; "
                 + spent_after_commit(self, "for it when it was committed"))
         record(self.history_, getattr(self, "classes_", None), Z, phi, phase, epsilon, n_iter,
-               columns)
+               columns, std)
 
     # ----------------------------------------------------- reading the rows
     # What the answering strategies (skdpx.explain._strategies) call to read the
@@ -1275,6 +1272,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
         With ``n_jobs`` and rows in memory, in parallel pieces, each with its
         own noise stream (:func:`~skdpx.explain._parallel.dpgd_pieces`).
+        Returns the answers and their noise's standard deviations, propagated
+        along each answer's released path
+        (:func:`~skdpx.explain._dpgd.path_covariance_step`).
         """
         n_pieces = n_workers(self._X, len(Z), self.n_jobs)
         if n_pieces > 1:
@@ -1284,7 +1284,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                                n_jobs=self.n_jobs, n_iter=self.n_iter_, **self._descent())
         H, g = self._forms(Z, columns, offsets)
         return dpgd_explain(H, g, n_iter=self.n_iter_, noise=noise, commitment=commitment,
-                            **self._descent())
+                            with_std=True, **self._descent())
 
     def _forms_in_blocks(self):
         """A context giving :meth:`_forms`, over parallel blocks of rows with ``n_jobs``."""

@@ -63,7 +63,7 @@ def _basic_piece(Z, columns, offsets, X, labels, weight, *, key, share, n_iter, 
     H, g = _piece_forms(Z, columns, offsets, X, labels, weight, m, prepare)
     with key.open() as noise:  # closed (its key wiped) when the piece ends
         return dpgd_explain(H, g, n_iter=n_iter, noise=noise, commitment=share.open(),
-                            **descent)
+                            with_std=True, **descent)
 
 
 def local_forms(Z, columns, offsets, X, labels, *, weight, m, prepare=None):
@@ -98,7 +98,8 @@ def dpgd_pieces(Z, columns, offsets, X, labels, *, weight, m, prepare, noise, co
     here, piece by piece, before any piece is sent; the keys of the
     pieces' noise streams are made here too (see ``n_jobs`` of
     :class:`~skdpx.explain.DPLimeExplainer`). ``descent``: as
-    :func:`_basic_piece`'s.
+    :func:`_basic_piece`'s. Returns the answers and their noise's standard
+    deviations (:func:`~skdpx.explain._dpgd.dpgd_explain`, ``with_std``).
     """
     parts = np.array_split(np.arange(len(Z)), n_pieces)
     keys = noise.stream_keys(n_pieces)
@@ -111,7 +112,8 @@ def dpgd_pieces(Z, columns, offsets, X, labels, *, weight, m, prepare, noise, co
             Z[p], columns[p], offsets[p], X, labels, weight, key=key, share=share,
             n_iter=n_iter, m=m, prepare=prepare, **descent)
         for p, key, share in zip(parts, keys, shares))
-    return np.concatenate(out, axis=0)
+    phi, std = zip(*out)
+    return np.concatenate(phi, axis=0), np.concatenate(std, axis=0)
 
 
 @contextmanager

@@ -45,12 +45,19 @@ _MIN_HISTORY = max(_CANDIDATE_SIZES)
 # ---------------------------------------------------------------- history
 
 
-def record(history, classes, Z, phi, phase, epsilon, n_iter, columns):
-    """Append the answers ``phi`` at the queries ``Z`` (label ``columns``) to ``history``."""
+def record(history, classes, Z, phi, phase, epsilon, n_iter, columns, std=None):
+    """Append the answers ``phi`` at the queries ``Z`` (label ``columns``) to ``history``.
+
+    ``std``: each answer's noise standard deviation per value (NaN: unknown).
+    """
+    std = np.full(np.shape(phi), np.nan) if std is None else std
+    if "std" not in history:  # recorded before the std was (unpickled): unknown
+        history["std"] = [np.full(len(p), np.nan) for p in history["explanations"]]
     history["target"].extend([None] * len(Z) if classes is None
                              else classes.astype(object)[columns].tolist())
     history["queries"].extend(z.copy() for z in Z)
     history["explanations"].extend(p.copy() for p in phi)
+    history["std"].extend(np.array(e, dtype=float) for e in std)
     history["phase"].extend([phase] * len(Z))
     history["epsilon"].extend([float(epsilon)] * len(Z))
     history["n_iter"].extend([int(n_iter)] * len(Z))
@@ -68,17 +75,20 @@ def withhold(history, start, *, keep_queries):
         history["queries"][start:stop] = [None] * (stop - start)
 
 
-def interactive(history, classes, n_features):
+def interactive(history, classes, n_features, *, with_std=False):
     """The past interactive queries, their answers and label columns (what reuse serves).
 
     An answer whose query point was not kept (a private row) is left out.
     ``classes``: the black box's (None for a regressor or given labels).
+    ``with_std``: also the answers' noise standard deviations (NaN where
+    not recorded).
     """
     keep = [i for i, (p, q) in enumerate(zip(history["phase"], history["queries"]))
             if p == "interactive" and q is not None]
     d = n_features
     if not keep:
-        return np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=int)
+        empty = (np.empty((0, d)), np.empty((0, d)), np.empty(0, dtype=int))
+        return empty + (np.empty((0, d)),) if with_std else empty
     queries = np.array([history["queries"][i] for i in keep])
     targets = [history["target"][i] for i in keep]
     if classes is None:
@@ -86,7 +96,12 @@ def interactive(history, classes, n_features):
     else:  # the classes are the black box's: every recorded target is one of them
         match = np.asarray(targets, dtype=object)[:, None] == classes.astype(object)
         columns = np.argmax(match, axis=1)
-    return queries, np.array([history["explanations"][i] for i in keep]), columns
+    out = queries, np.array([history["explanations"][i] for i in keep]), columns
+    if not with_std:
+        return out
+    std = history.get("std")
+    return out + (np.full((len(keep), d), np.nan) if std is None
+                  else np.array([std[i] for i in keep], dtype=float),)
 
 
 def noninteractive(past, answers, past_columns, Z, columns):
@@ -126,29 +141,32 @@ def answer(explainer, Z, columns, offsets, noise):
     ``offsets``: per query, the value subtracted from the row labels (a
     regressor's output at the query). Reuse and the non-interactive
     phase serve only past answers for the same column (class). Returns
-    the answers, their phases and their costs.
+    the answers, their phases, their costs, and their noise's standard
+    deviations (NaN where not known: non-interactive answers, and those of
+    the warm-started strategies).
     """
     n, d = Z.shape
     phi = np.zeros((n, d))
+    std = np.full((n, d), np.nan)
     phase = np.empty(n, dtype=object)
     cost = np.zeros(n)
     todo = np.ones(n, dtype=bool)
 
     # 1. reuse interactive answers to the same (or a close) query, same class
-    past, answers, past_columns = explainer._interactive()
+    past, answers, past_columns, past_std = explainer._interactive(with_std=True)
     if len(past):
         dist = _distances(Z, columns, past, past_columns)
         nearest = np.argmin(dist, axis=1)
         hit = dist[np.arange(n), nearest] <= explainer.reuse_distance
-        phi[hit] = answers[nearest[hit]]
+        phi[hit], std[hit] = answers[nearest[hit]], past_std[nearest[hit]]
         phase[hit], todo[hit] = "reused", False
-        explainer._record(Z[hit], phi[hit], "reused", 0.0, 0, columns[hit])
+        explainer._record(Z[hit], phi[hit], "reused", 0.0, 0, columns[hit], std[hit])
 
     # 2. answer new queries interactively while the budget lasts (a
     # released explainer has no rows to answer from)
     if explainer._is_curator():
         if explainer.strategy == "basic":
-            answer_basic(explainer, Z, columns, offsets, phi, phase, cost, todo, noise)
+            answer_basic(explainer, Z, columns, offsets, phi, phase, cost, todo, noise, std)
         else:
             # each answer depends on the ones before: only its local loss runs in
             # parallel (row blocks, no noise), with n_jobs
@@ -175,7 +193,7 @@ def answer(explainer, Z, columns, offsets, noise):
         phi[rest] = noninteractive(*explainer._interactive(), Z[rest], columns[rest])
         phase[rest] = "noninteractive"
         explainer._record(Z[rest], phi[rest], "noninteractive", 0.0, 0, columns[rest])
-    return phi, phase, cost
+    return phi, phase, cost, std
 
 
 def affordable(ledger, noise_multiplier, max_iter, k):
@@ -203,12 +221,12 @@ def affordable(ledger, noise_multiplier, max_iter, k):
     return lo
 
 
-def answer_basic(explainer, Z, columns, offsets, phi, phase, cost, todo, noise):
+def answer_basic(explainer, Z, columns, offsets, phi, phase, cost, todo, noise, std):
     """Algorithm 1 for the distinct new queries, as many as the budget pays for.
 
     Their ``max_iter * k`` Gaussian releases are committed as one event
     before the local loss (the only read of the dataset) is computed.
-    Fills ``phi``, ``phase``, ``cost`` and ``todo`` in place.
+    Fills ``phi``, ``phase``, ``cost``, ``todo`` and ``std`` in place.
     """
     T, z = explainer.n_iter_, explainer.noise_multiplier_
     new = np.flatnonzero(todo)
@@ -231,17 +249,20 @@ def answer_basic(explainer, Z, columns, offsets, phi, phase, cost, todo, noise):
             n_paid = 0
     if n_paid:
         paid = new[np.sort(first[arrival[:n_paid]])]
-        phi[paid] = explainer._dpgd(Z[paid], columns[paid], noise, commitment, offsets[paid])
+        phi[paid], std[paid] = explainer._dpgd(Z[paid], columns[paid], noise, commitment,
+                                               offsets[paid])
         phase[paid], cost[paid], todo[paid] = "interactive", explainer.epsilon_per_query, False
         explainer._record(Z[paid], phi[paid], "interactive", explainer.epsilon_per_query, T,
-                          columns[paid])
+                          columns[paid], std[paid])
     else:
         paid = new[:0]
     # repeats of a paid query within the batch share its answer for free
     repeat = (rank[inverse] < n_paid) & ~np.isin(new, paid)
     source = new[first[inverse[repeat]]]
     phi[new[repeat]], phase[new[repeat]], todo[new[repeat]] = phi[source], "reused", False
-    explainer._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0, columns[new[repeat]])
+    std[new[repeat]] = std[source]
+    explainer._record(Z[new[repeat]], phi[new[repeat]], "reused", 0.0, 0, columns[new[repeat]],
+                      std[new[repeat]])
 
 
 def answer_adaptive(explainer, Z, columns, offsets, phi, phase, cost, todo, noise, forms=None):
