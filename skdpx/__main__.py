@@ -188,7 +188,7 @@ def demo(epsilon=5.0, delta=1e-5, seed=None, out=None):
     margin = np.abs(dp_values) - floor
     lime_top = np.argsort(-margin)[:5]
     print_(f"DP local explanation ({dp.phase[0]}, cost epsilon {dp.epsilon[0]:.4f} at delta "
-           f"{delta:g}), value ± std of its privacy noise (an upper bound from public facts), "
+           f"{delta:g}), value ± std of its privacy noise (propagated along its released path), "
            "top 5 by margin above the noise floor (2 std), against the non-private optimum "
            "of the same loss:")
     print_(f"  {'feature':<36} {'DP ± std':>16} {'exact':>7}  above the noise floor?")

@@ -133,7 +133,8 @@ def test_stable_weight_is_one_near_the_query_and_decreasing():
 # --------------------------------------------------------------------------
 # Algorithm 1's gradient descent, vectorised over queries
 # --------------------------------------------------------------------------
-from skdpx.explain._dpgd import dpgd_explain, dpgd_warm_start, project_to_ball  # noqa: E402
+from skdpx.explain._dpgd import (dpgd_explain, dpgd_warm_start, path_covariance_step,  # noqa: E402
+                                 project_to_ball)
 from skdpx.privacy import Commitment, gaussian_event, noise_source  # noqa: E402
 
 
@@ -175,6 +176,47 @@ def test_noise_has_the_calibrated_scale_and_queries_stop_at_their_own_count():
                        noise=_seeded(1), commitment=paid, smoothness=smoothness)
     assert np.all(phi[counts == 0] == 0) and np.all(phi[counts > 0] != 0)
     assert paid.exhausted
+    # inside the ball the noise adds up: std = step s sqrt(steps), each query its own
+    paid = Commitment(gaussian_event(z, steps=int(counts.sum())), "their own counts")
+    _, std = dpgd_explain(H, g, noise_multiplier=z, sensitivity=sens, radius=radius,
+                          n_iter=counts, noise=_seeded(2), commitment=paid,
+                          smoothness=smoothness, with_std=True)
+    np.testing.assert_allclose(std, np.repeat(z * sens / smoothness * np.sqrt(counts)[:, None], d, 1))
+
+
+def test_path_covariance_is_the_projections_first_order_map():
+    # C <- J (C + v I) J', J the Jacobian of the projection at the point before it
+    rng = np.random.default_rng(0)
+    q, d, radius, v = 3, 4, 1.0, 0.01
+    moved = rng.normal(size=(q, d))
+    moved *= np.array([[0.5], [1.5], [10.0]]) / np.linalg.norm(moved, axis=1, keepdims=True)
+    B = rng.normal(size=(q, d, d))
+    cov = B @ B.transpose(0, 2, 1)
+    expected, jacobians = [], []
+    for k in range(q):
+        h = 1e-6  # central differences of project_to_ball at moved[k]
+        J = np.column_stack([
+            (project_to_ball(moved[k:k + 1] + h * e, radius)
+             - project_to_ball(moved[k:k + 1] - h * e, radius))[0] / (2 * h)
+            for e in np.eye(d)])
+        jacobians.append(J)
+        expected.append(J @ (cov[k] + v * np.eye(d)) @ J.T)
+    factor = np.ones(q)
+    path_covariance_step(cov, factor, moved, radius, v)
+    np.testing.assert_allclose(factor[:, None, None] * cov, expected, rtol=1e-6, atol=1e-9)
+    # the next step adds v in the true scale, whatever the factor
+    path_covariance_step(cov, factor, moved, radius, v)
+    expected = [J @ (C + v * np.eye(d)) @ J.T for J, C in zip(jacobians, expected)]
+    np.testing.assert_allclose(factor[:, None, None] * cov, expected, rtol=1e-6, atol=1e-9)
+    # far outside, 200 more steps (the factor 0.01 per step goes below floating point
+    # unless folded back into the matrix): the tangent variance levels off at
+    # beta^2 v / (1 - beta^2), the radial one at 0
+    for _ in range(200):
+        path_covariance_step(cov, factor, moved, radius, v)
+    n = moved[2] / 10.0
+    final = factor[2] * cov[2]
+    np.testing.assert_allclose(final, 0.01 * v / 0.99 * (np.eye(d) - np.outer(n, n)),
+                               rtol=1e-9, atol=1e-15)
 
 
 def test_descent_refuses_releases_outside_the_commitment():

@@ -217,12 +217,14 @@ def models_run(results):
 def uncertainty(results):
     """Each answer's std against the noise measured around the noiseless answer."""
     header = ["table", "rows", "features", "eps/query", "T", "coverage (1.645 std)",
-              "width (std / spread)", "per value: median (5%-95%)", "above 2 std"]
+              "width (std / spread)", "per value: median (5%-95%)", "above 2 std",
+              "noiseless on the sphere"]
     fixed = results["settings"].get("T", results["settings"].get("max_iter"))
     rows = [[r["table"], _int(r["rows"]), r["features"], _eps(r["epsilon_per_query"]),
              r.get("T", fixed), f"{r['coverage']:.1%}", f"{r['width']:.2f}",
              f"{r['ratio_median']:.2f} ({r['ratio_p05']:.2f}-{r['ratio_p95']:.2f})",
-             f"{r['distinguishable']:.1%}"] for r in results["rows"]]
+             f"{r['distinguishable']:.1%}",
+             f"{r['on_sphere']:.0%}" if "on_sphere" in r else ""] for r in results["rows"]]
     return header, rows
 
 

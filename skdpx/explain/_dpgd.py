@@ -74,7 +74,8 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
     phi = np.zeros((q, d)) if phi0 is None else project_to_ball(np.array(phi0, float), radius)
     step = 1.0 / smoothness
     # the covariance of each answer's noise, along its path (with_std)
-    cov = np.zeros((q, d, d)) if with_std else None
+    # the covariance is factor * cov: the projection's shrinking is a factor per query
+    cov, factor = (np.zeros((q, d, d)), np.ones(q)) if with_std else (None, None)
     step_var = (step * noise_multiplier * sensitivity) ** 2
     for t in range(1, int(n_iter.max(initial=0)) + 1):
         active = np.flatnonzero(n_iter >= t)
@@ -87,17 +88,20 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
         moved = pa - step * grad
         phi[active] = project_to_ball(moved, radius)
         if with_std:
-            ca = cov if every else cov[active]
-            path_covariance_step(ca, moved, radius, step_var)
+            ca, fa = (cov, factor) if every else (cov[active], factor[active])
+            path_covariance_step(ca, fa, moved, radius, step_var)
             if not every:
-                cov[active] = ca
+                cov[active], factor[active] = ca, fa
     if with_std:
-        return phi, np.sqrt(np.maximum(np.einsum("qjj->qj", cov), 0.0))
+        return phi, np.sqrt(np.maximum(factor[:, None] * np.einsum("qjj->qj", cov), 0.0))
     return phi
 
 
-def path_covariance_step(cov, moved, radius, step_var):
+def path_covariance_step(cov, factor, moved, radius, step_var):
     """One step of the noise's covariance along released iterates, in place.
+
+    The covariance of query ``k`` is ``factor[k] * cov[k]`` (both updated in
+    place: a step that leaves the ball scales its factor, not the matrix).
 
     Post-processing only: ``moved`` (the iterates before projection, ``phi_t -
     step * G_t``) are functions of the released noisy gradients ``G_t``, each
@@ -119,18 +123,25 @@ def path_covariance_step(cov, moved, radius, step_var):
     """
     d = cov.shape[-1]
     diagonal = np.arange(d)
-    cov[:, diagonal, diagonal] += step_var
+    cov[:, diagonal, diagonal] += step_var / factor[:, None]
     norms = np.linalg.norm(moved, axis=1)
-    out = np.flatnonzero(norms > radius)
-    if len(out):
-        n = moved[out] / norms[out, None]
-        c = cov[out]
-        cn = np.einsum("qij,qj->qi", c, n)
-        ncn = np.einsum("qi,qi->q", n, cn)
-        c -= n[:, :, None] * cn[:, None, :] + cn[:, :, None] * n[:, None, :]
-        c += ncn[:, None, None] * n[:, :, None] * n[:, None, :]
-        c *= ((radius / norms[out]) ** 2)[:, None, None]
+    out = norms > radius
+    if not out.any():
+        return
+    every = out.all()  # (the usual case once the answers sit on the sphere: no copies)
+    c = cov if every else cov[out]
+    n = moved[out] / norms[out, None]
+    # (I - n n') C (I - n n') = C - n w' - w n', w = C n - (n'C n / 2) n (C symmetric)
+    cn = np.matmul(c, n[:, :, None])[:, :, 0]
+    w = cn - 0.5 * np.einsum("qi,qi->q", n, cn)[:, None] * n
+    c -= np.matmul(np.stack([n, w], axis=2), np.stack([w, n], axis=1))
+    if not every:
         cov[out] = c
+    factor[out] *= (radius / norms[out]) ** 2
+    tiny = factor < 1e-150  # kept within floating point: into the matrix
+    if tiny.any():
+        cov[tiny] *= factor[tiny, None, None]
+        factor[tiny] = 1.0
 
 
 def dpgd_warm_start(H, g, phi0, *, noise_multiplier, sensitivity, radius, smoothness, max_iter,

@@ -268,11 +268,11 @@ class FeatureAttribution(_FeatureUnits, _Result):
     std : array-like of shape (n, n_features) or None, default=None
         The standard deviation of the privacy noise in each value (in the
         units of ``values``; NaN where not known), computed from public
-        facts only. Given it, :meth:`noise_floor` and
+        facts and DP releases only (post-processing). Given it, :meth:`noise_floor` and
         :meth:`distinguishable` tell signal from noise, the plot draws error
         bars and ranks by what the noise supports, and the HTML table counts
         the values above their noise floor. ``meta["std"]`` says how it was
-        computed (e.g. an upper bound).
+        computed.
     epsilon_spent, delta_spent : float
         The estimator's total privacy spend, kept in ``meta``.
     meta : dict, default=None
