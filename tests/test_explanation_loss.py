@@ -133,8 +133,8 @@ def test_stable_weight_is_one_near_the_query_and_decreasing():
 # --------------------------------------------------------------------------
 # Algorithm 1's gradient descent, vectorised over queries
 # --------------------------------------------------------------------------
-from skdpx.explain._dpgd import (dpgd_explain, dpgd_warm_start, path_covariance_step,  # noqa: E402
-                                 project_to_ball)
+from skdpx.explain._dpgd import (answer_std, dpgd_explain, dpgd_warm_start,  # noqa: E402
+                                 path_covariance_step, project_to_ball)
 from skdpx.privacy import Commitment, gaussian_event, noise_source  # noqa: E402
 
 
@@ -285,3 +285,26 @@ def test_unchecked_terms_are_the_same_numbers():
     checked, unchecked = local_loss_terms(Z, X, y), local_loss_terms(Z, X, y, check_input=False)
     for a, b in zip(checked, unchecked):
         np.testing.assert_array_equal(a, b)
+
+
+def test_answer_std_adds_the_signal_an_answer_on_the_sphere_loses():
+    d, radius = 4, 2.0
+    cov = np.stack([np.diag([0.01, 0.02, 0.03, 0.04])] * 3)
+    factor = np.array([1.0, 1.0, 4.0])
+    phi = np.array([[0.5, 0.0, 0.0, 0.0],      # inside: the first order alone
+                    [0.0, 0.0, 0.0, radius],   # on the sphere
+                    [radius, 0.0, 0.0, 0.0]])  # on the sphere, four times the noise
+    std = answer_std(cov, factor, phi, radius)
+    np.testing.assert_allclose(std[0], np.sqrt([0.01, 0.02, 0.03, 0.04]))
+    for k in (1, 2):
+        C = factor[k] * cov[k]
+        rho2 = (np.trace(C) ** 2 + 2 * np.sum(C * C)) / (4 * radius ** 2)
+        theta = np.sqrt(np.trace(C)) / radius
+        n = np.abs(phi[k]) / radius
+        expected = np.sqrt(np.diag(C) + rho2 * np.minimum(n + theta, 1) ** 2)
+        np.testing.assert_allclose(std[k], expected)
+    # the second order: tiny while the noise is small against the radius
+    assert std[1, 3] / np.sqrt(0.04) < 1.02
+    # no value's error exceeds 2 radius (both answers lie in the ball)
+    huge = answer_std(cov * 1e6, factor, phi, radius)
+    assert np.all(huge[1:] == 2 * radius) and np.all(huge[0] <= 2 * radius)

@@ -56,12 +56,13 @@ from ._strategies import answer, interactive, record, withhold
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
 #: How FeatureAttribution.std is computed (meta["std"]).
-_STD_NOTE = ("estimate from the answer's released path: the noise's covariance propagated "
-             "along the noisy iterates (each step adds (step x noise multiplier x sensitivity)^2; "
-             "a step that leaves the ball drops the radial part and shrinks the rest), the "
-             "Hessian's contraction (private) not credited; capped at min(noise multiplier x "
-             "sensitivity x radius / c x sqrt(n_iter_), 2 radius / sqrt(n_features)) (strategy "
-             "'basic'); NaN for non-interactive answers and warm-started strategies")
+_STD_NOTE = ("estimate from the answer's released path (post-processing): the noise's covariance "
+             "propagated along the noisy iterates, to first order (each step adds (step x noise "
+             "multiplier x sensitivity)^2; a step that leaves the ball drops the radial part and "
+             "shrinks the rest), plus, for an answer on the sphere, a second-order bound on the "
+             "signal it loses; the Hessian's contraction (private) not credited; at most 2 radius "
+             "per value (strategy 'basic'); NaN for non-interactive answers and warm-started "
+             "strategies")
 
 __all__ = ["DPLimeExplainer", "default_n_iter"]
 
@@ -1096,7 +1097,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         names = (list(self.schema_.feature_names_out)
                  if hasattr(self, "feature_names_in_") or self.schema_.encoder is not None
                  else None)
-        std = scaler.coef_to_input(self._noise_cap(std) * unit_scale(self.output_,
+        std = scaler.coef_to_input(std * unit_scale(self.output_,
                                                                       self.output_bounds_))
         return FeatureAttribution(
             values, epsilon=cost, phase=phase, std=std, feature_names=names,
@@ -1107,26 +1108,6 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                   "output": self.output_, "output_bounds": list(self.output_bounds_),
                   "target_class": targets.tolist(), "std": _STD_NOTE},
         )
-
-    def _noise_cap(self, std):
-        """Each answer's noise standard deviation, within the public bounds (label units).
-
-        ``std`` (per answer and value): the noise's covariance propagated
-        along the answer's own released path
-        (:func:`~skdpx.explain._dpgd.path_covariance_step`), NaN where not
-        known (non-interactive answers, the warm-started strategies). An
-        answer of T = ``n_iter_`` noisy gradients from 0, step ``radius / c``,
-        deviates from the noiseless answer by ``e_T``, ``E ||e_T||^2 <= T
-        step^2 s^2 d`` (the projected gradient map is non-expansive), and
-        both answers lie in the ball, so ``||e_T|| <= 2 radius``: the std is
-        capped at ``min(step s sqrt(T), 2 radius / sqrt(d))`` (the second on
-        average over the values, when the noise fills the ball).
-        """
-        desc = self._descent()
-        step_noise = desc["noise_multiplier"] * desc["sensitivity"] / desc["smoothness"]
-        d = np.shape(std)[1]
-        return np.minimum(std, min(step_noise * np.sqrt(self.n_iter_),
-                                   2.0 * self.radius / np.sqrt(d)))
 
     def transform(self, X):
         """The attributions of :meth:`explain` as an array (n_queries, n_features)."""
