@@ -299,9 +299,9 @@ def test_answer_std_adds_the_signal_an_answer_on_the_sphere_loses():
     for k in (1, 2):
         C = factor[k] * cov[k]
         rho2 = (np.trace(C) ** 2 + 2 * np.sum(C * C)) / (4 * radius ** 2)
-        theta = np.sqrt(np.trace(C)) / radius
         n = np.abs(phi[k]) / radius
-        expected = np.sqrt(np.diag(C) + rho2 * np.minimum(n + theta, 1) ** 2)
+        near = np.minimum(n + 3 * np.sqrt(np.diag(C)) / radius, 1)
+        expected = np.sqrt(np.diag(C) + rho2 * near ** 2)
         np.testing.assert_allclose(std[k], expected)
     # the second order: tiny while the noise is small against the radius
     assert std[1, 3] / np.sqrt(0.04) < 1.02
