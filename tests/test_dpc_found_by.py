@@ -143,3 +143,31 @@ def test_duplicate_candidates_count_once_and_the_closest_come_first(fitted):
     np.testing.assert_array_equal(out[0, :2], [near, far])
     assert np.isnan(out[0, 2:]).all()
     np.testing.assert_array_equal(stage, [[1, 0, -1, -1]])
+
+
+def _min_gaps(result, k):
+    """Per query with two finds or more: the smallest gap between its finds."""
+    cf = result.counterfactuals.reshape(-1, k, result.n_features)
+    gaps = []
+    for rows in cf:
+        rows = rows[~np.isnan(rows).any(axis=1)]
+        if len(rows) > 1:
+            g = np.linalg.norm(rows[:, None] - rows[None], axis=2)
+            gaps.append(g[np.triu_indices(len(rows), 1)].min())
+    return np.array(gaps)
+
+
+def test_later_searches_are_pushed_away_from_earlier_finds(problem, fitted, monkeypatch):
+    from skdpx.counterfactual import _dpc as dpc_module
+
+    X, _, _ = problem
+    k = 3
+    fitted.set_params(n_counterfactuals=k)
+    try:
+        pushed = _min_gaps(fitted.explain(X[:25]), k)
+        monkeypatch.setattr(dpc_module, "_DIVERSITY", 0.0)
+        unpushed = _min_gaps(fitted.explain(X[:25]), k)
+    finally:
+        fitted.set_params(n_counterfactuals=1)
+    assert len(pushed) >= 15 and len(unpushed) >= 15
+    assert np.median(pushed) > 3 * np.median(unpushed)

@@ -52,6 +52,8 @@ _DIRECTION_ROWS = 50_000
 #: the latent cube (0, 1)^K) from the prototype, along the j-th of the +-rows of a
 #: Hadamard matrix (farther on each further cycle through them)
 _RESTART_RADIUS = 0.3
+#: weight (times beta) of the push away from a query's earlier finds
+_DIVERSITY = 1.0
 #: two candidates of one query closer than this (scaled units) are one counterfactual
 _DISTINCT = 1e-6
 #: the stages of the search, in order (``found_by``); the last two start from
@@ -246,7 +248,9 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
     n_counterfactuals : int, default=1
         Counterfactuals per query, as DiCE's ``total_CFs``: the latent
         search runs this many times per query (the first from the
-        prototype, the others from points spread around it), and the
+        prototype, the others from points spread around it, each pushed
+        away from the query's earlier finds by a term ``-beta ||x - c||``
+        of its loss, ``c`` the nearest earlier find), and the
         distinct finds are returned, the closest first
         (``n_queries * n_counterfactuals`` rows, :meth:`explain`). The
         later stages, for queries the latent search found nothing for,
@@ -799,17 +803,24 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         without any, and gives one candidate.
         """
         n, d, k = len(Q), Q.shape[1], int(self.n_counterfactuals)
-        Qk, tk = np.repeat(Q, k, axis=0), np.repeat(target, k)
-        latent = self._search(Qk, tk, start=np.tile(self._restarts(k), (n, 1)))
-        found = ~np.isnan(latent).any(axis=1)
-        cf = latent
-        if self.line_steps and found.any():
-            # the closest point on the segment from the query to what was found
-            refined = self._segment_search(Qk[found], latent[found], tk[found],
-                                           np.ones(int(found.sum())))
-            cf = latent.copy()
-            cf[found] = np.where(np.isnan(refined).any(axis=1)[:, None], latent[found], refined)
-        cf, stage = self._distinct(cf.reshape(n, k, d), np.where(found, 0, -1).reshape(n, k), Q)
+        # one search per counterfactual, each pushed away from the earlier finds
+        starts = self._restarts(k)
+        cf = np.full((n, k, d), np.nan)
+        scaler = self._scaler()
+        for j in range(k):
+            avoid = scaler.transform(cf[:, :j].reshape(n * j, d)).reshape(n, j, d) if j else None
+            latent = self._search(Q, target, start=np.broadcast_to(starts[j], (n, starts.shape[1])),
+                                  avoid=avoid)
+            found = ~np.isnan(latent).any(axis=1)
+            if self.line_steps and found.any():
+                # the closest point on the segment from the query to what was found
+                refined = self._segment_search(Q[found], latent[found], target[found],
+                                               np.ones(int(found.sum())))
+                latent[found] = np.where(np.isnan(refined).any(axis=1)[:, None], latent[found],
+                                         refined)
+            cf[:, j] = latent
+        found = ~np.isnan(cf).any(axis=2)
+        cf, stage = self._distinct(cf, np.where(found, 0, -1), Q)
         missing = np.flatnonzero(stage[:, 0] < 0)
         if not self.line_steps or not missing.size:
             return cf, stage
@@ -1035,11 +1046,14 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
             out[rows][found] = chosen[found]  # out[rows] is a view (a slice)
         return out
 
-    def _search(self, Q, target, start=None):
+    def _search(self, Q, target, start=None, avoid=None):
         """Vectorised over queries: Adam on delta, finite differences for the black box.
 
         Q : (n, d) queries in input units, within the bounds; ``start``: (n, K)
-        offsets of each search's start in the latent cube (None: 0); returns (n, d)
+        offsets of each search's start in the latent cube (None: 0); ``avoid``:
+        (n, j, d) earlier finds per query in the scaled space (NaN: none), from
+        whose nearest the loss pushes away (``_DIVERSITY * beta * ||x - c||``);
+        returns (n, d)
         counterfactuals in input units, projected (:meth:`_project`) and
         put in the target class by the black box (NaN where no step got
         there).
@@ -1083,6 +1097,17 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
             norm = np.maximum(np.linalg.norm(x - Qs, axis=1), 1e-12)[:, None]
             grad += self.beta * ae.decode_vjp(Hc, diff / norm)
             grad += self.gamma * delta / np.maximum(np.linalg.norm(delta, axis=1), 1e-12)[:, None]
+            if avoid is not None and avoid.shape[1]:
+                # diversity: away from the nearest earlier find of the same query
+                gap = x[:, None, :] - avoid
+                far = np.linalg.norm(gap, axis=2)
+                far = np.where(np.isnan(far), np.inf, far)
+                near = np.argmin(far, axis=1)
+                dist_near = far[rows, near]
+                push = np.where(np.isfinite(dist_near)[:, None],
+                                gap[rows, near] / np.maximum(dist_near, 1e-12)[:, None], 0.0)
+                push = np.where(x == raw[::2 * K + 1], push, 0.0)
+                grad -= _DIVERSITY * self.beta * ae.decode_vjp(Hc, push)
             m = 0.9 * m + 0.1 * grad
             v = 0.999 * v + 0.001 * grad**2
             step = self.learning_rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
