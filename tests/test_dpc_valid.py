@@ -31,8 +31,9 @@ def problem():
 
 
 def _dpc(model, **params):
+    # perturbations of the query allowed: these tests check every stage's records
     defaults = dict(epsilon=2.0, delta=1e-5, latent_dim=2, bounds=(0, 1), max_iter=30,
-                    random_state=0, ae_method="functional")
+                    random_state=0, ae_method="functional", allow_perturbations=True)
     defaults.update(params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -154,7 +155,21 @@ def test_when_the_decoder_misses_the_class_the_input_search_finds_it(problem, pr
     result = dpc.explain(Q, desired_class=1)
     assert result.valid.mean() >= 0.9
     _check_verified(model, result)
-    assert result.meta["found_by"]["input space"] == result.valid.sum()
+    stage = "direction" if predict_only else "score"
+    assert result.meta["found_by"][stage] == result.valid.sum()
+    assert set(result.found_by[result.valid]) == {stage}
+    assert result.meta["flip_ratio"][stage] == result.valid.mean()
+    # not asked for: the same queries get no counterfactual, and are told why
+    dpc.set_params(allow_perturbations=False)
+    withheld = dpc.explain(Q, desired_class=1)
+    assert not withheld.valid.any() and np.isnan(withheld.counterfactuals).all()
+    assert all(f is None for f in withheld.found_by)
+    assert np.isnan(withheld.plausibility).all()
+    assert set(withheld.reason) == {"only a perturbation of the query found "
+                                    "(allow_perturbations=True returns it)"}
+    assert withheld.meta["withheld"] == result.valid.sum()
+    assert withheld.meta["flip_ratio"][stage] == result.meta["flip_ratio"][stage]
+    assert withheld.meta["flip_ratio"]["returned"] == 0.0
 
 
 def test_black_boxes_with_only_decision_function_or_only_predict(problem):

@@ -331,11 +331,48 @@ def test_counterfactual_set_to_frame():
     pytest.importorskip("pandas")
     cfs = make_cfs()
     df = cfs.to_frame()
-    assert list(df.columns) == ["a", "b", "desired_class", "predicted_class", "valid", "distance"]
-    assert df.shape == (3, 6)
+    assert list(df.columns) == ["a", "b", "desired_class", "predicted_class", "valid", "distance",
+                                "found_by", "plausibility", "reason", "query_index"]
+    assert df.shape == (3, 10)
+    # a result that does not say how its rows were found: None and NaN, one row per query
+    assert df["found_by"].isna().all() and df["plausibility"].isna().all()
+    assert df["query_index"].tolist() == [0, 1, 2]
     assert df["valid"].tolist() == [True, False, False]
     assert df[["a", "b"]].iloc[1].isna().all()
     assert df.attrs["meta"]["epsilon_spent"] == 1.5
+
+
+def test_counterfactual_set_search_fields_round_trip_and_show():
+    pytest.importorskip("pandas")
+    cfs = CounterfactualSet(
+        [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]], [[0.5, 0.0], [0.0, 0.7], [np.nan, np.nan]],
+        desired_class=1, predicted_class=[1, 1, 0], found_by=["latent", "score", None],
+        plausibility=[0.6, 0.05, np.nan], reason=[None, None, "perturbation withheld"],
+        query_index=[0, 0, 1], epsilon_spent=1.0, delta_spent=0.0)
+    back = CounterfactualSet.from_json(cfs.to_json())
+    assert back == cfs
+    assert back.found_by.tolist() == ["latent", "score", None]
+    assert back.reason.tolist() == [None, None, "perturbation withheld"]
+    np.testing.assert_array_equal(back.query_index, [0, 0, 1])
+    sub = cfs[1:]
+    assert sub.found_by.tolist() == ["score", None] and sub.query_index.tolist() == [0, 1]
+    df = cfs.to_frame()
+    assert df["found_by"].tolist()[:2] == ["latent", "score"] and df["found_by"].isna()[2]
+    np.testing.assert_allclose(df["plausibility"], [0.6, 0.05, np.nan])
+    html = cfs._repr_html_()
+    for text in ("found_by", "plausibility", "reason", "perturbation withheld", "latent"):
+        assert text in html
+    # JSON written before these fields existed still reads (one row per query)
+    old = json.loads(cfs[:1].to_json())
+    for key in ("found_by", "plausibility", "reason", "query_index"):
+        del old[key]
+    assert CounterfactualSet.from_json(json.dumps(old)).query_index.tolist() == [0]
+    with pytest.raises(ValueError, match="query_index"):
+        CounterfactualSet([[0.0]], [[1.0]], desired_class=1, predicted_class=1,
+                          query_index=[-1], epsilon_spent=0, delta_spent=0)
+    with pytest.raises(ValueError, match="found_by"):
+        CounterfactualSet([[0.0]], [[1.0]], desired_class=1, predicted_class=1,
+                          found_by=[3], epsilon_spent=0, delta_spent=0)
 
 
 def test_recourse_paths_to_frame():

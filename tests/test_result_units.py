@@ -239,7 +239,8 @@ def test_to_frame_in_original_units():
     cfs = make_cfs()
     df = cfs.to_frame()
     assert list(df.columns) == ["age", "sex", "gain", "desired_class", "predicted_class",
-                                "valid", "distance"]
+                                "valid", "distance", "found_by", "plausibility", "reason",
+                                "query_index"]
     assert df["sex"].tolist() == ["Female", "Female", "Male"]
     assert df["age"].dtype == np.int64 and isinstance(df["sex"].dtype, pd.CategoricalDtype)
     assert list(cfs.to_frame(original=False).columns)[:4] == ["age", "sex_F", "sex_M", "gain"]

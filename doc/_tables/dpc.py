@@ -236,3 +236,35 @@ def dice_gain_range(results):
     gains = [100 * (d["accuracy"] - q["accuracy"])
              for q, d in zip(by["(queries only)"], by["DiCE random (non-DP)"])]
     return f"{min(gains):.1f} to {max(gains):.1f}"
+
+
+_STAGES = ("latent", "prototype segment", "score", "direction")
+
+
+def stages(results):
+    """Each stage's flip ratio per seed (dpc_stages.json), and what the default returns."""
+    header = ["seed", *_STAGES, "returned by default (latent + prototype segment)",
+              "with allow_perturbations=True"]
+    rows = [[s["seed"], *(f"{s['stages'][k]['flip_ratio']:.3f}" for k in _STAGES),
+             f"{s['flip_ratio_without_perturbations']:.3f}", f"{s['flip_ratio_all']:.3f}"]
+            for s in results["per_seed"]]
+    summary = results["summary"]
+    mean = {k: sum(s["stages"][k]["flip_ratio"] for s in results["per_seed"])
+            / len(results["per_seed"]) for k in _STAGES}
+    rows.append(["mean", *(f"{mean[k]:.3f}" for k in _STAGES),
+                 f"{summary['flip_ratio_without_perturbations']:.3f}",
+                 f"{summary['flip_ratio_all']:.3f}"])
+    return header, rows
+
+
+def stage_plausibility(results):
+    """Per stage: counterfactuals found over all seeds, their mean distance and plausibility."""
+    header = ["stage", "counterfactuals (all seeds)", "avg distance", "avg plausibility"]
+    rows = []
+    for stage in _STAGES:
+        n = sum(s["stages"][stage]["n"] for s in results["per_seed"])
+        dist = results["summary"][f"{stage} avg_dist"]
+        plaus = results["summary"][f"{stage} plausibility"]
+        rows.append([stage, n, "-" if dist is None else f"{dist:.3f}",
+                     "-" if plaus is None else f"{plaus:.3f}"])
+    return header, rows

@@ -48,6 +48,25 @@ _INPUT_ROUNDS = 5
 #: the last stage: points per fixed direction, and black-box rows per call
 _DIRECTION_STEPS = 10
 _DIRECTION_ROWS = 50_000
+#: n_counterfactuals > 1: the j-th latent search (j >= 1) starts this far (L2, in
+#: the latent cube (0, 1)^K) from the prototype, along the j-th of the +-rows of a
+#: Hadamard matrix (farther on each further cycle through them)
+_RESTART_RADIUS = 0.3
+#: weight (times beta) of the push away from a query's earlier finds
+_DIVERSITY = 1.0
+#: two candidates of one query closer than this (scaled units) are one counterfactual
+_DISTINCT = 1e-6
+#: the stages of the search, in order (``found_by``); the last two start from
+#: the query in input space: their finds are perturbations of the query
+STAGES = ("latent", "prototype segment", "score", "direction")
+_PERTURBATIONS = ("score", "direction")
+#: why a row has no counterfactual (``CounterfactualSet.reason``)
+REASONS = {
+    "none": "no point found in the desired class",
+    "withheld": "only a perturbation of the query found (allow_perturbations=True returns it)",
+    "fewer": "fewer distinct counterfactuals found than n_counterfactuals",
+    "unverified": "the black box does not put the point in the desired class",
+}
 #: without a black box: P(class) = softmax(-sharpness * mean squared latent
 #: distance to the class prototypes)
 _PROTOTYPE_SHARPNESS = 50.0
@@ -109,8 +128,14 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
        scores that lead nowhere (a predict-only black box), lines along
        fixed directions (the feature axes and the rows of a Hadamard
        matrix); each found point is then brought as close to the query as
-       its segment allows. What still fails is a row of NaN with
-       ``valid=False``: no returned point fails to flip the black box.
+       its segment allows. The gradient and direction stages start from
+       the query and use no DP output: their finds are perturbations of the
+       query, returned only with ``allow_perturbations=True``. What still
+       fails (or is withheld) is a row of NaN with ``valid=False`` and a
+       ``reason``: no returned point fails to flip the black box. Each
+       record says which stage found it (``found_by``) and how far it went
+       from the query toward the desired class's decoded DP prototype
+       (``plausibility``, :meth:`explain`).
 
     Steps 3 and 4 are post-processing of the DP autoencoder and prototypes
     (and of the public black box, bounds and query): they cost no budget.
@@ -220,6 +245,24 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         Where the latent search found nothing, the segment from the query
         through the decoded prototype goes this many times as far (clipped
         to the bounds).
+    n_counterfactuals : int, default=1
+        Counterfactuals per query, as DiCE's ``total_CFs``: the latent
+        search runs this many times per query (the first from the
+        prototype, the others from points spread around it, each pushed
+        away from the query's earlier finds by a term ``-beta ||x - c||``
+        of its loss, ``c`` the nearest earlier find), and the
+        distinct finds are returned, the closest first
+        (``n_queries * n_counterfactuals`` rows, :meth:`explain`). The
+        later stages, for queries the latent search found nothing for,
+        give one each.
+    allow_perturbations : bool, default=False
+        Return what the input-space stages that start from the query (the
+        black box's score gradient, fixed directions) find: small
+        perturbations of the query that cross the black box's boundary, not
+        points built from the DP prototypes (on Adult at epsilon 0.025 they
+        lay 0.2 from the query where the latent search's lay 1.1 to 1.3).
+        False: such a query gets a NaN row, ``valid=False``, whose
+        ``reason`` says a perturbation was withheld.
     bounds : tuple (lower, upper), dict or None
         Public bounds of the features (scalars or arrays), or a dict
         ``{column: (lower, upper)}`` for the numeric columns of a
@@ -319,6 +362,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         "decreasing_features": ["array-like", None],
         "line_steps": [Interval(Integral, 0, None, closed="left")],
         "line_reach": [Interval(Real, 1, None, closed="left")],
+        "n_counterfactuals": [Interval(Integral, 1, None, closed="left")],
+        "allow_perturbations": ["boolean"],
     }
 
     def __init__(
@@ -342,6 +387,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         decreasing_features=None,
         line_steps=20,
         line_reach=2.0,
+        n_counterfactuals=1,
+        allow_perturbations=False,
         bounds=None,
         classes=None,
         categories=None,
@@ -366,6 +413,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         self.decreasing_features = decreasing_features
         self.line_steps = line_steps
         self.line_reach = line_reach
+        self.n_counterfactuals = n_counterfactuals
+        self.allow_perturbations = allow_perturbations
         self.bounds = bounds
         self.classes = classes
         self.categories = categories
@@ -618,19 +667,33 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
     # ------------------------------------------------------------ search
 
     def explain(self, X, desired_class=None):
-        """One verified counterfactual per row of X.
+        """Verified counterfactuals of the rows of X: ``n_counterfactuals`` rows per query.
 
-        The latent search (from the desired class's DP prototype) keeps the
-        closest point the black box puts in the desired class; then, on
-        the segment from the query to that point (or, where the latent
-        search found none, through the desired class's decoded DP
-        prototype, up to ``line_reach`` times as far), the closest point the
-        black box puts there; where that fails too, a line search along the
-        black box's own gradient from the query, then along fixed
-        directions. Every candidate respects
-        the constraints relative to its query, the public bounds and the
-        schema (a valid record) before the black box sees it. All of it is
-        post-processing of the DP release: free.
+        The search runs in stages (``found_by``), each only for the queries
+        the earlier ones found nothing for:
+
+        - "latent": the latent search from the desired class's DP prototype
+          (``n_counterfactuals`` searches per query, the first from the
+          prototype, the others from points around it) keeps the closest
+          point the black box puts in the desired class; each is then
+          brought as close to the query as the segment between them allows;
+        - "prototype segment": the closest such point on the segment from
+          the query through the desired class's decoded DP prototype, up to
+          ``line_reach`` times as far;
+        - "score": a line search along the black box's own score gradient
+          from the query;
+        - "direction": lines from the query along fixed directions.
+
+        The last two start from the query and use no DP output: what they
+        find is a perturbation of the query (on Adult at epsilon 0.025,
+        0.2 from it where the latent search's finds are 1.1 to 1.3), not a
+        point built from the DP prototypes. It is returned only with
+        ``allow_perturbations=True``; otherwise the query gets a NaN row
+        whose ``reason`` says that a perturbation was withheld. Every
+        candidate respects the constraints relative to its query, the
+        public bounds and the schema (a valid record) before the black box
+        sees it. All of it is post-processing of the DP release (and of the
+        public black box, bounds and queries): free.
 
         Parameters
         ----------
@@ -641,14 +704,39 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         Returns
         -------
         CounterfactualSet
+            ``n_queries * n_counterfactuals`` rows, query by query (the
+            rows of query i are ``i * n_counterfactuals`` to ``(i + 1) *
+            n_counterfactuals - 1``, ``query_index`` says which query), the
+            closest counterfactual first; one row per query by default.
             ``valid`` is re-checked with the black box (its ``predict``):
-            True where it predicts the desired class for the counterfactual.
-            Where no counterfactual was found the row is NaN, ``valid`` is
-            False and ``predicted_class`` is the black box's class for the
-            query itself: no returned point fails to flip.
-            ``meta["found_by"]`` counts the counterfactuals each stage found
-            (the latent search, the segment through the decoded prototype,
-            the input-space search).
+            True where it predicts the desired class for the
+            counterfactual. Where there is no counterfactual the row is
+            NaN, ``valid`` is False, ``found_by`` None, ``predicted_class``
+            the black box's class for the query itself (no returned point
+            fails to flip) and ``reason`` one of "no point found in the
+            desired class", "only a perturbation of the query found
+            (allow_perturbations=True returns it)" or "fewer distinct
+            counterfactuals found than n_counterfactuals".
+
+            ``plausibility`` is ``1 - ||c - p|| / ||q - p||``, in the
+            autoencoder's scaled space [-1, 1]^d (the units of the bounds,
+            each feature's range mapped to length 2), with ``c`` the
+            counterfactual, ``q`` its query and ``p`` the desired class's
+            decoded DP prototype (the DP release's typical member of that
+            class, computed from DP outputs only): the share of the way from
+            the query to the class's typical member that the counterfactual
+            covers. 1: at the prototype; near 0: no nearer to it than the
+            query (a perturbation that only crosses the black box's
+            boundary); negative: farther. Immutable features keep it below
+            1. NaN where there is no counterfactual.
+
+            ``meta["found_by"]`` counts the returned counterfactuals each
+            stage found; ``meta["flip_ratio"]`` is, per stage, the share of
+            the queries whose counterfactual that stage found (withheld
+            perturbations included), and under "returned" the share of
+            queries with at least one returned counterfactual;
+            ``meta["withheld"]`` counts the queries whose perturbation was
+            withheld.
         """
         check_is_fitted(self)
         X = validate_table(self, X, reset=False)
@@ -656,57 +744,177 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         X = fill_nonfinite(X, lower, upper)  # a missing value: the bounds' midpoint
         Xc = np.clip(X, lower, upper)
         target = self._targets(Xc, desired_class)
-        cf = self._search(Xc, target)
-        stages = {"latent": ~np.isnan(cf).any(axis=1)}
-        if self.line_steps:
-            found = stages["latent"]
-            decoded = self._scaler().inverse_transform(self.autoencoder_.decode(self.prototypes_))
-            anchors = np.where(found[:, None], cf, decoded[target])
-            cf = self._segment_search(Xc, anchors, target,
-                                      np.where(found, 1.0, float(self.line_reach)))
-            stages["prototype segment"] = ~np.isnan(cf).any(axis=1) & ~found
-            missing = np.flatnonzero(np.isnan(cf).any(axis=1))
-            stages["input space"] = np.zeros(len(cf), dtype=bool)
-            if missing.size:
-                anchors = self._input_search(Xc[missing], target[missing])
-                lost = np.isnan(anchors).any(axis=1)
-                if lost.any():
-                    anchors[lost] = self._direction_search(Xc[missing[lost]],
-                                                           target[missing[lost]])
-                ok = ~np.isnan(anchors).any(axis=1)
-                # the closest point on the segment from the query to what was found
-                cf[missing[ok]] = self._segment_search(Xc[missing[ok]], anchors[ok],
-                                                       target[missing[ok]], np.ones(ok.sum()))
-                stages["input space"][missing] = ~np.isnan(cf[missing]).any(axis=1)
-        found = ~np.isnan(cf).any(axis=1)
+        n, d, k = len(Xc), Xc.shape[1], int(self.n_counterfactuals)
+        cf, stage = self._search_stages(Xc, target)  # (n, k, d), (n, k) stage index or -1
+        # each stage's flip ratio: the stage of each query's best, before any is withheld
+        first = stage[:, 0]
+        flip = {name: float(np.mean(first == i)) if n else 0.0 for i, name in enumerate(STAGES)}
+        perturbation = np.isin(stage, [STAGES.index(s) for s in _PERTURBATIONS])
+        withheld = perturbation.any(axis=1) & (not self.allow_perturbations)
+        if not self.allow_perturbations:
+            cf[perturbation] = np.nan
+            stage[perturbation] = -1
         # the final check: where none was found, the prediction is the query's
-        predicted = self._predict(np.where(found[:, None], cf, Xc))
-        valid = found & (predicted == self.classes_[target])
+        Q = np.repeat(Xc, k, axis=0)
+        cf, stage = cf.reshape(n * k, d), stage.reshape(n * k)
+        found = ~np.isnan(cf).any(axis=1)
+        predicted = self._predict(np.where(found[:, None], cf, Q))
+        valid = found & (predicted == np.repeat(self.classes_[target], k))
+        any_found = np.repeat(found.reshape(n, k).any(axis=1), k)
+        reason = np.where(valid, None, np.where(
+            found, REASONS["unverified"], np.where(
+                any_found, REASONS["fewer"],
+                np.where(np.repeat(withheld, k), REASONS["withheld"], REASONS["none"]))))
         cf[~valid] = np.nan
+        stage[~valid] = -1
+        plausibility = self._plausibility(cf, Q, np.repeat(target, k))
         schema = self.schema_
         records = {}
         if schema.kind == "frame" or schema.encoder is not None:
             names = list(schema.feature_names_out)
-            records = {"query_records": self._decode(Xc),
+            records = {"query_records": self._decode(Q),
                        "counterfactual_records": self._records(cf)}
         else:
             names = None
+        flip["returned"] = float(valid.reshape(n, k).any(axis=1).mean()) if n else 0.0
         return CounterfactualSet(
-            X, cf, desired_class=self.classes_[target], predicted_class=predicted,
-            valid=valid, feature_names=names, **records,
+            np.repeat(X, k, axis=0), cf, desired_class=np.repeat(self.classes_[target], k),
+            predicted_class=predicted, valid=valid,
+            found_by=[STAGES[i] if i >= 0 else None for i in stage],
+            plausibility=plausibility, reason=reason.tolist(),
+            query_index=np.repeat(np.arange(n), k), feature_names=names, **records,
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
             meta={"estimator": type(self).__name__, "signal": self._signal(),
-                  # how many counterfactuals each stage of the search found
-                  "found_by": {k: int(np.sum(v & valid)) for k, v in stages.items()}},
+                  "n_counterfactuals": k, "allow_perturbations": bool(self.allow_perturbations),
+                  # how many returned counterfactuals each stage of the search found
+                  "found_by": {name: int(np.sum(stage == i)) for i, name in enumerate(STAGES)},
+                  "flip_ratio": flip, "withheld": int(withheld.sum())},
         )
+
+    def _search_stages(self, Q, target):
+        """Candidates per query, closest first, and the stage that found each.
+
+        Returns ``(cf, stage)``: ``cf`` of shape (n, n_counterfactuals, d)
+        in input units (distinct per query, NaN rows after the found ones)
+        and ``stage`` of shape (n, n_counterfactuals), the index in
+        :data:`STAGES` of the stage that found each, -1 for none. The latent
+        search runs ``n_counterfactuals`` times per query (:meth:`_restarts`);
+        each later stage only for the queries that the earlier ones left
+        without any, and gives one candidate.
+        """
+        n, d, k = len(Q), Q.shape[1], int(self.n_counterfactuals)
+        # one search per counterfactual, each pushed away from the earlier finds
+        starts = self._restarts(k)
+        cf = np.full((n, k, d), np.nan)
+        scaler = self._scaler()
+        for j in range(k):
+            avoid = scaler.transform(cf[:, :j].reshape(n * j, d)).reshape(n, j, d) if j else None
+            latent = self._search(Q, target, start=np.broadcast_to(starts[j], (n, starts.shape[1])),
+                                  avoid=avoid)
+            found = ~np.isnan(latent).any(axis=1)
+            if self.line_steps and found.any():
+                # the closest point on the segment from the query to what was found
+                refined = self._segment_search(Q[found], latent[found], target[found],
+                                               np.ones(int(found.sum())))
+                latent[found] = np.where(np.isnan(refined).any(axis=1)[:, None], latent[found],
+                                         refined)
+            cf[:, j] = latent
+        found = ~np.isnan(cf).any(axis=2)
+        cf, stage = self._distinct(cf, np.where(found, 0, -1), Q)
+        missing = np.flatnonzero(stage[:, 0] < 0)
+        if not self.line_steps or not missing.size:
+            return cf, stage
+        decoded = self._scaler().inverse_transform(self.autoencoder_.decode(self.prototypes_))
+        point = self._segment_search(Q[missing], decoded[target[missing]], target[missing],
+                                     np.full(missing.size, float(self.line_reach)))
+        ok = ~np.isnan(point).any(axis=1)
+        cf[missing[ok], 0], stage[missing[ok], 0] = point[ok], STAGES.index("prototype segment")
+        missing = missing[~ok]
+        if not missing.size:
+            return cf, stage
+        # from the query in input space: the black box's score, then fixed directions
+        anchors = self._input_search(Q[missing], target[missing])
+        by = np.where(np.isnan(anchors).any(axis=1), -1, STAGES.index("score"))
+        lost = by < 0
+        if lost.any():
+            anchors[lost] = self._direction_search(Q[missing[lost]], target[missing[lost]])
+            by[lost] = np.where(np.isnan(anchors[lost]).any(axis=1), -1,
+                                STAGES.index("direction"))
+        ok = by >= 0
+        point = self._segment_search(Q[missing[ok]], anchors[ok], target[missing[ok]],
+                                     np.ones(int(ok.sum())))
+        good = ~np.isnan(point).any(axis=1)
+        rows = missing[ok][good]
+        cf[rows, 0], stage[rows, 0] = point[good], by[ok][good]
+        return cf, stage
+
+    def _restarts(self, k):
+        """Offsets (k, K) of the starts of a query's k latent searches from its start.
+
+        The first is 0 (the paper's start); the others go ``_RESTART_RADIUS``
+        along the +-rows of a Hadamard matrix (directions spread evenly over
+        the latent cube's corners), farther on each further cycle. Public
+        and deterministic.
+        """
+        K = self.latent_dim
+        size = 1 << max(int(np.ceil(np.log2(K))), 0)
+        rows = hadamard(size)[:, :K].astype(float)
+        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+        directions = np.vstack([rows, -rows])
+        j = np.arange(1, k)
+        out = np.zeros((k, K))
+        out[1:] = (_RESTART_RADIUS * (1 + (j - 1) // len(directions)))[:, None] \
+            * directions[(j - 1) % len(directions)]
+        return out
+
+    def _distinct(self, cf, stage, Q):
+        """Each query's candidates sorted by distance to it, duplicates dropped.
+
+        ``cf`` (n, k, d) in input units, ``stage`` (n, k); distances in the
+        scaled space. A candidate within ``_DISTINCT`` of a closer one of
+        the same query is dropped (NaN, stage -1); the found ones come first.
+        """
+        n, k, d = cf.shape
+        scaler = self._scaler()
+        scaled = scaler.transform(cf.reshape(n * k, d)).reshape(n, k, d)
+        dist = np.linalg.norm(scaled - scaler.transform(Q)[:, None, :], axis=2)
+        dist = np.where(np.isnan(dist), np.inf, dist)
+        order = np.argsort(dist, axis=1, kind="stable")
+        cf = np.take_along_axis(cf, order[:, :, None], axis=1)
+        scaled = np.take_along_axis(scaled, order[:, :, None], axis=1)
+        stage = np.take_along_axis(stage, order, axis=1)
+        if k > 1:
+            gap = np.linalg.norm(scaled[:, :, None, :] - scaled[:, None, :, :], axis=3)
+            earlier = np.tril(np.ones((k, k), dtype=bool), -1)  # [j, i]: i before j
+            dup = (earlier[None] & (gap < _DISTINCT) & (stage >= 0)[:, None, :]).any(axis=2)
+            cf[dup], stage[dup] = np.nan, -1
+            order = np.argsort(stage < 0, axis=1, kind="stable")  # found ones first
+            cf = np.take_along_axis(cf, order[:, :, None], axis=1)
+            stage = np.take_along_axis(stage, order, axis=1)
+        return cf, stage
+
+    def _plausibility(self, cf, Q, target):
+        """``1 - ||c - p|| / ||q - p||`` per row, in the scaled space; NaN where ``cf`` is.
+
+        ``p`` is the decoded DP prototype of the row's desired class:
+        post-processing of the DP autoencoder and prototypes, the query and
+        the counterfactual; nothing else.
+        """
+        scaler = self._scaler()
+        p = self.autoencoder_.decode(self.prototypes_)[target]
+        to_p = np.linalg.norm(scaler.transform(cf) - p, axis=1)
+        from_q = np.linalg.norm(scaler.transform(Q) - p, axis=1)
+        return 1.0 - to_p / np.maximum(from_q, 1e-12)
 
     def transform(self, X):
         """The counterfactuals of :meth:`explain`.
 
         Returns
         -------
-        ndarray or DataFrame of shape (n_queries, n_features)
-            One row per query, NaN (missing values) where none was found.
+        ndarray or DataFrame of shape (n_queries * n_counterfactuals, n_features)
+            One row per query (``n_counterfactuals`` rows per query, query
+            by query, the closest first), NaN (missing values) where none
+            was found.
             Fitted on a DataFrame: a DataFrame with its columns, in original
             units and categories (the query's index when ``X`` is a
             DataFrame); integer columns become pandas' nullable ``Int64``
@@ -715,7 +923,10 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         cf = self.explain(X).counterfactuals
         if self.schema_.kind != "frame":
             return cf
-        return self._records(cf, index=X.index if hasattr(X, "index") else None)
+        index = X.index if hasattr(X, "index") else None
+        if index is not None and self.n_counterfactuals > 1:
+            index = index.repeat(self.n_counterfactuals)
+        return self._records(cf, index=index)
 
     def _records(self, cf, index=None):
         """Counterfactuals (encoded, NaN rows: none) as records of the fitted kind."""
@@ -835,10 +1046,14 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
             out[rows][found] = chosen[found]  # out[rows] is a view (a slice)
         return out
 
-    def _search(self, Q, target):
+    def _search(self, Q, target, start=None, avoid=None):
         """Vectorised over queries: Adam on delta, finite differences for the black box.
 
-        Q : (n, d) queries in input units, within the bounds; returns (n, d)
+        Q : (n, d) queries in input units, within the bounds; ``start``: (n, K)
+        offsets of each search's start in the latent cube (None: 0); ``avoid``:
+        (n, j, d) earlier finds per query in the scaled space (NaN: none), from
+        whose nearest the loss pushes away (``_DIVERSITY * beta * ||x - c||``);
+        returns (n, d)
         counterfactuals in input units, projected (:meth:`_project`) and
         put in the target class by the black box (NaN where no step got
         there).
@@ -852,6 +1067,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         wanted = self.classes_[target]
         rho = self.prototypes_[target]
         delta = self.init_blend * (ae.encode(Qs) - rho)
+        if start is not None:
+            delta = np.clip(rho + delta + start, 0.0, 1.0) - rho
         m, v = np.zeros((n, K)), np.zeros((n, K))
         best = np.full(Q.shape, np.nan)
         best_dist = np.full(n, np.inf)
@@ -880,6 +1097,17 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
             norm = np.maximum(np.linalg.norm(x - Qs, axis=1), 1e-12)[:, None]
             grad += self.beta * ae.decode_vjp(Hc, diff / norm)
             grad += self.gamma * delta / np.maximum(np.linalg.norm(delta, axis=1), 1e-12)[:, None]
+            if avoid is not None and avoid.shape[1]:
+                # diversity: away from the nearest earlier find of the same query
+                gap = x[:, None, :] - avoid
+                far = np.linalg.norm(gap, axis=2)
+                far = np.where(np.isnan(far), np.inf, far)
+                near = np.argmin(far, axis=1)
+                dist_near = far[rows, near]
+                push = np.where(np.isfinite(dist_near)[:, None],
+                                gap[rows, near] / np.maximum(dist_near, 1e-12)[:, None], 0.0)
+                push = np.where(x == raw[::2 * K + 1], push, 0.0)
+                grad -= _DIVERSITY * self.beta * ae.decode_vjp(Hc, push)
             m = 0.9 * m + 0.1 * grad
             v = 0.999 * v + 0.001 * grad**2
             step = self.learning_rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)

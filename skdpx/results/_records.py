@@ -6,7 +6,7 @@ columns and units and their change tables.
 import numpy as np
 
 from ._base import (_as_float_2d, _import_optional, _per_row, _per_row_bool,
-                    _Result, _select_rows)
+                    _per_row_str_or_none, _Result, _select_rows)
 from ._display import _short, plot_counterfactual, plot_path
 
 __all__ = ["CounterfactualSet", "RecoursePaths"]
@@ -167,7 +167,7 @@ class _QueryRecords:
 
 
 class CounterfactualSet(_QueryRecords, _Result):
-    """One counterfactual per query.
+    """Counterfactuals of queries: one row per counterfactual (one or more per query).
 
     Parameters
     ----------
@@ -191,6 +191,23 @@ class CounterfactualSet(_QueryRecords, _Result):
         row each; both or neither. Given them, :meth:`changes`, the plot,
         ``to_frame()`` and the notebook table are in original units. (A 2-D
         array is also accepted, its columns named ``feature_names``.)
+    found_by : str, None or array-like of shape (n,), default=None
+        Which stage of the search found each counterfactual (for
+        :class:`~skdpx.counterfactual.DPCounterfactualGenerator`: "latent",
+        "prototype segment", "score" or "direction"); None for a row without
+        one, or when the method does not say.
+    plausibility : array-like of shape (n,), default=None
+        How plausible each counterfactual is, computed from DP outputs only
+        (its meaning is the estimator's: see its ``explain``); NaN where
+        there is no counterfactual or no score. By default all NaN.
+    reason : str, None or array-like of shape (n,), default=None
+        Why a row has no counterfactual (None where it has one, or when the
+        method does not say).
+    query_index : array-like of int of shape (n,), default=None
+        The query each row answers (its position in the ``X`` explained):
+        with several counterfactuals per query the rows of one query follow
+        each other, and its ``queries`` row is repeated. By default
+        ``0, 1, ..., n - 1`` (one row per query).
     feature_names : sequence of str of length n_features, default=None
         Feature names; ``["x0", "x1", ...]`` by default.
     epsilon_spent, delta_spent : float
@@ -204,6 +221,9 @@ class CounterfactualSet(_QueryRecords, _Result):
     desired_class, predicted_class : ndarray of shape (n,)
     valid : ndarray of bool of shape (n,)
     distance : ndarray of float of shape (n,)
+    found_by, reason : ndarray of object (str or None) of shape (n,)
+    plausibility : ndarray of float of shape (n,)
+    query_index : ndarray of int of shape (n,)
     query_records, counterfactual_records : pandas.DataFrame or None
     feature_names : list of str
     meta : dict
@@ -229,11 +249,12 @@ class CounterfactualSet(_QueryRecords, _Result):
     """
 
     _row_fields = ("queries", "counterfactuals", "desired_class",
-                   "predicted_class", "valid", "distance", "query_records",
-                   "counterfactual_records")
+                   "predicted_class", "valid", "distance", "found_by", "plausibility",
+                   "reason", "query_index", "query_records", "counterfactual_records")
 
     def __init__(self, queries, counterfactuals, *, desired_class, predicted_class,
-                 valid=None, distance=None, query_records=None, counterfactual_records=None,
+                 valid=None, distance=None, found_by=None, plausibility=None, reason=None,
+                 query_index=None, query_records=None, counterfactual_records=None,
                  feature_names=None, epsilon_spent, delta_spent, meta=None):
         n_features = None if feature_names is None else len(list(feature_names))
         self.queries = _as_float_2d("queries", queries, n_features)
@@ -250,6 +271,18 @@ class CounterfactualSet(_QueryRecords, _Result):
                 found, np.linalg.norm(self.counterfactuals - self.queries, axis=1), np.nan
             )
         self.distance = _per_row("distance", distance, n, dtype=float)
+        self.found_by = _per_row_str_or_none("found_by", found_by, n)
+        self.plausibility = _per_row("plausibility", np.nan if plausibility is None
+                                     else plausibility, n, dtype=float)
+        self.reason = _per_row_str_or_none("reason", reason, n)
+        self.query_index = _per_row("query_index", np.arange(n) if query_index is None
+                                    else query_index, n, dtype=float)
+        if not np.all(np.isfinite(self.query_index) & (self.query_index >= 0)
+                      & (self.query_index == np.round(self.query_index))):
+            raise ValueError("query_index must hold non-negative integers (the query of "
+                             "each row)")
+        self.query_index = self.query_index.astype(np.intp)
+        self.query_index.flags.writeable = False
         self._init_common(n_features, feature_names, epsilon_spent, delta_spent, meta)
         self._init_records(query_records, counterfactual_records)
 
@@ -266,9 +299,11 @@ class CounterfactualSet(_QueryRecords, _Result):
         Returns
         -------
         pandas.DataFrame
-            One row per query: the counterfactual's columns, then
-            ``desired_class``, ``predicted_class``, ``valid`` and
-            ``distance``.  ``df.attrs["meta"]`` holds ``meta``.
+            One row per counterfactual: its columns, then
+            ``desired_class``, ``predicted_class``, ``valid``, ``distance``,
+            ``found_by``, ``plausibility``, ``reason`` and ``query_index``
+            (the query it answers).  ``df.attrs["meta"]`` holds
+            ``meta``.
 
         Raises
         ------
@@ -292,6 +327,10 @@ class CounterfactualSet(_QueryRecords, _Result):
             ("predicted_class", self.predicted_class),
             ("valid", self.valid),
             ("distance", self.distance),
+            ("found_by", self.found_by),
+            ("plausibility", self.plausibility),
+            ("reason", self.reason),
+            ("query_index", self.query_index),
         ])
 
     def plot(self, index=0, *, top_k=None, ax=None, **kwargs):
@@ -322,10 +361,14 @@ class CounterfactualSet(_QueryRecords, _Result):
     def _html_columns(self, head):
         unit = "original units" if self._query_records is not None else "feature units"
         return [
+            ("query", head.query_index),
             ("desired_class", head.desired_class),
             ("predicted_class", head.predicted_class),
             ("valid", head.valid),
             ("distance", head.distance),
+            ("found_by", head.found_by),
+            ("plausibility", head.plausibility),
+            ("reason", head.reason),
             ("changes", head._change_summaries()),
         ], f"changes: counterfactual vs query, in {unit}; distance in feature units"
 
