@@ -70,6 +70,21 @@ def test_no_admissible_node_says_so_with_the_tolerance(problem):
     _check_reasons(res)
     assert not res.success.any()
     assert all(r.startswith("no admissible node") and "tolerance=0" in r for r in res.reason)
+    # the rule that rules out most nodes is named, with its count
+    assert all("fewest pass x2 (immutable): 0 of" in r for r in res.reason)
+
+
+def test_favourable_centres_lost_to_the_querys_immutables(problem):
+    X, _, box = problem
+    # x0 immutable (every centre admissible at tolerance 1): with x0 < 0.15 held, no
+    # record is favourable (x0 + x1 > 1.2 needs x1 > 1.05), though some centres are
+    rec = _fit(_rec(box, immutable_features=[0], tolerance=1.0), X)
+    res = rec.explain(X[X[:, 0] < 0.15][:40])
+    _check_reasons(res)
+    assert not res.success.any() and len(rec.candidates_)
+    assert all(r.startswith("no admissible favourable node") and
+               "favourable as DP centres but none once given this query's immutable" in r
+               for r in res.reason)
 
 
 def test_no_path_within_the_distance_threshold(problem):
@@ -87,13 +102,15 @@ def test_no_path_within_the_distance_threshold(problem):
     candidates[:2, 0] = True
     reach = np.array([False, True, False])
     verified = np.array([False, False, False])
-    why = rec._reasons(admissible, candidates, reach, verified, np.zeros(3, dtype=bool))
+    why = rec._reasons(admissible, candidates, reach, verified, np.zeros(3, dtype=bool),
+                       np.full((3, 3), 0.5))
     assert why[0].startswith("no path within the distance threshold: 1 admissible")
     assert "distance_threshold=0.001" in why[0]
     assert why[1].startswith("end point not favourable")
     assert why[2].startswith(f"no admissible favourable node: {k} of the {k} node(s)")
     rec.set_params(distance_threshold=None)  # (post-processing parameters only)
-    why = rec._reasons(admissible, candidates, reach, verified, np.zeros(3, dtype=bool))
+    why = rec._reasons(admissible, candidates, reach, verified, np.zeros(3, dtype=bool),
+                       np.full((3, 3), 0.5))
     assert why[0].startswith("no path under the step rules")
 
 

@@ -817,12 +817,36 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         end[already] = X[already]
         routed = success & ~already
         end[routed] = points[np.cumsum(lengths)[routed] - 1]
-        reason = self._reasons(admissible, candidates, found.reach, verified, success)
+        reason = self._reasons(admissible, candidates, found.reach, verified, success, Q01)
         return SimpleNamespace(X=X, lengths=lengths, points=points, cost=cost, success=success,
                                end=end, unverified=int(np.sum(found.reach & ~verified)),
                                reason=reason)
 
-    def _reasons(self, admissible, candidates, reach, verified, success):
+    def _binding_rule(self, Q01):
+        """Per query (unit cube), the rule that leaves the fewest nodes admissible:
+        ``"; fewest pass <feature> (<rule>): m of k nodes"`` ("" without rules)."""
+        nodes, tol = self._routes.nodes, self.tolerance
+        names = getattr(self.schema_, "feature_names_out", None)
+        names = ([f"x{j}" for j in range(nodes.shape[1])] if names is None
+                 or len(names) != nodes.shape[1] else [str(v) for v in names])
+        rules, counts = [], []
+        for kind, feats in (("immutable", self._immutable), ("increasing", self._increasing),
+                            ("decreasing", self._decreasing)):
+            for f in feats:
+                q, c = Q01[:, None, f], nodes[None, :, f]
+                ok = {"immutable": np.abs(c - q) <= tol, "increasing": c >= q - tol,
+                      "decreasing": c <= q + tol}[kind]
+                rules.append(f"{names[f]} ({kind})")
+                counts.append(ok.sum(axis=1))
+        if not rules or not len(Q01):
+            return np.full(len(Q01), "", dtype=object)
+        counts = np.stack(counts, axis=1)
+        worst = np.argmin(counts, axis=1)
+        text = np.char.add(np.char.add("; fewest pass ", np.array(rules)[worst]),
+                           np.char.add(": ", counts[np.arange(len(Q01)), worst].astype(str)))
+        return np.char.add(text, f" of {len(nodes)} nodes")
+
+    def _reasons(self, admissible, candidates, reach, verified, success, Q01):
         """Why each query has no path ("" where it has one), with a hint.
 
         Computed from DP outputs and public facts only: the DP graph and
@@ -832,9 +856,12 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         first of these that holds is the query's reason:
 
         * "no admissible node": no node keeps the query's rules (immutables
-          within ``tolerance``, monotone features on the right side);
+          within ``tolerance``, monotone features on the right side); the
+          rule that leaves the fewest nodes is named, with its count;
         * "no admissible favourable node": some do, but the black box gives
-          none of them ``favorable_class`` once set back to the query's rules;
+          none of them ``favorable_class`` once set back to the query's rules
+          (saying how many are favourable as DP centres: then the query's
+          immutable values are what the black box's decision rests on);
         * "no path within the distance threshold" (with ``distance_threshold``)
           or "no path under the step rules" (without): no admissible
           favourable node is reachable through admissible nodes;
@@ -854,16 +881,28 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         no_cand = ~no_adm & ~candidates.any(axis=1)
         no_path = ~no_adm & ~no_cand & ~reach
         bad_end = reach & ~verified
-        cause[no_adm] = (f"no admissible node: none of the {k} nodes keeps this query's "
-                         f"immutable features within tolerance={self.tolerance:g} of its values and its increasing "
-                         f"(decreasing) features at least (at most) its values; a larger "
-                         f"tolerance or {more} would help")
+        cause[no_adm] = np.char.add(
+            f"no admissible node: none of the {k} nodes keeps this query's immutable "
+            f"features within tolerance={self.tolerance:g} of its values and its increasing "
+            f"(decreasing) features at least (at most) its values, up to the tolerance",
+            self._binding_rule(Q01[no_adm]))
+        cause[no_adm] = np.char.add(cause[no_adm].astype(str),
+                                    f"; a larger {tol} or {more} would help")
         if no_cand.any():
-            cause[no_cand] = np.char.add(np.char.add(
-                "no admissible favourable node: ", n_adm[no_cand]),
-                f" of the {k} node(s) admissible for this query, but the black box gives "
-                f"none of them favorable_class={self.favorable_class_!r} once set back to the "
-                f"query's rules; a larger {tol} or {more} would help")
+            # favourable as DP centres (node_class_) but not once set back to the query
+            as_centres = (admissible[no_cand] & self._routes.is_candidate[None, :]).sum(axis=1)
+            head = np.char.add(np.char.add("no admissible favourable node: ", n_adm[no_cand]),
+                               f" of the {k} node(s) admissible for this query, ")
+            cause[no_cand] = np.where(
+                as_centres > 0,
+                np.char.add(np.char.add(head, as_centres.astype(str)),
+                            f" of them favourable as DP centres but none once given this "
+                            f"query's immutable and monotone values back (the black box's "
+                            f"decision rests on them); fewer immutable features or a "
+                            f"larger {tol} would help"),
+                np.char.add(head, f"none of them favorable_class={self.favorable_class_!r} "
+                                  f"(the graph has {len(self.candidates_)} favourable "
+                                  f"node(s)); a larger {tol} or {more} would help"))
         if no_path.any():
             if self.distance_threshold is None:
                 what = ("no path under the step rules: ", " admissible favourable node(s), "
