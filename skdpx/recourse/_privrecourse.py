@@ -898,8 +898,9 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
                 np.char.add(np.char.add(head, as_centres.astype(str)),
                             f" of them favourable as DP centres but none once given this "
                             f"query's immutable and monotone values back (the black box's "
-                            f"decision rests on them); fewer immutable features or a "
-                            f"larger {tol} would help"),
+                            f"decision rests on them); fewer immutable or monotone features "
+                            f"would help (they are given back exactly, whatever the "
+                            f"tolerance)"),
                 np.char.add(head, f"none of them favorable_class={self.favorable_class_!r} "
                                   f"(the graph has {len(self.candidates_)} favourable "
                                   f"node(s)); a larger {tol} or {more} would help"))
