@@ -2,6 +2,11 @@
 
 import pytest
 
+# imported here so that pytest-xdist's controller has skdpx before a worker's warning
+# arrives: it imports a warning's module to rebuild it, and a first import of skdpx
+# there failed intermittently ("partially initialized module 'skdpx.privacy'")
+import skdpx  # noqa: F401,E402
+
 
 @pytest.fixture(scope="session")
 def dask_client():

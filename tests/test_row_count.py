@@ -109,7 +109,15 @@ def _pinned_fit(est, X, y, monkeypatch):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(X) if isinstance(est, DPLimeExplainer) else est.fit(X, y)
-    return _public_state(est), sorted({(w.category.__name__, str(w.message)) for w in caught})
+    # PrivRecourse's small-graph warning reports a DP output (the nodes kept: post-
+    # processing of the released noisy counts), which differs between D and D plus
+    # one row as cluster_centers_ does; it is not a plan and is left out here
+    return _public_state(est), sorted({(w.category.__name__, str(w.message)) for w in caught
+                                       if not str(w.message).startswith(DP_OUTPUT_WARNING)})
+
+
+#: the start of the warnings that report DP outputs, not plans (see _pinned_fit)
+DP_OUTPUT_WARNING = "PrivRecourse: the DP graph kept"
 
 
 @pytest.mark.parametrize("name", sorted(_estimators()))

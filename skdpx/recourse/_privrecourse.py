@@ -17,6 +17,7 @@ from ..base import ActionabilityMixin, BlackBoxMixin, DPCapabilities, DPEstimato
 from ..results import RecoursePaths
 from ..privacy import (
     BUDGET_PARAMETER_CONSTRAINTS,
+    UtilityWarning,
     DPSGD,
     BoundsScaler,
     ComposedDpEvent,
@@ -41,6 +42,11 @@ AUTO_MAX_CLUSTERS = 100
 
 #: queries: the black box checks at most this many (query, centre) records at once
 _PAIR_CHUNK = 50_000
+
+#: a DP graph with fewer nodes than this (or than ``n_clusters_``, if fewer, and never
+#: under 2) is too small to give most queries a path: fit warns, and a query that
+#: fails on it says so in its reason
+MIN_USEFUL_NODES = 10
 
 
 class _UnitCube:
@@ -216,6 +222,11 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         the training set has fewer rows than one node needs, fit warns
         (before spending) that it will most likely keep no node; every
         query then gets ``success=False`` (a NaN row from ``transform``).
+        A fit whose graph keeps fewer than ``MIN_USEFUL_NODES`` (10) nodes,
+        or ``n_clusters_`` if fewer, warns (a
+        :class:`~skdpx.exceptions.UtilityWarning`, from the DP counts and
+        public facts only) with the expected rows per cluster against the
+        count's noise and what would help.
     classes : array-like or None, default=None
         The public label set. ``None`` reads it from ``y`` with a
         ``PrivacyLeakWarning``: the labels present are then a release about
@@ -485,7 +496,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
             return SpendPlan(NonPrivateDpEvent(), "non-private fit (epsilon=inf)",
                              relation=relation, noise_multiplier=0.0, engine=None,
                              model_epsilon=0.0, count_noise_std=0.0,
-                             n_clusters=self._n_clusters(n, 0.0))
+                             n_clusters=self._n_clusters(n, 0.0), n_rows=n)
         events, engine, model_epsilon, label = [], None, 0.0, ""
         if train_model:
             model_epsilon = float(self.epsilon * (1 - bounds.share) * self.model_share)
@@ -517,7 +528,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         event = events[0] if len(events) == 1 else ComposedDpEvent(events)
         return SpendPlan(event, label, relation=relation, noise_multiplier=noise_multiplier,
                          engine=engine, model_epsilon=model_epsilon,
-                         count_noise_std=count_noise_std, n_clusters=n_clusters)
+                         count_noise_std=count_noise_std, n_clusters=n_clusters, n_rows=n)
 
     def _n_clusters(self, n_samples, count_noise_std):
         """The number of clusters, from public facts: ``n_clusters``, or for "auto"
@@ -582,6 +593,48 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
             weights=self.cluster_counts_, **constraints)
         self._routes = RecourseGraph(nodes, self.graph_, self.candidates_, **constraints)
         self.path_cost_ = self._routes.cost
+        self._warn_small_graph(plan.n_rows)
+
+    def _useful_nodes(self):
+        """The fewest nodes a graph needs to be of use: ``MIN_USEFUL_NODES``, or
+        ``n_clusters_`` if fewer, and at least 2 (public parameters only)."""
+        return max(2, min(MIN_USEFUL_NODES, self.n_clusters_))
+
+    def _graph_facts(self, n_rows):
+        """What the small-graph warning and reasons say: the nodes kept, the count a
+        node needs, the DP count's rows per cluster, and an n_clusters that would fit."""
+        need = max(1.0, self.count_threshold * self.count_noise_std_)
+        per_cluster = n_rows / self.n_clusters_
+        return SimpleNamespace(k=len(self.cluster_centers_), need=need,
+                               per_cluster=per_cluster,
+                               suggest=int(max(1, n_rows // need)))
+
+    def _warn_small_graph(self, n_rows):
+        """A ``UtilityWarning`` when the DP graph keeps fewer nodes than a useful minimum.
+
+        Privacy: whether it is raised, and all it says, are functions of DP
+        outputs and public facts only: the number of nodes kept is a function
+        of the released noisy counts (post-processing), ``n_rows`` is the DP
+        count of the rows (released and accounted in this fit's budget), the
+        rest are public parameters. It is never a function of the private rows
+        or of a hidden draw that was not released.
+        """
+        self._n_rows_dp = float(n_rows)
+        facts = self._graph_facts(n_rows)
+        if facts.k >= self._useful_nodes():
+            return
+        warnings.warn(
+            f"PrivRecourse: the DP graph kept {facts.k} of {self.n_clusters_} centres as "
+            f"nodes, fewer than the {self._useful_nodes()} a graph needs to give most queries "
+            f"a path (explain() will say 'graph too small for this epsilon'). About "
+            f"{n_rows:.0f} rows (a DP count) in {self.n_clusters_} clusters is about "
+            f"{facts.per_cluster:.0f} rows per cluster if spread evenly, against a count "
+            f"noise std of {self.count_noise_std_:.1f}: a centre becomes a node at a noisy "
+            f"count of {facts.need:.0f} (count_threshold={self.count_threshold} times the "
+            f"std). What would help: n_clusters <= {facts.suggest} (n_clusters='auto' "
+            f"chooses it), a larger epsilon (now {self.epsilon}), fewer features (the noise "
+            f"grows with them), a lower count_threshold, or more rows.",
+            UtilityWarning, stacklevel=4)
 
     def _fit_model(self, X, rows, codes, scaler, engine, commitment, noise):
         """The DP logistic regression on the scaled rows, behind the public scaler.
@@ -702,10 +755,10 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         rows[~is_query] = points
         return np.split(rows, first[1:])
 
-    def _result(self, X, paths, cost, success, meta, *, queries=None, end=None):
+    def _result(self, X, paths, cost, success, meta, *, queries=None, end=None, reason=None):
         """A RecoursePaths in the encoded space; fitted on a DataFrame, with the
-        queries and end points as records in its columns (``query_records``,
-        ``counterfactual_records``)."""
+        queries, end points and every path point as records in its columns
+        (``query_records``, ``counterfactual_records``, ``path_records``)."""
         frame = self.schema_.kind == "frame"
         names = (list(self.schema_.feature_names_out)
                  if frame or self.schema_.encoder is not None else None)
@@ -717,10 +770,29 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
                     end[i] = paths[i][-1]
             given = queries if hasattr(queries, "columns") else self._decode(X)
             records = dict(query_records=given,
-                           counterfactual_records=self._end_frame(end))
-        return RecoursePaths(X, paths, cost=cost, success=success, feature_names=names,
+                           counterfactual_records=self._end_frame(end),
+                           path_records=self._path_frame(paths, given))
+        return RecoursePaths(X, paths, cost=cost, success=success, reason=reason,
+                             feature_names=names,
                              epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
                              meta={"estimator": type(self).__name__, **meta}, **records)
+
+    def _path_frame(self, paths, given):
+        """Every path point as a record of the fitted columns, the paths one after
+        the other: each query as given, then its points decoded as the end points
+        are (declared levels, integers, within the bounds)."""
+        import pandas as pd
+
+        lengths = np.array([len(p) for p in paths], dtype=int)
+        first = np.cumsum(lengths) - lengths
+        step = np.ones(int(lengths.sum()), dtype=bool)
+        step[first] = False
+        flat = np.vstack(paths) if paths else np.empty((0, len(self.schema_.feature_names_out)))
+        frame = pd.concat([given.reset_index(drop=True),
+                           self._end_frame(flat[step]).reset_index(drop=True)],
+                          ignore_index=True)
+        order = np.argsort(np.concatenate([first, np.flatnonzero(step)]), kind="stable")
+        return frame.iloc[order].reset_index(drop=True)
 
     def _search(self, X):
         """Validated queries and their admissible centres and candidates."""
@@ -745,8 +817,120 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         end[already] = X[already]
         routed = success & ~already
         end[routed] = points[np.cumsum(lengths)[routed] - 1]
+        reason = self._reasons(admissible, candidates, found.reach, verified, success, Q01)
         return SimpleNamespace(X=X, lengths=lengths, points=points, cost=cost, success=success,
-                               end=end, unverified=int(np.sum(found.reach & ~verified)))
+                               end=end, unverified=int(np.sum(found.reach & ~verified)),
+                               reason=reason)
+
+    def _binding_rule(self, Q01):
+        """Per query (unit cube), the rule that leaves the fewest nodes admissible:
+        ``"; fewest pass <feature> (<rule>): m of k nodes"`` ("" without rules)."""
+        nodes, tol = self._routes.nodes, self.tolerance
+        names = getattr(self.schema_, "feature_names_out", None)
+        names = ([f"x{j}" for j in range(nodes.shape[1])] if names is None
+                 or len(names) != nodes.shape[1] else [str(v) for v in names])
+        rules, counts = [], []
+        for kind, feats in (("immutable", self._immutable), ("increasing", self._increasing),
+                            ("decreasing", self._decreasing)):
+            for f in feats:
+                q, c = Q01[:, None, f], nodes[None, :, f]
+                ok = {"immutable": np.abs(c - q) <= tol, "increasing": c >= q - tol,
+                      "decreasing": c <= q + tol}[kind]
+                rules.append(f"{names[f]} ({kind})")
+                counts.append(ok.sum(axis=1))
+        if not rules or not len(Q01):
+            return np.full(len(Q01), "", dtype=object)
+        counts = np.stack(counts, axis=1)
+        worst = np.argmin(counts, axis=1)
+        text = np.char.add(np.char.add("; fewest pass ", np.array(rules)[worst]),
+                           np.char.add(": ", counts[np.arange(len(Q01)), worst].astype(str)))
+        return np.char.add(text, f" of {len(nodes)} nodes")
+
+    def _reasons(self, admissible, candidates, reach, verified, success, Q01):
+        """Why each query has no path ("" where it has one), with a hint.
+
+        Computed from DP outputs and public facts only: the DP graph and
+        centres, each query's admissible nodes and candidates (the query, the
+        declared rules, the black box on public records), and the public
+        parameters; never from a private row (post-processing, free). The
+        first of these that holds is the query's reason:
+
+        * "no admissible node": no node keeps the query's rules (immutables
+          within ``tolerance``, monotone features on the right side); the
+          rule that leaves the fewest nodes is named, with its count;
+        * "no admissible favourable node": some do, but the black box gives
+          none of them ``favorable_class`` once set back to the query's rules
+          (saying how many are favourable as DP centres: then the query's
+          immutable values are what the black box's decision rests on);
+        * "no path within the distance threshold" (with ``distance_threshold``)
+          or "no path under the step rules" (without): no admissible
+          favourable node is reachable through admissible nodes;
+        * "end point not favourable": the end point shown is not favourable.
+
+        On a graph with fewer nodes than a useful minimum, the reason starts
+        with "graph too small for this epsilon", with the number of nodes and
+        what would help (epsilon, n_clusters, count_threshold).
+        """
+        n, k = admissible.shape
+        n_adm = admissible.sum(axis=1).astype(str)
+        n_cand = candidates.sum(axis=1).astype(str)
+        tol = f"tolerance (now {self.tolerance:g})"
+        more = "more nodes (n_clusters, epsilon)"
+        cause = np.full(n, "", dtype=object)
+        no_adm = ~admissible.any(axis=1)
+        no_cand = ~no_adm & ~candidates.any(axis=1)
+        no_path = ~no_adm & ~no_cand & ~reach
+        bad_end = reach & ~verified
+        cause[no_adm] = np.char.add(
+            f"no admissible node: none of the {k} nodes keeps this query's immutable "
+            f"features within tolerance={self.tolerance:g} of its values and its increasing "
+            f"(decreasing) features at least (at most) its values, up to the tolerance",
+            self._binding_rule(Q01[no_adm]))
+        cause[no_adm] = np.char.add(cause[no_adm].astype(str),
+                                    f"; a larger {tol} or {more} would help")
+        if no_cand.any():
+            # favourable as DP centres (node_class_) but not once set back to the query
+            as_centres = (admissible[no_cand] & self._routes.is_candidate[None, :]).sum(axis=1)
+            head = np.char.add(np.char.add("no admissible favourable node: ", n_adm[no_cand]),
+                               f" of the {k} node(s) admissible for this query, ")
+            cause[no_cand] = np.where(
+                as_centres > 0,
+                np.char.add(np.char.add(head, as_centres.astype(str)),
+                            f" of them favourable as DP centres but none once given this "
+                            f"query's immutable and monotone values back (the black box's "
+                            f"decision rests on them); fewer immutable or monotone features "
+                            f"would help (they are given back exactly, whatever the "
+                            f"tolerance)"),
+                np.char.add(head, f"none of them favorable_class={self.favorable_class_!r} "
+                                  f"(the graph has {len(self.candidates_)} favourable "
+                                  f"node(s)); a larger {tol} or {more} would help"))
+        if no_path.any():
+            if self.distance_threshold is None:
+                what = ("no path under the step rules: ", " admissible favourable node(s), "
+                        "none reachable through admissible nodes by steps that keep the "
+                        f"immutable and monotone features; a larger {tol} or "
+                        f"{more} would help")
+            else:
+                what = ("no path within the distance threshold: ",
+                        " admissible favourable node(s), none reachable through admissible "
+                        f"nodes by steps shorter than distance_threshold="
+                        f"{self.distance_threshold:g} that keep the rules; a larger "
+                        f"distance_threshold or {tol} would help")
+            cause[no_path] = np.char.add(np.char.add(what[0], n_cand[no_path]), what[1])
+        cause[bad_end] = ("end point not favourable: the black box does not give "
+                          f"favorable_class={self.favorable_class_!r} to the path's end point "
+                          "once set back to the query's rules and made a valid record")
+        if k < self._useful_nodes():
+            facts = self._graph_facts(self._n_rows_dp)
+            small = (f"graph too small for this epsilon: the DP graph kept {k} of "
+                     f"{self.n_clusters_} centres as nodes (a node needs a noisy count of "
+                     f"{facts.need:.0f}, about {facts.per_cluster:.0f} rows per cluster); "
+                     f"epsilon (now {self.epsilon}), n_clusters <= {facts.suggest} or a lower "
+                     f"count_threshold would keep more. ")
+            failed = ~success
+            cause[failed] = np.char.add(small, cause[failed].astype(str))
+        cause[success] = ""
+        return cause
 
     def explain(self, X):
         """One recourse path per query, every point holding the constraints from the query.
@@ -782,11 +966,22 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
             point the black box does not give the favourable class, has the
             path ``[query]``, cost inf and success False (a NaN
             counterfactual). ``meta["unverified"]`` counts the latter.
+            ``reason[i]`` says why query i has no path ("" when it has
+            one): "no admissible node", "no admissible favourable node",
+            "no path within the distance threshold" (or "under the step
+            rules"), "end point not favourable", preceded by "graph too
+            small for this epsilon" on a graph of fewer nodes than a useful
+            minimum; each with its counts and what would help. It is
+            computed from the DP graph, the DP centres, the query and the
+            declared rules only (post-processing). ``path_records`` (fitted
+            on a DataFrame) holds every path point in the original columns:
+            ``steps(i)``, ``to_frame()`` and ``plot()`` use it.
         """
         r = self._recourse(X)
         return self._result(r.X, self._split_paths(r.X, r.lengths, r.points), r.cost,
                             r.success, {"favorable_class": self.favorable_class_,
-                                        "unverified": r.unverified}, queries=X, end=r.end)
+                                        "unverified": r.unverified}, queries=X, end=r.end,
+                            reason=r.reason)
 
     def fit_transform(self, X, y=None, **fit_params):
         """:meth:`fit`, then :meth:`transform` of the same rows (in memory only).

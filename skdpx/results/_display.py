@@ -290,6 +290,67 @@ def plot_path(result, index=0, *, features=(0, 1), ax=None, **kwargs):
     return ax
 
 
+def _axis_values(column, pd):
+    """A path's values of one original column as positions on an axis, and the
+    tick labels (None for a numeric column): a categorical column's levels in
+    their declared order (a pandas ``Categorical``), else in the order visited."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy().astype(float)
+        codes[codes < 0] = np.nan
+        return codes, [str(c) for c in column.cat.categories]
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        return column.to_numpy(dtype=float, na_value=np.nan), None
+    codes, levels = pd.factorize(column)
+    codes = codes.astype(float)
+    codes[codes < 0] = np.nan
+    return codes, [str(v) for v in levels]
+
+
+def plot_path_records(result, index=0, *, features=None, ax=None, **kwargs):
+    """:meth:`RecoursePaths.plot <skdpx.RecoursePaths.plot>` in original columns."""
+    pd = _import_optional("pandas", "plot()", "test")
+    i = result._row(index)
+    steps = result.steps(i).drop(columns="step")
+    columns = list(steps.columns)
+    if features is None:
+        moved = [c for c in columns if steps[c].nunique(dropna=False) > 1]
+        chosen = (moved + [c for c in columns if c not in moved])[:2]
+        if len(chosen) < 2:
+            raise ValueError("plot() needs two columns; the result holds only "
+                             f"{columns}")
+    else:
+        if len(features) != 2:
+            raise ValueError(f"features must be a pair of columns, got {features!r}")
+        chosen = []
+        for f in features:
+            if isinstance(f, (int, np.integer)) and not isinstance(f, bool):
+                if not -len(columns) <= f < len(columns):
+                    raise ValueError(f"column index {f} out of range for {len(columns)} "
+                                     f"original columns {columns}")
+                chosen.append(columns[int(f)])
+            elif f in columns:
+                chosen.append(f)
+            else:
+                raise ValueError(f"unknown column {f!r}; the original columns are {columns}")
+    ax = _new_axes(ax)
+    (x, xt), (y, yt) = (_axis_values(steps[c], pd) for c in chosen)
+    kwargs.setdefault("marker", ".")
+    (line,) = ax.plot(x, y, **kwargs)
+    ax.scatter(x[:1], y[:1], marker="o", s=60, color=line.get_color(), label="query", zorder=3)
+    end = "end (success)" if result.success[i] else "end (failed)"
+    ax.scatter(x[-1:], y[-1:], marker="*" if result.success[i] else "x", s=120,
+               color=line.get_color(), label=end, zorder=3)
+    for ticks, set_ticks in ((xt, ax.set_xticks), (yt, ax.set_yticks)):
+        if ticks is not None:
+            set_ticks(np.arange(len(ticks)), ticks)
+    ax.set_xlabel(chosen[0])
+    ax.set_ylabel(chosen[1])
+    ax.set_title(f"query {i}: cost {result.cost[i]:.3g}, "
+                 f"{'success' if result.success[i] else 'no success'}")
+    ax.legend()
+    return ax
+
+
 def plot_maps(result, image_shape=None, *, top_maps=3, classes=None, top_features=10,
                  grouped=None, scaled=None, cmap="RdBu_r", fig=None):
     """:meth:`LocallyLinearMaps.plot <skdpx.LocallyLinearMaps.plot>`, which documents it."""

@@ -5,9 +5,9 @@ columns and units and their change tables.
 
 import numpy as np
 
-from ._base import (_as_float_2d, _import_optional, _per_row, _per_row_bool,
-                    _per_row_str_or_none, _Result, _select_rows)
-from ._display import _short, plot_counterfactual, plot_path
+from ._base import (_as_float_2d, _import_optional, _is_pandas_frame, _per_row,
+                    _per_row_bool, _per_row_str_or_none, _Result, _select_rows)
+from ._display import _short, plot_counterfactual, plot_path, plot_path_records
 
 __all__ = ["CounterfactualSet", "RecoursePaths"]
 
@@ -390,10 +390,19 @@ class RecoursePaths(_QueryRecords, _Result):
     counterfactuals : array-like of shape (n, n_features), default=None
         The end points.  By default the last point of each successful path
         and a row of NaN for the others.
+    reason : str, None or sequence of str or None of length n, default=None
+        Why each query has no path (``""`` or None where it has one); None:
+        not reported. A query that succeeds cannot carry a reason.
     query_records, counterfactual_records : pandas.DataFrame, default=None
         The queries and end points decoded to the original columns, units
         and categories, one row each; both or neither. Given them,
         :meth:`changes` and the notebook table are in original units.
+    path_records : pandas.DataFrame, default=None
+        Every point of every path decoded to the original columns, units and
+        categories: ``sum(len(p) for p in paths)`` rows, the paths one after
+        the other (each query first). Given it, :meth:`steps`,
+        :meth:`to_frame` and :meth:`plot` are in original columns and units.
+        (A 2-D array is also accepted, its columns named ``feature_names``.)
     feature_names : sequence of str of length n_features, default=None
         Feature names; ``["x0", "x1", ...]`` by default.
     epsilon_spent, delta_spent : float
@@ -407,7 +416,9 @@ class RecoursePaths(_QueryRecords, _Result):
     paths : list of ndarray of shape (n_points_i, n_features)
     cost : ndarray of float of shape (n,)
     success : ndarray of bool of shape (n,)
-    query_records, counterfactual_records : pandas.DataFrame or None
+    reason : ndarray of object of shape (n,)
+        str or None per query.
+    query_records, counterfactual_records, path_records : pandas.DataFrame or None
     feature_names : list of str
     meta : dict
         Always holds ``epsilon_spent`` and ``delta_spent``.
@@ -428,11 +439,13 @@ class RecoursePaths(_QueryRecords, _Result):
     True
     """
 
-    _row_fields = ("queries", "paths", "cost", "success", "counterfactuals",
+    _row_fields = ("queries", "paths", "cost", "success", "reason", "counterfactuals",
                    "query_records", "counterfactual_records")
+    #: one row per path point, not per query: selected by :meth:`__getitem__` itself
+    _static_fields = ("path_records",)
 
-    def __init__(self, queries, paths, *, cost, success, counterfactuals=None,
-                 query_records=None, counterfactual_records=None,
+    def __init__(self, queries, paths, *, cost, success, reason=None, counterfactuals=None,
+                 query_records=None, counterfactual_records=None, path_records=None,
                  feature_names=None, epsilon_spent, delta_spent, meta=None):
         n_features = None if feature_names is None else len(list(feature_names))
         self.queries = _as_float_2d("queries", queries, n_features)
@@ -450,6 +463,13 @@ class RecoursePaths(_QueryRecords, _Result):
             self.paths.append(path)
         self.cost = _per_row("cost", cost, n, dtype=float)
         self.success = _per_row_bool("success", success, n)
+        self.reason = _per_row_str_or_none("reason", reason, n)
+        explained = np.array([bool(r) for r in self.reason], dtype=bool)
+        if np.any(explained & self.success):
+            i = int(np.flatnonzero(explained & self.success)[0])
+            raise ValueError(f"reason[{i}] is {self.reason[i]!r} but query {i} has a path "
+                             "(success=True): a reason says why a query has none; give "
+                             "'' or None for it")
         if counterfactuals is None:
             counterfactuals = np.full((n, n_features), np.nan)
             for i in np.flatnonzero(self.success):
@@ -457,43 +477,156 @@ class RecoursePaths(_QueryRecords, _Result):
         self.counterfactuals = _as_float_2d("counterfactuals", counterfactuals, n_features, n)
         self._init_common(n_features, feature_names, epsilon_spent, delta_spent, meta)
         self._init_records(query_records, counterfactual_records)
+        self._path_records = _as_records("path_records", path_records,
+                                         int(self._lengths().sum()), self.feature_names)
+        if (self._path_records is not None and self._query_records is not None
+                and list(self._path_records.columns) != list(self._query_records.columns)):
+            raise ValueError("path_records and query_records must have the same columns")
 
-    def to_frame(self):
-        """The paths as a long-format pandas DataFrame.
+    def _lengths(self):
+        """The number of points of each path (its query included)."""
+        return np.array([len(p) for p in self.paths], dtype=int)
+
+    @property
+    def path_records(self):
+        """pandas.DataFrame or None: Every path point in the original columns,
+        units and categories (a copy; the paths one after the other), when
+        the estimator gave them."""
+        return None if self._path_records is None else self._path_records.copy()
+
+    def _point_rows(self, idx):
+        """The rows of the path points of queries ``idx``, in order (vectorised)."""
+        lengths = self._lengths()
+        first = np.cumsum(lengths) - lengths
+        take = lengths[idx]
+        # position of each point within its own path, then offset by its path's start
+        within = np.arange(take.sum()) - np.repeat(np.cumsum(take) - take, take)
+        return np.repeat(first[idx], take) + within
+
+    def __getitem__(self, key):
+        """The rows ``key`` (int, slice, int or boolean array) as a new object.
+
+        An int gives a one-row object; ``meta`` is kept; ``path_records``
+        keeps the points of the paths selected.
+        """
+        idx = np.atleast_1d(_select_rows(len(self), key))
+        params = self._params()
+        for name in self._row_fields:
+            value = params[name]
+            if value is None:
+                continue
+            if isinstance(value, list):
+                params[name] = [value[i] for i in idx]
+            elif _is_pandas_frame(value):
+                params[name] = value.iloc[idx]
+            else:
+                params[name] = value[idx]
+        if self._path_records is not None:
+            params["path_records"] = self._path_records.iloc[self._point_rows(idx)]
+        return type(self)(**params)
+
+    def steps(self, index):
+        """One query's path, one row per point, in original columns and units.
+
+        Parameters
+        ----------
+        index : int
+            The query.
 
         Returns
         -------
         pandas.DataFrame
-            One row per path point: ``query`` (the query's index), ``step``
-            (0 is the query itself), the feature columns, then the ``cost``
-            and ``success`` of that query's path.  ``df.attrs["meta"]`` holds
-            ``meta``.
+            ``step`` (0 is the query itself, the last row the end point),
+            then the path's points: in the original columns, units and
+            categories when the result holds ``path_records`` (as the end
+            points of ``counterfactual_records``: declared levels, integer
+            columns integers), in the features otherwise. A query with no
+            path has one row, itself. ``df.attrs["cost"]``,
+            ``df.attrs["success"]`` and ``df.attrs["reason"]`` hold the
+            query's.
 
         Raises
         ------
         ImportError
             If pandas is not installed.
         """
-        lengths = np.array([len(p) for p in self.paths], dtype=int)
-        points = (np.vstack(self.paths) if self.paths
-                  else np.empty((0, self.n_features)))
+        pd = _import_optional("pandas", "steps()", "test")
+        i = self._row(index)
+        if self._path_records is not None:
+            df = self._path_records.iloc[self._point_rows([i])].reset_index(drop=True)
+        else:
+            df = pd.DataFrame(self.paths[i], columns=self.feature_names)
+        if "step" in df.columns:
+            raise ValueError("a feature named 'step' clashes with the step column")
+        df.insert(0, "step", np.arange(len(df)))
+        df.attrs.update(cost=float(self.cost[i]), success=bool(self.success[i]),
+                        reason=self.reason[i])
+        return df
+
+    def to_frame(self, original=None):
+        """The paths as a long-format pandas DataFrame.
+
+        Parameters
+        ----------
+        original : bool or None, default=None
+            The points in the original columns, units and categories
+            (``path_records``) rather than the features. None: when the
+            result holds them (a result of an estimator fitted on a
+            DataFrame with categorical columns gave encoded one-hot columns
+            before ``path_records`` existed; pass ``original=False`` for
+            them).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per path point: ``query`` (the query's index), ``step``
+            (0 is the query itself), the feature (or original) columns,
+            then the ``cost`` and ``success`` of that query's path.
+            ``df.attrs["meta"]`` holds ``meta``.
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        ValueError
+            If ``original=True`` and the result holds no ``path_records``.
+        """
+        if original is None:
+            original = self._path_records is not None
+        if original and self._path_records is None:
+            raise ValueError("original=True needs path_records (the decoded path points)")
+        lengths = self._lengths()
+        if original:
+            records = self._path_records
+            features = [(c, records[c].reset_index(drop=True)) for c in records.columns]
+        else:
+            points = (np.vstack(self.paths) if self.paths
+                      else np.empty((0, self.n_features)))
+            features = list(zip(self.feature_names, points.T))
         return self._frame([
             ("query", np.repeat(np.arange(len(self)), lengths)),
             ("step", np.concatenate([np.arange(k) for k in lengths] or [np.empty(0, int)])),
-            *zip(self.feature_names, points.T),
+            *features,
             ("cost", np.repeat(self.cost, lengths)),
             ("success", np.repeat(self.success, lengths)),
         ])
 
-    def plot(self, index=0, *, features=(0, 1), ax=None, **kwargs):
-        """Line plot of one query's path in two features.
+    def plot(self, index=0, *, features=None, ax=None, **kwargs):
+        """Line plot of one query's path in two features (or original columns).
 
         Parameters
         ----------
         index : int, default=0
             The query whose path to plot.
-        features : pair of int or str, default=(0, 1)
-            The two features (indices or names) on the x and y axes.
+        features : pair of int or str, default=None
+            The two features (indices or names) on the x and y axes. With
+            ``path_records``, the original columns (indices or names among
+            ``path_records.columns``; a categorical column's levels on its
+            axis, in their declared order when the column is a pandas
+            ``Categorical``, else in the order the path visits them);
+            default: the first two columns that change along the path
+            (then the first columns). Without them, the features; default
+            ``(0, 1)``.
         ax : matplotlib.axes.Axes, default=None
             Where to draw; a new figure when None.
         **kwargs
@@ -503,7 +636,10 @@ class RecoursePaths(_QueryRecords, _Result):
         -------
         matplotlib.axes.Axes
         """
-        return plot_path(self, index, features=features, ax=ax, **kwargs)
+        if self._path_records is not None:
+            return plot_path_records(self, index, features=features, ax=ax, **kwargs)
+        return plot_path(self, index, features=(0, 1) if features is None else features,
+                         ax=ax, **kwargs)
 
     def _html_columns(self, head):
         unit = "original units" if self._query_records is not None else "feature units"
@@ -512,4 +648,5 @@ class RecoursePaths(_QueryRecords, _Result):
             ("cost", head.cost),
             ("steps", np.array([len(p) - 1 for p in head.paths])),
             ("changes", head._change_summaries()),
-        ], f"changes: end point vs query, in {unit}"
+            ("reason", np.array(["" if r is None else r for r in head.reason], dtype=object)),
+        ], f"changes: end point vs query, in {unit}; reason: why a query has no path"
