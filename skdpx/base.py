@@ -494,12 +494,18 @@ class ActionabilityMixin:
 
     _ACTIONABILITY = ("immutable_features", "increasing_features", "decreasing_features")
 
-    def _actionable_sets(self):
+    def _actionable_sets(self, *, monotone_categorical=None):
         """The three constraint sets as sorted encoded index arrays (validation only).
 
-        A categorical column gives its whole one-hot block, which only
-        ``immutable_features`` may hold (its levels have no order); a
-        feature in two sets is refused.
+        A categorical column gives its whole one-hot block. It may be in
+        ``increasing_features`` / ``decreasing_features`` only when its
+        levels are ordered (an ordered pandas categorical dtype, else the
+        order of its levels in ``categories``: :mod:`skdpx._rules`); it is
+        then left out of the returned (numeric) sets and appended to
+        ``monotone_categorical`` (a list, as ``(position, +1 or -1)``) when
+        one is given, refused otherwise. A feature in two sets is refused.
+        The columns outside ``features_to_vary`` (when it is not "all")
+        join the immutable set.
         """
         schema = self.schema_
         sets = {}
@@ -516,13 +522,71 @@ class ActionabilityMixin:
                     column = next(c for c, g in schema.groups if f in g)
                     raise ValueError(f"feature {column!r} is in both {seen[f]} and {name}.")
                 seen[f] = name
-        for name in self._ACTIONABILITY[1:]:
-            if schema.categorical[sets[name]].any():
-                columns = [c for c, g in schema.groups
-                           if schema.categorical[g].all() and np.isin(g, sets[name]).any()]
+        vary = getattr(self, "features_to_vary", "all")
+        if not (vary is None or (isinstance(vary, str) and vary == "all")):
+            if isinstance(vary, str):
+                vary = [vary]
+            vary = [f.item() if isinstance(f, np.generic) else f
+                    for f in np.atleast_1d(np.asarray(vary, dtype=object))]
+            free = set(schema.indices(vary, "features_to_vary").tolist())
+            both = sorted({c for c, g in schema.groups
+                           if free.intersection(g.tolist())
+                           and np.isin(g, sets["immutable_features"]).any()})
+            if both:
+                raise ValueError(f"features {both} are in both features_to_vary and "
+                                 "immutable_features.")
+            for name in self._ACTIONABILITY[1:]:
+                fixed = sorted({c for c, g in schema.groups
+                                if not free.intersection(g.tolist())
+                                and np.isin(g, sets[name]).any()})
+                if fixed:
+                    raise ValueError(f"features {fixed} are in {name} but not in "
+                                     "features_to_vary.")
+            held = np.array([f for f in range(schema.n_encoded) if f not in free], dtype=int)
+            sets["immutable_features"] = np.union1d(sets["immutable_features"], held)
+        for sign, name in ((1, self._ACTIONABILITY[1]), (-1, self._ACTIONABILITY[2])):
+            if not schema.categorical[sets[name]].any():
+                continue
+            positions = [p for p, (c, g) in enumerate(schema.groups)
+                         if schema.categorical[g].all() and np.isin(g, sets[name]).any()]
+            if monotone_categorical is None:
+                columns = [schema.groups[p][0] for p in positions]
                 raise ValueError(f"{name}: {columns} are categorical: their levels have no "
                                  "order (only immutable_features takes categorical columns).")
+            from ._rules import level_order
+
+            for p in positions:
+                level_order(schema, p, name)  # refuses an unordered pandas categorical
+                monotone_categorical.append((p, sign))
+            sets[name] = sets[name][~schema.categorical[sets[name]]]
         return tuple(np.unique(sets[name]) for name in self._ACTIONABILITY)
+
+    def _resolve_rules(self):
+        """The constraint sets and the declared rules, checked against ``schema_``.
+
+        Returns ``(sets, rules)``: the three numeric/immutable encoded index
+        arrays of :meth:`_actionable_sets` and a :class:`skdpx._rules.Rules`.
+        Validation only (public parameters against the public schema),
+        before anything is spent.
+        """
+        from ._rules import resolve_rules
+
+        monotone = []
+        sets = self._actionable_sets(monotone_categorical=monotone)
+        return sets, resolve_rules(self, sets, monotone)
+
+    def _follow_rules(self, Z, Q):
+        """Candidates (encoded valid records) repaired onto the rules relative to
+        their queries ``Q``; a candidate that still breaks one becomes its query
+        (which the search then does not count as a counterfactual unless the
+        query itself holds every rule). Post-processing of public points."""
+        rules = self.rules_
+        if not rules.active or len(Z) == 0:
+            return Z
+        Q = np.broadcast_to(Q, Z.shape)
+        Z = rules.repair(Z, Q)
+        ok = rules.admissible(Z, Q, self.bounds_)
+        return np.where(ok[:, None], Z, Q)
 
     def _check_wanted_class(self, wanted, name, *, opposite=False, per_query=False):
         """``wanted`` if it is a label of ``classes_`` (or, as allowed, "opposite" or

@@ -184,3 +184,23 @@ def per_seed(results):
              r["nodes"], _num(r["success"]), _num(r.get("Den")), _num(r.get("Dist"))]
             for r in results["rows"]]
     return header, rows
+
+
+def rules_adult(results):
+    """Issue 39's rules on raw Adult at epsilon 1 (benchmarks/rules_adult.py): DPC's flip
+    ratio and PrivRecourse's success, and the returned records that break a rule (DPC:
+    its counterfactuals; PrivRecourse: every point of every path)."""
+    header = ["method", "rules", "seeds", "flip ratio / success", "worst seed",
+              "latent search", "records checked", "records breaking a rule"]
+    names = {"rules": "the rules (ordered, linked, feasibility)",
+             "before": "before: immutables, age and education-num up"}
+    rows = []
+    for e in results["summary"]:
+        mine = [r for r in results["rows"]
+                if r["method"] == e["method"] and r["rules"] == e["rules"]]
+        checked = sum(r["returned"] if e["method"] == "DPC" else r["path_points"]
+                      for r in mine)
+        rows.append([e["method"], names[e["rules"]], str(e["seeds"]), _num(e["rate"], 2),
+                     _num(e["worst"], 2), _num(e["latent_share"], 2), str(checked),
+                     str(e["broken"])])
+    return header, rows

@@ -9,6 +9,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
+from .._rules import RULE_PARAMETER_CONSTRAINTS
 from ..base import ActionabilityMixin, BlackBoxMixin, DPCapabilities, DPEstimator, FitData
 from ..results import CounterfactualSet
 from ..privacy import (
@@ -66,6 +67,7 @@ REASONS = {
     "withheld": "only a perturbation of the query found (allow_perturbations=True returns it)",
     "fewer": "fewer distinct counterfactuals found than n_counterfactuals",
     "unverified": "the black box does not put the point in the desired class",
+    "rules": "the point found breaks a declared rule",
 }
 #: without a black box: P(class) = softmax(-sharpness * mean squared latent
 #: distance to the class prototypes)
@@ -236,7 +238,41 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         Features (indices, or column names of a DataFrame fit) that every
         counterfactual keeps equal to the query's value, at or above it,
         at or below it. A feature in two lists, an unknown name or an index
-        out of range is refused before anything is spent.
+        out of range is refused before anything is spent. A categorical
+        column may be increasing or decreasing when its levels are ordered:
+        an ordered pandas ``CategoricalDtype`` on the fitted column, else
+        the order of its levels in ``categories`` (an unordered pandas
+        categorical is refused); its level then only goes up (down) from
+        the query's.
+    linked_features : list of (str, str, dict), optional
+        ``[(categorical column, numeric column, {level: number}), ...]``:
+        the numeric column follows the level (``("education",
+        "education-num", {"Bachelors": 13, ...})``). A counterfactual that
+        keeps the query's level keeps the query's number; one that changes
+        it gets the level's number; the number never moves alone. Every
+        declared level needs a number within the numeric column's bounds,
+        and the numbers must not go down along a declared order.
+    feasibility : callable, optional
+        ``feasibility(records) -> boolean mask``: ``records`` is a DataFrame
+        of candidates in the fitted columns, original units and categories
+        (columns ``x0, x1, ...`` for an array fit), the mask True where a
+        record is feasible, e.g. ``lambda df: ~((df["sex"] == "Female") &
+        (df["relationship"] == "Husband"))``. Called on whole batches of
+        candidates; an infeasible one is never returned (the search goes on
+        to the next). Checked at fit on public probe records.
+    features_to_vary : "all" or list of str or int, default="all"
+        DiCE's name: the columns a counterfactual may change; every other
+        column keeps the query's value.
+    permitted_range : dict, optional
+        DiCE's name, absolute (independent of the query): ``{numeric column:
+        (lower, upper)}`` or ``{categorical column: [level, ...]}``, the
+        values a counterfactual may take on that column.
+    costs : dict, optional
+        ``{column: weight >= 0}``: the cost of changing a column per unit of
+        its scaled range (default 1; a categorical column: of a change of
+        level), weighting the distance that chooses the closest
+        counterfactual. The rules are public: applying them to candidates
+        built from the DP prototypes and the queries is post-processing.
     line_steps : int, default=20
         Points per segment of the input-space search after the latent one
         (0: none; the latent search's result is then returned as is, NaN
@@ -311,7 +347,12 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
     n_iter_ : int
         Search steps per query (``max_iter``).
     immutable_features_, increasing_features_, decreasing_features_ : ndarray of int
-        The constrained features' indices.
+        The constrained features' encoded indices (numeric columns; the
+        immutable set also holds held categorical blocks and the columns
+        outside ``features_to_vary``).
+    rules_ : skdpx._rules.Rules
+        The resolved rules (ordered levels, links, feasibility, ranges,
+        costs), public.
     epsilon_spent_, delta_spent_ : float
     ledger_ : EstimatorLedger
         The fit's spend (one event: the autoencoder and the prototypes).
@@ -360,6 +401,7 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         "immutable_features": ["array-like", None],
         "increasing_features": ["array-like", None],
         "decreasing_features": ["array-like", None],
+        **RULE_PARAMETER_CONSTRAINTS,
         "line_steps": [Interval(Integral, 0, None, closed="left")],
         "line_reach": [Interval(Real, 1, None, closed="left")],
         "n_counterfactuals": [Interval(Integral, 1, None, closed="left")],
@@ -385,6 +427,11 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         immutable_features=None,
         increasing_features=None,
         decreasing_features=None,
+        linked_features=None,
+        feasibility=None,
+        features_to_vary="all",
+        permitted_range=None,
+        costs=None,
         line_steps=20,
         line_reach=2.0,
         n_counterfactuals=1,
@@ -411,6 +458,11 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         self.immutable_features = immutable_features
         self.increasing_features = increasing_features
         self.decreasing_features = decreasing_features
+        self.linked_features = linked_features
+        self.feasibility = feasibility
+        self.features_to_vary = features_to_vary
+        self.permitted_range = permitted_range
+        self.costs = costs
         self.line_steps = line_steps
         self.line_reach = line_reach
         self.n_counterfactuals = n_counterfactuals
@@ -464,8 +516,9 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if not all(h >= 1 for h in hidden):
             raise ValueError(f"hidden_layer_sizes must be positive, got {hidden}.")
+        constraints, rules = self._resolve_rules()
         return FitData(X, codes, self.classes_,
-                       extra={"hidden": hidden, "constraints": self._actionable_sets()})
+                       extra={"hidden": hidden, "constraints": constraints, "rules": rules})
 
     def _plan_spend(self, data, relation, bounds, count):
         """The whole fit: the autoencoder's release, then the prototypes'.
@@ -504,6 +557,7 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         X, codes = data.X, data.y
         hidden, constraints = data.extra["hidden"], data.extra["constraints"]
         self.immutable_features_, self.increasing_features_, self.decreasing_features_ = constraints
+        self.rules_ = data.extra["rules"]
         self.bounds_ = plan.bounds.release(X, noise=noise, commitment=commitment)
         # a missing or infinite value: the bounds' midpoint (a rule on its cell alone)
         X = fill_nonfinite(X, *self.bounds_)
@@ -662,7 +716,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         verified and returned.
         """
         lower, upper = self.bounds_
-        return self.schema_.project(self._constrain(Z, Q, lower, upper), lower, upper)
+        Z = self.schema_.project(self._constrain(Z, Q, lower, upper), lower, upper)
+        return self._follow_rules(Z, Q)  # the declared rules (skdpx._rules)
 
     # ------------------------------------------------------------ search
 
@@ -759,12 +814,16 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         cf, stage = cf.reshape(n * k, d), stage.reshape(n * k)
         found = ~np.isnan(cf).any(axis=1)
         predicted = self._predict(np.where(found[:, None], cf, Q))
-        valid = found & (predicted == np.repeat(self.classes_[target], k))
+        # the final check: the desired class, and every declared rule held against
+        # its query (a record that breaks one is not returned)
+        admissible = self.rules_.admissible(cf, Q, self.bounds_)
+        valid = found & (predicted == np.repeat(self.classes_[target], k)) & admissible
         any_found = np.repeat(found.reshape(n, k).any(axis=1), k)
         reason = np.where(valid, None, np.where(
-            found, REASONS["unverified"], np.where(
-                any_found, REASONS["fewer"],
-                np.where(np.repeat(withheld, k), REASONS["withheld"], REASONS["none"]))))
+            found & ~admissible, REASONS["rules"], np.where(
+                found, REASONS["unverified"], np.where(
+                    any_found, REASONS["fewer"],
+                    np.where(np.repeat(withheld, k), REASONS["withheld"], REASONS["none"])))))
         cf[~valid] = np.nan
         stage[~valid] = -1
         plausibility = self._plausibility(cf, Q, np.repeat(target, k))
@@ -1037,8 +1096,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
             points = self._project(scaler.inverse_transform(points),
                                    np.repeat(Q[rows], per_query, axis=0))
             hit = self._predict(points) == np.repeat(self.classes_[target[rows]], per_query)
-            dist = np.linalg.norm(scaler.transform(points) - np.repeat(Qs[rows], per_query, axis=0),
-                                  axis=1)
+            dist = np.linalg.norm((scaler.transform(points) - np.repeat(Qs[rows], per_query, axis=0))
+                                  * self.rules_.weights, axis=1)
             dist = np.where(hit, dist, np.inf).reshape(k, per_query)
             best = np.argmin(dist, axis=1)
             found = np.isfinite(dist[np.arange(k), best])
@@ -1087,14 +1146,15 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
             # keep the closest projected point that the black box puts in the target class
             candidate = self._project(to_input(x), Q)
             hit = self._predict(candidate) == wanted
-            dist = np.linalg.norm(scaler.transform(candidate) - Qs, axis=1)
+            dist = np.linalg.norm((scaler.transform(candidate) - Qs) * self.rules_.weights, axis=1)
             better = hit & (dist < best_dist)
             best[better], best_dist[better] = candidate[better], dist[better]
             # gradient of alpha CE + beta ||x - q|| + gamma ||delta||; the
             # distance moves only the features the constraints leave free
             grad = -self.alpha * (logp[:, 1:K + 1] - logp[:, K + 1:]) / (2 * _FD_STEP)
-            diff = np.where(x == raw[::2 * K + 1], x - Qs, 0.0)
-            norm = np.maximum(np.linalg.norm(x - Qs, axis=1), 1e-12)[:, None]
+            w = self.rules_.weights  # the declared costs of change (default 1)
+            diff = np.where(x == raw[::2 * K + 1], (x - Qs) * w**2, 0.0)
+            norm = np.maximum(np.linalg.norm((x - Qs) * w, axis=1), 1e-12)[:, None]
             grad += self.beta * ae.decode_vjp(Hc, diff / norm)
             grad += self.gamma * delta / np.maximum(np.linalg.norm(delta, axis=1), 1e-12)[:, None]
             if avoid is not None and avoid.shape[1]:

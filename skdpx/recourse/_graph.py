@@ -132,7 +132,7 @@ def admissible_nodes(nodes, queries, *, immutable=(), immutable_blocks=(), incre
 
 def recourse_graph(nodes, *, distance_threshold=np.inf, immutable=(), increasing=(),
                    decreasing=(), tolerance=0.0, weights=None, bandwidth=None,
-                   immutable_blocks=()):
+                   immutable_blocks=(), costs=None):
     """The directed graph of FACE on ``nodes``, with actionability constraints.
 
     An edge i -> j exists when ``||C_i - C_j||_2 < distance_threshold`` and the
@@ -156,6 +156,10 @@ def recourse_graph(nodes, *, distance_threshold=np.inf, immutable=(), increasing
         Of the density, see :func:`gaussian_density`.
     immutable_blocks : sequence of sequences of int, default=()
         The encoded indices of each immutable categorical column.
+    costs : ndarray of shape (d,), optional
+        The cost of a unit change of each feature: distances (the edges'
+        lengths and ``distance_threshold``) are taken as
+        ``||costs * (C_i - C_j)||``; the density stays that of the nodes.
 
     Returns
     -------
@@ -163,12 +167,13 @@ def recourse_graph(nodes, *, distance_threshold=np.inf, immutable=(), increasing
     """
     nodes = np.asarray(nodes, dtype=float)
     k = len(nodes)
+    scaled = nodes if costs is None else nodes * np.asarray(costs, dtype=float)
     i_all, j_all = [], []
     for start in range(0, k, _CHUNK):  # chunks of source nodes, vectorised within
         rows = np.arange(start, min(start + _CHUNK, k))
         dist = np.sqrt(np.maximum(
-            np.sum(nodes[rows] ** 2, axis=1)[:, None] - 2 * nodes[rows] @ nodes.T
-            + np.sum(nodes**2, axis=1)[None, :], 0))
+            np.sum(scaled[rows] ** 2, axis=1)[:, None] - 2 * scaled[rows] @ scaled.T
+            + np.sum(scaled**2, axis=1)[None, :], 0))
         ok = (dist < distance_threshold) & _allowed_steps(nodes, rows, immutable, increasing,
                                                           decreasing, tolerance, immutable_blocks)
         ok[np.arange(len(rows)), rows] = False
@@ -182,7 +187,7 @@ def recourse_graph(nodes, *, distance_threshold=np.inf, immutable=(), increasing
     pairs, inverse = np.unique(lo * k + hi, return_inverse=True)
     a, b = np.divmod(pairs, k)
     rho = gaussian_density((nodes[a] + nodes[b]) / 2, nodes, weights, bandwidth)
-    length = np.linalg.norm(nodes[a] - nodes[b], axis=1)
+    length = np.linalg.norm(scaled[a] - scaled[b], axis=1)
     # a midpoint with no density at all gets the largest finite weight
     w_pair = length / np.maximum(rho, np.finfo(float).tiny)
     w_pair = np.maximum(w_pair, np.finfo(float).tiny)  # scipy drops explicit zeros

@@ -13,6 +13,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
+from .._rules import RULE_PARAMETER_CONSTRAINTS
 from ..base import ActionabilityMixin, BlackBoxMixin, DPCapabilities, DPEstimator, FitData
 from ..results import RecoursePaths
 from ..privacy import (
@@ -176,7 +177,37 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         (None: a fully connected graph, as in the paper's Table 2).
     immutable_features, increasing_features, decreasing_features : list of int or str, optional
         Features a step may not change (within ``tolerance``), may only
-        raise, may only lower. Names need X to be a DataFrame.
+        raise, may only lower. Names need X to be a DataFrame. A
+        categorical column may be increasing or decreasing when its levels
+        are ordered (an ordered pandas ``CategoricalDtype`` on the fitted
+        column, else the order of its levels in ``categories``; an
+        unordered pandas categorical is refused): every point of a path then
+        has a level at or above (below) the query's.
+    linked_features : list of (str, str, dict), optional
+        ``[(categorical column, numeric column, {level: number}), ...]``:
+        the numeric column follows the level (``education`` ->
+        ``education-num``): a point that keeps the query's level keeps the
+        query's number, one that changes it gets the level's number.
+    feasibility : callable, optional
+        ``feasibility(records) -> boolean mask`` on a DataFrame of points in
+        the fitted columns, original units and categories (``x0, x1, ...``
+        for an array fit), called once per batch. A centre whose point for
+        a query is infeasible is not admissible for that query (no path
+        goes through it). Checked at fit on public probe records.
+    features_to_vary : "all" or list of str or int, default="all"
+        DiCE's name: the columns a path may change; every other column
+        keeps the query's value.
+    permitted_range : dict, optional
+        DiCE's name, absolute: ``{numeric column: (lower, upper)}`` or
+        ``{categorical column: [level, ...]}``, the values a path's points
+        may take; a centre outside is moved in (a level: back to the
+        query's) when that keeps every rule, else not admissible.
+    costs : dict, optional
+        ``{column: weight >= 0}``: the cost of changing a column per unit of
+        its scaled range (default 1), weighting the graph's edge lengths
+        (the path costs) and its ``distance_threshold``. The rules are
+        public: applying them to the DP centres and the queries is
+        post-processing.
     favorable_class : label, optional
         The outcome recourse leads to; the last of ``classes_`` by default.
     tolerance : float, default=0.05
@@ -298,6 +329,9 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         The fit's spend (one composed event).
     n_features_in_ : int
     bounds_ : tuple of ndarray
+    rules_ : skdpx._rules.Rules
+        The resolved rules (ordered levels, links, feasibility, ranges,
+        costs), public.
 
     Examples
     --------
@@ -335,6 +369,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         "immutable_features": ["array-like", None],
         "increasing_features": ["array-like", None],
         "decreasing_features": ["array-like", None],
+        **RULE_PARAMETER_CONSTRAINTS,
         "favorable_class": "no_validation",
         "tolerance": [Interval(Real, 0, None, closed="left")],
         "model_share": [Interval(Real, 0, 1, closed="neither")],
@@ -355,6 +390,11 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         immutable_features=None,
         increasing_features=None,
         decreasing_features=None,
+        linked_features=None,
+        feasibility=None,
+        features_to_vary="all",
+        permitted_range=None,
+        costs=None,
         favorable_class=None,
         tolerance=0.05,
         model_share=0.5,
@@ -375,6 +415,11 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         self.immutable_features = immutable_features
         self.increasing_features = increasing_features
         self.decreasing_features = decreasing_features
+        self.linked_features = linked_features
+        self.feasibility = feasibility
+        self.features_to_vary = features_to_vary
+        self.permitted_range = permitted_range
+        self.costs = costs
         self.favorable_class = favorable_class
         self.tolerance = tolerance
         self.model_share = model_share
@@ -393,13 +438,13 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         """The constraints' encoded indices: immutable numeric features, immutable
         categorical blocks, increasing and decreasing features (validation only)."""
         schema = self.schema_
-        immutable, increasing, decreasing = self._actionable_sets()
+        (immutable, increasing, decreasing), rules = self._resolve_rules()
         blocks = [np.asarray(g, dtype=int) for _, g in schema.groups
                   if schema.categorical[g].all() and np.isin(g, immutable).all()]
         numeric = [int(f) for f in immutable if not schema.categorical[f]]
         return SimpleNamespace(immutable=sorted(numeric), blocks=blocks,
                                increasing=sorted(int(f) for f in increasing),
-                               decreasing=sorted(int(f) for f in decreasing))
+                               decreasing=sorted(int(f) for f in decreasing), rules=rules)
 
     def fit(self, X, y=None):
         """Train (or take) the black box, release the DP centres, build the graph.
@@ -547,6 +592,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         sets = data.extra["sets"]
         self._immutable, self._blocks = sets.immutable, sets.blocks
         self._increasing, self._decreasing = sets.increasing, sets.decreasing
+        self.rules_ = sets.rules
         # every encoded index held at the query's value along a path
         self._held = np.array(sorted(self._immutable + [int(f) for b in self._blocks
                                                            for f in b]), dtype=int)
@@ -590,7 +636,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         self.graph_ = recourse_graph(
             nodes, distance_threshold=(np.inf if self.distance_threshold is None
                                        else self.distance_threshold),
-            weights=self.cluster_counts_, **constraints)
+            weights=self.cluster_counts_, costs=self.rules_.weights, **constraints)
         self._routes = RecourseGraph(nodes, self.graph_, self.candidates_, **constraints)
         self.path_cost_ = self._routes.cost
         self._warn_small_graph(plan.n_rows)
@@ -704,7 +750,22 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
                                                  queries[:, self._increasing])
         points[:, self._decreasing] = np.minimum(points[:, self._decreasing],
                                                  queries[:, self._decreasing])
-        return points
+        return self.rules_.repair(points, queries) if self.rules_.active else points
+
+    def _admissible_by_rules(self, Zc, admissible):
+        """``admissible`` (n, k) without the centres whose point for a query breaks
+        a declared rule (:mod:`skdpx._rules`: ordered levels, links, permitted
+        ranges, ``feasibility``), judged on the point the query would be shown
+        (:meth:`_finish`). Vectorised over (query, centre) pairs, in chunks."""
+        if not self.rules_.active:
+            return admissible
+        rows, cols = np.nonzero(admissible)
+        out = np.zeros(admissible.shape, dtype=bool)
+        for s in range(0, len(rows), _PAIR_CHUNK):
+            q, j = rows[s:s + _PAIR_CHUNK], cols[s:s + _PAIR_CHUNK]
+            finished = self._finish(self.cluster_centers_[j], Zc[q])
+            out[q, j] = self.rules_.admissible(finished, Zc[q], self.bounds_)
+        return out
 
     def _query_candidates(self, Zc, admissible):
         """(n, k): each query's candidates among its admissible centres.
@@ -716,7 +777,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         none with no constraint (the record is then the projected centre,
         whose class is ``node_class_``).
         """
-        if not (len(self._held) or self._increasing or self._decreasing):
+        if not (len(self._held) or self._increasing or self._decreasing or self.rules_.active):
             # nothing to set back: a centre's record is the same for every query
             return admissible & np.isin(np.arange(admissible.shape[1]), self.candidates_)
         rows, cols = np.nonzero(admissible)
@@ -799,6 +860,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         X, Xc, already, Q01 = self._queries(X)
         admissible = self._routes.admissible(Q01)
         admissible[already] = False  # (their own counterfactual: no search)
+        admissible = self._admissible_by_rules(Xc, admissible)
         candidates = self._query_candidates(Xc, admissible)
         return X, Xc, already, Q01, admissible, candidates
 
@@ -896,11 +958,11 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
             cause[no_cand] = np.where(
                 as_centres > 0,
                 np.char.add(np.char.add(head, as_centres.astype(str)),
-                            f" of them favourable as DP centres but none once given this "
-                            f"query's immutable and monotone values back (the black box's "
-                            f"decision rests on them); fewer immutable or monotone features "
-                            f"would help (they are given back exactly, whatever the "
-                            f"tolerance)"),
+                            " of them favourable as DP centres but none once given this "
+                            "query's immutable and monotone values back (the black box's "
+                            "decision rests on them); fewer immutable or monotone features "
+                            "would help (they are given back exactly, whatever the "
+                            "tolerance)"),
                 np.char.add(head, f"none of them favorable_class={self.favorable_class_!r} "
                                   f"(the graph has {len(self.candidates_)} favourable "
                                   f"node(s)); a larger {tol} or {more} would help"))
