@@ -288,7 +288,7 @@ def test_unchecked_terms_are_the_same_numbers():
 
 
 def test_answer_std_adds_the_signal_an_answer_on_the_sphere_loses():
-    d, radius = 4, 2.0
+    radius = 2.0
     cov = np.stack([np.diag([0.01, 0.02, 0.03, 0.04])] * 3)
     factor = np.array([1.0, 1.0, 4.0])
     phi = np.array([[0.5, 0.0, 0.0, 0.0],      # inside: the first order alone
