@@ -345,7 +345,11 @@ class _Result:
 
         An int gives a one-row object; ``meta`` is kept.
         """
-        idx = np.atleast_1d(_select_rows(len(self), key))
+        return type(self)(**self._selected_params(
+            np.atleast_1d(_select_rows(len(self), key))))
+
+    def _selected_params(self, idx):
+        """The constructor's parameters with the row fields cut to the rows ``idx``."""
         params = self._params()
         for name in self._row_fields:
             value = params[name]
@@ -357,7 +361,7 @@ class _Result:
                 params[name] = value.iloc[idx]
             else:
                 params[name] = value[idx]
-        return type(self)(**params)
+        return params
 
     def __eq__(self, other):
         if type(other) is not type(self):

@@ -5,7 +5,7 @@ columns and units and their change tables.
 
 import numpy as np
 
-from ._base import (_as_float_2d, _import_optional, _is_pandas_frame, _per_row,
+from ._base import (_as_float_2d, _import_optional, _per_row,
                     _per_row_bool, _per_row_str_or_none, _Result, _select_rows)
 from ._display import _short, plot_counterfactual, plot_path, plot_path_records
 
@@ -510,17 +510,7 @@ class RecoursePaths(_QueryRecords, _Result):
         keeps the points of the paths selected.
         """
         idx = np.atleast_1d(_select_rows(len(self), key))
-        params = self._params()
-        for name in self._row_fields:
-            value = params[name]
-            if value is None:
-                continue
-            if isinstance(value, list):
-                params[name] = [value[i] for i in idx]
-            elif _is_pandas_frame(value):
-                params[name] = value.iloc[idx]
-            else:
-                params[name] = value[idx]
+        params = self._selected_params(idx)
         if self._path_records is not None:
             params["path_records"] = self._path_records.iloc[self._point_rows(idx)]
         return type(self)(**params)
