@@ -74,8 +74,8 @@ def dpgd_explain(H, g, *, noise_multiplier, sensitivity, radius, n_iter, smoothn
     n_iter = np.broadcast_to(np.asarray(n_iter, dtype=int), (q,))
     phi = np.zeros((q, d)) if phi0 is None else project_to_ball(np.array(phi0, float), radius)
     step = 1.0 / smoothness
-    # the covariance of each answer's noise, along its path (with_std)
-    # the covariance is factor * cov: the projection's shrinking is a factor per query
+    # the covariance of each answer's noise along its path (with_std) is factor * cov:
+    # the projection's shrinking is kept as a factor per query
     cov, factor = (np.zeros((q, d, d)), np.ones(q)) if with_std else (None, None)
     step_var = (step * noise_multiplier * sensitivity) ** 2
     for t in range(1, int(n_iter.max(initial=0)) + 1):
@@ -137,7 +137,8 @@ def answer_std(cov, factor, phi, radius):
     norms = np.linalg.norm(phi, axis=1)
     on_sphere = norms >= radius * (1.0 - 1e-9)
     if on_sphere.any():
-        fourth = trace ** 2 + 2.0 * factor ** 2 * np.einsum("qij,qij->q", cov, cov)
+        scaled = cov * factor[:, None, None]  # (cov alone can be 1e150 times the truth)
+        fourth = trace ** 2 + 2.0 * np.einsum("qij,qij->q", scaled, scaled)
         rho2 = np.where(on_sphere, fourth / (4.0 * radius ** 2), 0.0)
         direction = np.abs(phi) / np.maximum(norms, 1e-300)[:, None]
         # the noiseless direction's value, within _DIRECTION_Z first-order stds of n_j
