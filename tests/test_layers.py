@@ -40,8 +40,9 @@ LAYERS = [
     # the privacy core; ``exceptions`` re-exports its errors (they must be defined
     # there: the one guarded import of diffprivlib is privacy/_exceptions.py)
     {"privacy", "exceptions"},
-    # the estimator base (abstract hooks, capabilities, shared mixins)
-    {"base"},
+    # the estimator base (abstract hooks, capabilities, shared mixins) and the
+    # rules a person declares for counterfactuals and recourse (shared by both)
+    {"base", "_rules"},
     # the estimators and the bundled data; ``linear`` is the deprecated shim of
     # ``locally_linear`` (it imports it: same layer)
     {"locally_linear", "linear", "explain", "counterfactual", "recourse", "datasets"},
@@ -65,6 +66,8 @@ PUBLIC_TO_SKDPX = {
     "skdpx.privacy._targets": "the public label set of an explainer, for the estimators",
     "skdpx.explain._local_loss": "the local loss, shared by DPLime, its metric and its DP scorer",
     "skdpx.explain._outputs": "a black box's outputs as labels, shared by DPLime and its scorer",
+    "skdpx._rules": "the declared rules (actionability, links, feasibility, costs), shared by "
+                    "the estimator base, DPC and PrivRecourse",
 }
 
 
