@@ -63,6 +63,19 @@ def disjoint_split(X_test, y_test):
     return X_test[:half], y_test[:half], X_test[half:], y_test[half:]
 
 
+
+def adult_tables():
+    """Adult for DPC: the encoded training split (private; ``.data``, ``.bounds``) and
+    :func:`disjoint_split` of the encoded test split.
+
+    Returns ``(encoded_train, X_queries, y_queries, X_model, y_model)``.
+    """
+    from skdpx.datasets import encode_adult, load_adult
+
+    train, test = load_adult(subset="train"), load_adult(subset="test")
+    return (encode_adult(train.data),) + disjoint_split(encode_adult(test.data).data, test.target)
+
+
 def black_box(X, y, *, hidden=(64,), random_state=0):
     return MLPClassifier(hidden_layer_sizes=hidden, activation="tanh", max_iter=300,
                          random_state=random_state).fit(X, y)

@@ -41,9 +41,8 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
-from _dpc_bench import black_box, disjoint_split, eps_key, run, save
+from _dpc_bench import adult_tables, black_box, eps_key, run, save
 from skdpx.counterfactual import DPCounterfactualGenerator
-from skdpx.datasets import encode_adult, load_adult
 
 
 def protection(model, X, bounds, X_test, *, epsilons, n_queries=1000, seeds=(0, 1, 2),
@@ -108,10 +107,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     started = time.perf_counter()
     warnings.simplefilter("ignore")
-    train, test = load_adult(subset="train"), load_adult(subset="test")
-    enc, enc_test = encode_adult(train.data), encode_adult(test.data)
+    enc, X_test, y_test, X_model, y_model = adult_tables()
     X = enc.data  # the private rows
-    X_test, y_test, X_model, y_model = disjoint_split(enc_test.data, test.target)
     model = black_box(X_model, y_model)
     accuracy = model.score(X_test, y_test)
     print(f"black box: MLPClassifier(64, tanh) on {len(X_model):,} test rows, accuracy "

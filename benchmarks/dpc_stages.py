@@ -31,10 +31,9 @@ import warnings
 
 import numpy as np
 
-from _dpc_bench import black_box, disjoint_split, eps_key, save
+from _dpc_bench import adult_tables, black_box, eps_key, save
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.counterfactual._dpc import STAGES
-from skdpx.datasets import encode_adult, load_adult
 
 
 def per_stage(result):
@@ -75,10 +74,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     started = time.perf_counter()
     warnings.simplefilter("ignore")
-    train, test = load_adult(subset="train"), load_adult(subset="test")
-    enc, enc_test = encode_adult(train.data), encode_adult(test.data)
+    enc, X_test, y_test, X_model, y_model = adult_tables()
     X = enc.data
-    X_test, y_test, X_model, y_model = disjoint_split(enc_test.data, test.target)
     model = black_box(X_model, y_model)
     queries = X_test[np.random.RandomState(0).choice(len(X_test), args.queries, replace=False)]
     print(f"Adult, DPC (DP-SGD autoencoder) at epsilon {args.epsilon:g}, {args.queries} queries, "
