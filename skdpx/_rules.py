@@ -17,9 +17,13 @@ Shared by :class:`~skdpx.counterfactual.DPCounterfactualGenerator` and
   (True: feasible), applied to all candidates at once;
 - ``features_to_vary`` (DiCE's name): the columns a candidate may change,
   every other column is held at the query's value ("all": no restriction);
-- ``permitted_range`` (DiCE's name, absolute, independent of the query):
-  ``{numeric column: (lower, upper)}`` or ``{categorical column: [level,
-  ...]}``, the values a candidate may take on that column;
+- ``permitted_range`` (DiCE's name): ``{numeric column: (lower, upper)}``
+  or ``{categorical column: [level, ...]}``, the values a candidate may take
+  on that column, independent of the query (DiCE's form); or, relative to
+  the query, ``{column: {"change": (down, up)}}``: a numeric candidate lies
+  within ``[q + down, q + up]`` of the query's value ``q``, an ordered
+  categorical one within ``down`` to ``up`` levels of the query's level
+  along its declared order (``{"range": ..., "change": ...}`` gives both);
 - ``costs``: ``{column: weight >= 0}``, the cost of changing a column per
   unit of its scaled range (default 1), used in the distances that choose
   a counterfactual and in the recourse graph's edge lengths.
@@ -128,6 +132,12 @@ class Rules:
     feasibility : callable or None
     ranges : list of (index, lower, upper)
         Numeric permitted ranges (encoded column).
+    changes : list of (index, down, up)
+        Numeric permitted changes relative to the query: ``q + down <= z <=
+        q + up`` (encoded column, original units).
+    level_changes : list of (block, rank, down, up)
+        Ordered categorical permitted changes: ``down <= rank[z] - rank[q]
+        <= up`` (in levels of the declared order).
     allowed : list of (block, mask)
         Categorical permitted ranges: the levels a candidate may hold.
     weights : ndarray of shape (n_encoded,)
@@ -139,13 +149,16 @@ class Rules:
     """
 
     def __init__(self, schema, *, ordered=(), links=(), feasibility=None, ranges=(),
-                 allowed=(), weights=None, held=(), increasing=(), decreasing=()):
+                 allowed=(), weights=None, held=(), increasing=(), decreasing=(),
+                 changes=(), level_changes=()):
         self.schema = schema
         self.ordered = list(ordered)
         self.links = list(links)
         self.feasibility = feasibility
         self.ranges = list(ranges)
         self.allowed = list(allowed)
+        self.changes = list(changes)
+        self.level_changes = list(level_changes)
         self.weights = (np.ones(schema.n_encoded) if weights is None
                         else np.asarray(weights, dtype=float))
         self.held = np.asarray(held, dtype=int)
@@ -157,7 +170,7 @@ class Rules:
         """Whether a candidate's record can be changed or refused beyond the
         immutable/increasing/decreasing numeric constraints."""
         return bool(self.ordered or self.links or self.feasibility is not None
-                    or self.ranges or self.allowed)
+                    or self.ranges or self.allowed or self.changes or self.level_changes)
 
     # ------------------------------------------------------------ repair
 
@@ -165,8 +178,9 @@ class Rules:
         """Candidates moved onto the rules where a rule says how (a new array).
 
         An ordered level on the wrong side of the query's, or a level
-        outside ``permitted_range``, goes back to the query's level; a
-        numeric column is clipped to its permitted range; a linked numeric
+        outside ``permitted_range`` (or further from the query's level than
+        its permitted change), goes back to the query's level; a numeric
+        column is clipped to its permitted range and change; a linked numeric
         column is set from its level (the query's number where the level is
         the query's). What cannot be repaired (e.g. ``feasibility``) is left
         to :meth:`admissible`.
@@ -182,8 +196,14 @@ class Rules:
         for block, mask in self.allowed:
             back = ~mask[np.argmax(Z[:, block], axis=1)]
             Z[np.ix_(back, block)] = Q[np.ix_(back, block)]
+        for block, rank, down, up in self.level_changes:
+            step = rank[np.argmax(Z[:, block], axis=1)] - rank[np.argmax(Q[:, block], axis=1)]
+            back = (step < down) | (step > up)
+            Z[np.ix_(back, block)] = Q[np.ix_(back, block)]
         for index, lower, upper in self.ranges:
             Z[:, index] = np.clip(Z[:, index], lower, upper)
+        for index, down, up in self.changes:
+            Z[:, index] = np.clip(Z[:, index], Q[:, index] + down, Q[:, index] + up)
         for block, index, values in self.links:
             z, q = np.argmax(Z[:, block], axis=1), np.argmax(Q[:, block], axis=1)
             Z[:, index] = np.where(z == q, Q[:, index], values[z])
@@ -218,8 +238,14 @@ class Rules:
             ok &= sign * (rank[z] - rank[q]) >= 0
         for block, mask in self.allowed:
             ok &= mask[np.argmax(Zf[:, block], axis=1)]
+        for block, rank, down, up in self.level_changes:
+            step = rank[np.argmax(Zf[:, block], axis=1)] - rank[np.argmax(Q[:, block], axis=1)]
+            ok &= (step >= down) & (step <= up)
         for index, lower, upper in self.ranges:
             ok &= (Zf[:, index] >= lower - tol) & (Zf[:, index] <= upper + tol)
+        for index, down, up in self.changes:
+            change = Zf[:, index] - Q[:, index]
+            ok &= (change >= down - tol) & (change <= up + tol)
         for block, index, values in self.links:
             z, q = np.argmax(Zf[:, block], axis=1), np.argmax(Q[:, block], axis=1)
             want = np.where(z == q, Q[:, index], values[z])
@@ -334,26 +360,48 @@ def resolve_rules(estimator, sets, monotone_categorical):
         upper = np.where(np.isfinite(schema.upper), schema.upper, np.inf)
         check_mask(feasibility, schema.records(probes, lower, upper), len(probes))
 
-    ranges, allowed = [], []
+    ranges, allowed, changes, level_changes = [], [], [], []
     permitted = getattr(estimator, "permitted_range", None)
     for column, value in ({} if permitted is None else permitted).items():
         p = _position(schema, column, "permitted_range")
+        name = f"permitted_range[{column!r}]"
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - {"range", "change"}, key=str)
+            if not value or unknown:
+                raise ValueError(f"{name}: a dict takes the keys 'range' (independent of the "
+                                 "query) and 'change' (relative to it); got "
+                                 f"{sorted(value, key=str)}.")
+            absolute, change = value.get("range"), value.get("change")
+        else:
+            absolute, change = value, None
+        if change is not None:
+            down, up = _pair(change, f"{name}['change']", "(down, up)")
+            if down > 0 or up < 0:
+                raise ValueError(f"{name}['change'] must allow no change (down <= 0 <= up): "
+                                 f"the query's own value; got {change!r}.")
+            if categorical[p]:
+                rank = level_order(schema, p, f"{name}['change']")
+                if not (float(down).is_integer() and float(up).is_integer()):
+                    raise ValueError(f"{name}['change'] counts levels of the declared order "
+                                     f"of {name_of(schema, p)!r}: give whole numbers; got "
+                                     f"{change!r}.")
+                level_changes.append((groups[p][1], rank, int(down), int(up)))
+            else:
+                changes.append((int(groups[p][1][0]), down, up))
+        if absolute is None:
+            continue
         if categorical[p]:
             levels = _levels(schema, p)
-            given = _as_list(value, f"permitted_range[{column!r}]")
+            given = _as_list(absolute, name)
             unknown = [lv for lv in given if lv not in levels]
             if not given or unknown:
-                raise ValueError(f"permitted_range[{column!r}] must be a non-empty list of "
+                raise ValueError(f"{name} must be a non-empty list of "
                                  f"declared levels; undeclared {unknown}.")
             allowed.append((groups[p][1], np.isin(np.array(levels, dtype=object),
                                                   np.array(given, dtype=object))))
         else:
-            pair = tuple(value) if isinstance(value, (tuple, list)) else ()
-            if not (len(pair) == 2 and all(isinstance(v, Real) and np.isfinite(v) for v in pair)
-                    and pair[0] <= pair[1]):
-                raise ValueError(f"permitted_range[{column!r}] must be a (lower, upper) pair "
-                                 f"of finite numbers with lower <= upper; got {value!r}.")
-            ranges.append((int(groups[p][1][0]), float(pair[0]), float(pair[1])))
+            lower, upper = _pair(absolute, name, "(lower, upper)")
+            ranges.append((int(groups[p][1][0]), lower, upper))
 
     weights = np.ones(schema.n_encoded)
     costs = getattr(estimator, "costs", None)
@@ -366,4 +414,14 @@ def resolve_rules(estimator, sets, monotone_categorical):
     immutable, increasing, decreasing = sets
     return Rules(schema, ordered=ordered, links=links, feasibility=feasibility, ranges=ranges,
                  allowed=allowed, weights=weights, held=immutable, increasing=increasing,
-                 decreasing=decreasing)
+                 decreasing=decreasing, changes=changes, level_changes=level_changes)
+
+
+def _pair(value, name, what):
+    """A (low, high) pair of finite numbers with low <= high, as floats, or a clear error."""
+    pair = tuple(value) if isinstance(value, (tuple, list)) else ()
+    if not (len(pair) == 2 and all(isinstance(v, Real) and not isinstance(v, bool)
+                                   and np.isfinite(v) for v in pair) and pair[0] <= pair[1]):
+        raise ValueError(f"{name} must be a {what} pair of finite numbers with "
+                         f"{what[1:-1].replace(', ', ' <= ')}; got {value!r}.")
+    return float(pair[0]), float(pair[1])

@@ -144,6 +144,33 @@ def test_features_to_vary_and_permitted_range(problem):
         assert (records["edu"][ok][moved].astype(object) != "high").all()
 
 
+def test_permitted_change_relative_to_the_query(problem):
+    """``{"change": (down, up)}``: within reach of each query's own value (a
+    numeric column in its units, an ordered level in steps of its order),
+    with an absolute ``"range"`` beside it."""
+    X, _, model, queries = problem
+    rank = {lv: i for i, lv in enumerate(LEVELS)}
+    rule = {"age": {"change": (0, 4), "range": (17, 70)}, "edu": {"change": (0, 1)}}
+    for make in (_dpc, _rec):
+        free = make(model, immutable_features=["sex"])
+        held = make(model, immutable_features=["sex"], permitted_range=rule)
+        moves = []
+        for est in (free, held):
+            records = _fit(est, X).transform(queries)
+            ok = records["age"].notna().to_numpy()
+            age = records["age"].to_numpy(dtype=float)[ok] - queries["age"].to_numpy()[ok]
+            steps = (records["edu"][ok].astype(object).map(rank).to_numpy()
+                     - queries["edu"][ok].astype(object).map(rank).to_numpy())
+            moves.append((ok.sum(), age, steps, records["age"].to_numpy(dtype=float)[ok]))
+        (n_free, age_free, edu_free, _), (n, age, steps, ages) = moves
+        # without the rule, records leave it (the check below can fail)
+        assert ((age_free < 0) | (age_free > 4)).any() or (edu_free > 1).any()
+        assert n >= 10
+        assert ((age >= -1e-9) & (age <= 4 + 1e-9)).all()
+        assert (ages <= 70).all()
+        assert ((steps >= 0) & (steps <= 1)).all()
+
+
 def test_costs_weigh_the_graph_and_the_counterfactual_choice(problem):
     nodes = np.random.RandomState(0).uniform(size=(12, 3))
     plain = recourse_graph(nodes, distance_threshold=0.6)
@@ -194,6 +221,10 @@ def test_bad_rules_are_refused_at_fit_naming_the_column(problem):
         (X, dict(permitted_range={"edu": ["phd"]}), r"permitted_range\['edu'\]"),
         (X, dict(permitted_range={"age": (60, 20)}), r"permitted_range\['age'\]"),
         (X, dict(permitted_range={"nope": (0, 1)}), "unknown feature 'nope'"),
+        (X, dict(permitted_range={"age": {"change": (1, 5)}}), "must allow no change"),
+        (X, dict(permitted_range={"age": {"delta": (0, 5)}}), "keys 'range'"),
+        (X, dict(permitted_range={"edu": {"change": (0, 0.5)}}), "whole numbers"),
+        (unordered, dict(permitted_range={"edu": {"change": (0, 1)}}), "'edu' is an unordered"),
         (X, dict(costs={"age": -1.0}), r"costs\['age'\]"),
         (X, dict(costs={"nope": 1.0}), "unknown feature 'nope'"),
         (X, dict(features_to_vary=["age"], increasing_features=["edu"]),

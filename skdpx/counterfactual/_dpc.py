@@ -264,9 +264,14 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         DiCE's name: the columns a counterfactual may change; every other
         column keeps the query's value.
     permitted_range : dict, optional
-        DiCE's name, absolute (independent of the query): ``{numeric column:
-        (lower, upper)}`` or ``{categorical column: [level, ...]}``, the
-        values a counterfactual may take on that column.
+        DiCE's name: ``{numeric column: (lower, upper)}`` or ``{categorical
+        column: [level, ...]}``, the values a counterfactual may take on that
+        column, independent of the query; or, relative to each query,
+        ``{column: {"change": (down, up)}}`` (``down <= 0 <= up``): a numeric
+        value within ``[q + down, q + up]`` of the query's ``q`` (e.g. hours
+        up by at most 10), an ordered categorical level within ``down`` to
+        ``up`` steps of the query's along its declared order;
+        ``{"range": ..., "change": ...}`` gives both.
     costs : dict, optional
         ``{column: weight >= 0}``: the cost of changing a column per unit of
         its scaled range (default 1; a categorical column: of a change of

@@ -198,10 +198,15 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         DiCE's name: the columns a path may change; every other column
         keeps the query's value.
     permitted_range : dict, optional
-        DiCE's name, absolute: ``{numeric column: (lower, upper)}`` or
-        ``{categorical column: [level, ...]}``, the values a path's points
-        may take; a centre outside is moved in (a level: back to the
-        query's) when that keeps every rule, else not admissible.
+        DiCE's name: ``{numeric column: (lower, upper)}`` or ``{categorical
+        column: [level, ...]}``, the values a path's points may take,
+        independent of the query; or, relative to each query, ``{column:
+        {"change": (down, up)}}`` (``down <= 0 <= up``): a numeric value
+        within ``[q + down, q + up]`` of the query's ``q``, an ordered
+        categorical level within ``down`` to ``up`` steps of the query's
+        along its declared order; ``{"range": ..., "change": ...}`` gives
+        both. A centre outside is moved in (a level: back to the query's)
+        when that keeps every rule, else not admissible.
     costs : dict, optional
         ``{column: weight >= 0}``: the cost of changing a column per unit of
         its scaled range (default 1), weighting the graph's edge lengths
