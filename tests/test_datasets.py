@@ -7,7 +7,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from skdpx.datasets import encode_adult, load_adult
+from skdpx.datasets import adult_schema, encode_adult, load_adult
 
 FEATURES = [
     "age",
@@ -152,7 +152,11 @@ def test_categories_from_public_schema(train, test_split):
     expected = _names_categories()
     assert set(train.categories) == set(CATEGORICAL)
     for name in CATEGORICAL:
-        assert train.categories[name] == expected[name]
+        if name == "education":  # schooling order (the Census codes), the same levels
+            assert sorted(train.categories[name]) == sorted(expected[name])
+            assert train.categories[name] != expected[name]
+        else:
+            assert train.categories[name] == expected[name]
         assert len(train.categories[name]) == N_CATEGORIES[name]
     # not from the data: identical for every subset, including a category
     # that never occurs in the test split
@@ -400,3 +404,22 @@ def test_encode_dataframe_matches_ndarray(encoded):
     # a DataFrame only needs the encoded columns
     sub = encode_adult(frame[["hours-per-week", "age"]], features=["age", "hours-per-week"])
     assert sub.data.shape == (32561, 2)
+
+
+def test_education_is_in_schooling_order_and_linked_to_its_code():
+    """education's levels are ordered by their Census code, the ``education-num``
+    of every record of that level (the public coding agrees with the files), the
+    frame's dtype is ordered, and adult_schema gives the link."""
+    frame = load_adult(as_frame=True).data
+    assert frame["education"].dtype.ordered
+    levels = list(frame["education"].cat.categories)
+    codes = frame.groupby("education", observed=True)["education-num"].agg(["min", "max"])
+    np.testing.assert_array_equal(codes["min"], codes["max"])
+    assert list(codes.sort_values("min").index) == levels
+    np.testing.assert_array_equal(codes.loc[levels, "min"], np.arange(1, 17))
+    schema = adult_schema()
+    assert schema.categories["education"] == levels
+    (cat, num, mapping), = schema.linked_features
+    assert (cat, num) == ("education", "education-num")
+    assert [mapping[level] for level in levels] == list(range(1, 17))
+    assert adult_schema(features=["age", "education"]).linked_features == []

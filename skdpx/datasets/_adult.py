@@ -67,6 +67,17 @@ PUBLIC_RANGES = {
     "hours-per-week": (1.0, 99.0),  # extraction kept HRSWK > 0; CPS top-code 99
 }
 
+#: The 16 education levels in schooling order: the Census code of each level is
+#: its ``education-num`` (1 = Preschool, ..., 16 = Doctorate). Public coding,
+#: never read from the records; adult.names lists the levels in another order.
+EDUCATION_LEVELS = (
+    "Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th",
+    "HS-grad", "Some-college", "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters",
+    "Prof-school", "Doctorate",
+)
+#: ``education`` -> ``education-num``: the Census code of each level (public).
+EDUCATION_NUM = {level: float(i + 1) for i, level in enumerate(EDUCATION_LEVELS)}
+
 _SPLIT_FILES = {"train": "adult.data.gz", "test": "adult.test.gz"}
 _SUBSETS = ("train", "test", "all")
 _MISSING = "?"
@@ -85,8 +96,9 @@ def _open_resource(*parts):
 def _schema_categories():
     """Categories of each categorical feature, as listed in adult.names.
 
-    Returns a dict ``feature -> tuple of str`` in schema order. This reads
-    the public schema only, never the records.
+    Returns a dict ``feature -> tuple of str`` in schema order, except
+    ``education``, in schooling order (:data:`EDUCATION_LEVELS`, the order of
+    the Census codes). This reads the public schema only, never the records.
     """
     with _open_resource("data", "adult.names.gz") as fh:
         text = gzip.decompress(fh.read()).decode("ascii")
@@ -105,6 +117,9 @@ def _schema_categories():
             "adult.names does not list the categories of "
             f"{sorted(set(CATEGORICAL_FEATURES) - set(categories))}"
         )
+    if set(categories["education"]) != set(EDUCATION_LEVELS):  # pragma: no cover
+        raise RuntimeError("adult.names lists other education levels than the Census codes")
+    categories["education"] = EDUCATION_LEVELS
     return categories
 
 
@@ -214,7 +229,9 @@ def load_adult(*, subset="train", return_X_y=False, as_frame=False):
     as_frame : bool, default=False
         If True, ``data`` is a pandas DataFrame (int64 columns for the six
         integer features, ``category`` columns with the schema categories for
-        the others, missing values as NaN), ``target`` a pandas Series named
+        the others, missing values as NaN; ``education`` is an *ordered*
+        categorical in schooling order, Preschool < ... < Doctorate, the order
+        of the Census codes in ``education-num``), ``target`` a pandas Series named
         ``"income"`` and ``frame`` a DataFrame with both. Requires pandas,
         which is imported only in that case.
 
@@ -308,8 +325,11 @@ def load_adult(*, subset="train", return_X_y=False, as_frame=False):
                 columns[feature] = pd.Series(numeric[:, j], dtype=np.int64)
             else:
                 j = CATEGORICAL_FEATURES.index(feature)
+                # education is ordered (schooling order): "education only goes
+                # up" can then be said (increasing_features)
                 columns[feature] = pd.Series(
-                    pd.Categorical.from_codes(codes[:, j], categories=schema[feature])
+                    pd.Categorical.from_codes(codes[:, j], categories=schema[feature],
+                                              ordered=feature == "education")
                 )
         data = pd.DataFrame(columns)
         target = pd.Series(target, name=TARGET_NAME, dtype=np.int64)
@@ -408,7 +428,13 @@ def adult_schema(*, features=None, drop=("fnlwgt",)):
     -------
     schema : :class:`~sklearn.utils.Bunch`
         ``bounds``: dict ``{numeric column: (lower, upper)}``;
-        ``categories``: dict ``{categorical column: [level, ...]}``;
+        ``categories``: dict ``{categorical column: [level, ...]}``
+        (``education`` in schooling order, the order of its Census codes, so
+        that ``increasing_features=["education"]`` means what it says on a
+        column of strings too);
+        ``linked_features``: ``[("education", "education-num", {level:
+        code})]`` when both columns are in ``features`` (else empty), for the
+        counterfactual and recourse estimators' parameter of that name;
         ``features``: the columns, in file order.
 
     Examples
@@ -422,9 +448,12 @@ def adult_schema(*, features=None, drop=("fnlwgt",)):
     selected = (_check_feature_list(features, "features") if features is not None
                 else [f for f in FEATURE_NAMES if f not in drop])
     categories = _schema_categories()
+    linked = ([("education", "education-num", dict(EDUCATION_NUM))]
+              if {"education", "education-num"} <= set(selected) else [])
     return Bunch(
         bounds={f: PUBLIC_RANGES[f] for f in selected if f in NUMERIC_FEATURES},
         categories={f: list(categories[f]) for f in selected if f in CATEGORICAL_FEATURES},
+        linked_features=linked,
         features=list(selected),
     )
 
