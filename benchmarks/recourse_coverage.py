@@ -163,6 +163,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fits", type=int, default=5)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS),
+                        help="the Adult settings to run (default: all)")
+    parser.add_argument("--no-cancer", action="store_true", help="skip breast cancer")
+    parser.add_argument("--out", default=str(RESULTS), help="the JSON file to write")
     args = parser.parse_args()
     started = record_start()
     t0 = time.perf_counter()
@@ -170,13 +174,13 @@ def main():
     adult = []
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="accountant=None")
-        for setting in SETTINGS:
+        for setting in args.settings:
             for fit in range(args.fits):
                 row = {"fit": fit, **adult_fit(setting, X, queries, box)}
                 print({k: v for k, v in row.items() if k != "tolerance_levels"}, flush=True)
                 adult.append(row)
     summary = []
-    for setting in SETTINGS:
+    for setting in args.settings:
         mine = [r for r in adult if r["setting"] == setting]
         reasons = collections.Counter()
         for r in mine:
@@ -195,12 +199,12 @@ def main():
     cancer = []
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="accountant=None")
-        for n_features in (5, 30):
+        for n_features in () if args.no_cancer else (5, 30):
             for fit in range(args.fits):
                 row = cancer_fit(n_features, fit)
                 print({k: v for k, v in row.items() if k != "pre_spend_warning"}, flush=True)
                 cancer.append(row)
-    save(RESULTS, {"adult": {"rules": {"immutable": rules_adult.IMMUTABLE,
+    save(Path(args.out), {"adult": {"rules": {"immutable": rules_adult.IMMUTABLE,
                                        "increasing": rules_adult.INCREASING,
                                        "linked": "education -> education-num",
                                        "feasibility": "not (Female and Husband)"},
