@@ -250,3 +250,14 @@ def coverage_cancer(results):
              "yes" if r["warned_before_spend"] else "no", _histogram(r["reasons"])]
             for r in results["breast_cancer"]["rows"]]
     return header, rows
+
+
+def coverage_run(results):
+    """How a benchmarks/recourse_coverage.py run was made."""
+    run = results["run"]
+    rows = [["command", run["command"]], ["date (UTC)", run["date"]],
+            ["commit", str(run["commit"])],
+            ["runtime", f"{run['seconds'] / 60:.1f} min ({run['machine']['cpus']} cores, "
+                        "shared machine)"],
+            ["versions", ", ".join(f"{k} {v}" for k, v in run["versions"].items())]]
+    return ["", ""], rows
