@@ -274,6 +274,11 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         the training set has fewer rows than one node needs, fit warns
         (before spending) that it will most likely keep no node; every
         query then gets ``success=False`` (a NaN row from ``transform``).
+        When they could fill fewer than ``MIN_USEFUL_NODES`` (10) nodes even
+        spread evenly, fit warns likewise before the clustering's spend (a
+        :class:`~skdpx.exceptions.UtilityWarning`, "cannot support a useful
+        graph", from the DP row count and public parameters only: on 284
+        rows of breast cancer at epsilon 1, in 5 or 30 features).
         A fit whose graph keeps fewer than ``MIN_USEFUL_NODES`` (10) nodes,
         or ``n_clusters_`` if fewer, warns (a
         :class:`~skdpx.exceptions.UtilityWarning`, from the DP counts and
