@@ -586,20 +586,25 @@ def test_paths_are_the_shortest_under_the_querys_constraints(fitted, problem):
     X, _ = problem
     rec = fitted
     res = rec.explain(X[:200])
-    _, _, already, Q01, admissible, candidates = rec._search(X[:200])
-    found = rec._routes.search(Q01, skip=already, admissible=admissible, candidates=candidates)
-    np.testing.assert_array_equal(found.cost[~already], res.cost[~already])
+    _, Xc, already, Q01 = rec._queries(X[:200])
+    # each query at the tolerance it needed (the relaxation), on that tolerance's graph
+    found = rec._relaxed_search(Xc, Q01, already)
+    routed = res.success & ~already
+    np.testing.assert_array_equal(found.cost[routed], res.cost[routed])
+    np.testing.assert_array_equal(
+        np.asarray(rec.tolerance_levels_)[found.level[routed]], res.tolerance[routed])
     nodes = np.split(found.flat, np.cumsum(found.lengths)[:-1])
     checked = 0
-    for q in np.flatnonzero(res.success & ~already & (res.cost > 0))[:60]:
-        keep = diags(admissible[q].astype(float))
-        sub = keep @ rec.graph_ @ keep
+    for q in np.flatnonzero(routed & (res.cost > 0))[:60]:
+        graph = rec._levels[found.level[q]].graph
+        keep = diags(found.admissible[q].astype(float))
+        sub = keep @ graph @ keep
         sub.eliminate_zeros()
         dist = dijkstra(sub, directed=True, indices=found.starts[q])
-        assert res.cost[q] == pytest.approx(dist[candidates[q]].min(), rel=1e-9)
+        assert res.cost[q] == pytest.approx(dist[found.candidates[q]].min(), rel=1e-9)
         # the path's edge weights add up to its cost
         path = nodes[q]
-        assert sum(rec.graph_[a, b] for a, b in zip(path, path[1:])) == pytest.approx(
+        assert sum(graph[a, b] for a, b in zip(path, path[1:])) == pytest.approx(
             res.cost[q])
         checked += 1
     assert checked > 20
@@ -746,7 +751,9 @@ def test_candidates_are_judged_on_the_records_shown():
     # query's, some favourable centres fall below x0 + x2 = 1: they are not
     # that query's candidates, and every end point returned flips
     X, box, rec = _sum_fit()
-    _, _, already, _, admissible, candidates = rec._search(X[:300])
+    _, Xc, already, Q01 = rec._queries(X[:300])
+    found = rec._relaxed_search(Xc, Q01, already)
+    admissible, candidates = found.admissible, found.candidates
     graph_candidates = np.zeros(len(rec.cluster_centers_), dtype=bool)
     graph_candidates[rec.candidates_] = True
     assert (admissible & graph_candidates & ~candidates).any()
@@ -785,7 +792,10 @@ def test_an_end_point_that_no_longer_flips_is_a_failure(monkeypatch):
 
 def test_a_query_with_no_reachable_candidate_fails(problem):
     X, y = problem
-    rec = _rec(increasing_features=[0, 1], distance_threshold=0.05).fit(X, y)
+    # (no relaxation of the tolerance: relaxed, a candidate far below the query on
+    # x0 and x1 becomes admissible, and its record, set back up, is a one-hop path)
+    rec = _rec(increasing_features=[0, 1], distance_threshold=0.05,
+               max_tolerance=None).fit(X, y)
     res = rec.explain(X[:300])
     assert not res.success.all()
     failed = ~res.success

@@ -65,7 +65,7 @@ def _check_reasons(res):
 def test_no_admissible_node_says_so_with_the_tolerance(problem):
     X, _, box = problem
     # an immutable feature held to within 0 of the query: no noisy centre is admissible
-    rec = _fit(_rec(box, immutable_features=[2], tolerance=0.0), X)
+    rec = _fit(_rec(box, immutable_features=[2], tolerance=0.0, max_tolerance=None), X)
     res = rec.explain(_denied(box, X, 50))
     _check_reasons(res)
     assert not res.success.any()
@@ -154,9 +154,11 @@ def test_a_graph_too_small_warns_and_every_failure_says_so(problem):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rec.fit(X[:600])
-    small = [w for w in caught if issubclass(w.category, UtilityWarning)]
-    assert len(small) == 1, [str(w.message) for w in caught]
-    text = str(small[0].message)
+    utility = [str(w.message) for w in caught if issubclass(w.category, UtilityWarning)]
+    # one before the clustering's spend (from the DP row count), one after (the nodes)
+    assert len(utility) == 2, [str(w.message) for w in caught]
+    assert "cannot support a useful graph" in utility[0]
+    text = utility[1]
     k = len(rec.cluster_centers_)
     assert k < _privrecourse.MIN_USEFUL_NODES
     assert f"kept {k} of 200 centres" in text

@@ -204,3 +204,60 @@ def rules_adult(results):
                      _num(e["worst"], 2), _num(e["latent_share"], 2), str(checked),
                      str(e["broken"])])
     return header, rows
+
+
+def _histogram(counts):
+    return "; ".join(f"{k}: {v}" for k, v in counts.items()) or "none"
+
+
+def coverage_adult(results):
+    """PrivRecourse's success on Adult under issue 39's rules, per setting
+    (benchmarks/recourse_coverage.py): mean and worst over the secure fits."""
+    header = ["setting", "fits", "success (mean)", "worst fit", "success per fit",
+              "nodes (mean)", "favourable nodes (mean)", "path points breaking a rule",
+              "failures by reason (all fits)"]
+    rows = [[e["setting"], str(e["fits"]), _num(e["success"], 2), _num(e["worst"], 2),
+             ", ".join(f"{v:.2f}" for v in e["per_fit"]), f"{e['nodes']:.1f}",
+             f"{e['favourable_nodes']:.1f}", f"{e['broken']} of {e['path_points']}",
+             _histogram(e["reasons"])]
+            for e in results["adult"]["summary"]]
+    return header, rows
+
+
+def coverage_adult_tolerance(results):
+    """The tolerance each path needed, and the paths stepping back, per fit of the
+    default setting (with the step-by-step hold, and the same fit without it)."""
+    header = ["fit", "success", "paths by tolerance needed",
+              "paths whose education steps back (with the hold / without)",
+              "paths whose age steps back (with / without)"]
+    rows = []
+    for r in results["adult"]["rows"]:
+        if r["setting"] != "default":
+            continue
+        off = r["without_hold"]
+        rows.append([str(r["fit"]), _num(r["success"], 2), _histogram(r["tolerance_needed"]),
+                     f"{r['paths_education_steps_back']} / {off['paths_education_steps_back']}",
+                     f"{r['paths_age_steps_back']} / {off['paths_age_steps_back']}"])
+    return header, rows
+
+
+def coverage_cancer(results):
+    """PrivRecourse on breast cancer (284 private rows) at epsilon 1, per secure fit."""
+    header = ["features", "fit", "DP row count", "clusters", "nodes", "favourable nodes",
+              "success", "warned before the clustering's spend", "failures by reason"]
+    rows = [[str(r["features"]), str(r["fit"]), f"{r['n_rows_dp']:.0f}", str(r["n_clusters"]),
+             str(r["nodes"]), str(r["favourable_nodes"]), _num(r["success"], 2),
+             "yes" if r["warned_before_spend"] else "no", _histogram(r["reasons"])]
+            for r in results["breast_cancer"]["rows"]]
+    return header, rows
+
+
+def coverage_run(results):
+    """How a benchmarks/recourse_coverage.py run was made."""
+    run = results["run"]
+    rows = [["command", run["command"]], ["date (UTC)", run["date"]],
+            ["commit", str(run["commit"])],
+            ["runtime", f"{run['seconds'] / 60:.1f} min ({run['machine']['cpus']} cores, "
+                        "shared machine)"],
+            ["versions", ", ".join(f"{k} {v}" for k, v in run["versions"].items())]]
+    return ["", ""], rows

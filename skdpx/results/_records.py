@@ -393,6 +393,10 @@ class RecoursePaths(_QueryRecords, _Result):
     reason : str, None or sequence of str or None of length n, default=None
         Why each query has no path (``""`` or None where it has one); None:
         not reported. A query that succeeds cannot carry a reason.
+    tolerance : array-like of shape (n,), default=None
+        The tolerance each query's path needed (PrivRecourse relaxes it per
+        query, from ``tolerance`` up to ``max_tolerance``); NaN where not
+        reported or where the query has no path.
     query_records, counterfactual_records : pandas.DataFrame, default=None
         The queries and end points decoded to the original columns, units
         and categories, one row each; both or neither. Given them,
@@ -418,6 +422,7 @@ class RecoursePaths(_QueryRecords, _Result):
     success : ndarray of bool of shape (n,)
     reason : ndarray of object of shape (n,)
         str or None per query.
+    tolerance : ndarray of float of shape (n,)
     query_records, counterfactual_records, path_records : pandas.DataFrame or None
     feature_names : list of str
     meta : dict
@@ -439,13 +444,13 @@ class RecoursePaths(_QueryRecords, _Result):
     True
     """
 
-    _row_fields = ("queries", "paths", "cost", "success", "reason", "counterfactuals",
-                   "query_records", "counterfactual_records")
+    _row_fields = ("queries", "paths", "cost", "success", "reason", "tolerance",
+                   "counterfactuals", "query_records", "counterfactual_records")
     #: one row per path point, not per query: selected by :meth:`__getitem__` itself
     _static_fields = ("path_records",)
 
-    def __init__(self, queries, paths, *, cost, success, reason=None, counterfactuals=None,
-                 query_records=None, counterfactual_records=None, path_records=None,
+    def __init__(self, queries, paths, *, cost, success, reason=None, tolerance=None,
+                 counterfactuals=None, query_records=None, counterfactual_records=None, path_records=None,
                  feature_names=None, epsilon_spent, delta_spent, meta=None):
         n_features = None if feature_names is None else len(list(feature_names))
         self.queries = _as_float_2d("queries", queries, n_features)
@@ -470,6 +475,8 @@ class RecoursePaths(_QueryRecords, _Result):
             raise ValueError(f"reason[{i}] is {self.reason[i]!r} but query {i} has a path "
                              "(success=True): a reason says why a query has none; give "
                              "'' or None for it")
+        self.tolerance = _per_row("tolerance", np.nan if tolerance is None else tolerance, n,
+                                  dtype=float)
         if counterfactuals is None:
             counterfactuals = np.full((n, n_features), np.nan)
             for i in np.flatnonzero(self.success):
@@ -532,8 +539,8 @@ class RecoursePaths(_QueryRecords, _Result):
             points of ``counterfactual_records``: declared levels, integer
             columns integers), in the features otherwise. A query with no
             path has one row, itself. ``df.attrs["cost"]``,
-            ``df.attrs["success"]`` and ``df.attrs["reason"]`` hold the
-            query's.
+            ``df.attrs["success"]``, ``df.attrs["reason"]`` and
+            ``df.attrs["tolerance"]`` hold the query's.
 
         Raises
         ------
@@ -550,7 +557,7 @@ class RecoursePaths(_QueryRecords, _Result):
             raise ValueError("a feature named 'step' clashes with the step column")
         df.insert(0, "step", np.arange(len(df)))
         df.attrs.update(cost=float(self.cost[i]), success=bool(self.success[i]),
-                        reason=self.reason[i])
+                        reason=self.reason[i], tolerance=float(self.tolerance[i]))
         return df
 
     def to_frame(self, original=None):
@@ -637,6 +644,7 @@ class RecoursePaths(_QueryRecords, _Result):
             ("success", head.success),
             ("cost", head.cost),
             ("steps", np.array([len(p) - 1 for p in head.paths])),
+            ("tolerance", head.tolerance),
             ("changes", head._change_summaries()),
             ("reason", np.array(["" if r is None else r for r in head.reason], dtype=object)),
         ], f"changes: end point vs query, in {unit}; reason: why a query has no path"
