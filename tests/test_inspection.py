@@ -337,3 +337,45 @@ def test_divides_by_the_planning_count_never_len_X():
                                epsilon=np.inf)
     assert r.n_rows == 2 * len(_ROWS)
     np.testing.assert_allclose(r.average, (exact - 0.5) / 2 + 0.5, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# PartialDependenceDisplay
+# --------------------------------------------------------------------------
+def test_display_from_estimator_draws_noise_bands():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skdpx.inspection import PartialDependenceDisplay
+
+    df, _ = _frame()
+    model = _frame_model()
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    display = PartialDependenceDisplay.from_estimator(
+        model, df, ["age", "job", ("hours", "job")], bounds=_FRAME_BOUNDS,
+        categories=_FRAME_LEVELS, grid_resolution=5, epsilon=1.0, delta=1e-6,
+        accountant=ledger, random_state=0)
+    assert len(ledger.events) == 6  # a count and a Gaussian release per plot
+    assert display.axes_.shape == (3,) and display.feature_names[2] == ["hours", "job"]
+    first = display.pd_results[0]
+    # the band is average +- 1.645 std
+    top = display.bands_[0].get_paths()[0].vertices[:, 1]
+    expected = first.average[0] + 1.645 * first.std[0]
+    assert np.isclose(top.max(), expected.max(), atol=1e-3)
+    assert display.lines_[1] is None and display.bands_[2] is None
+    plt.close("all")
+
+
+def test_display_checks_every_entry_before_the_first_release():
+    from skdpx.inspection import PartialDependenceDisplay
+
+    df, _ = _frame()
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    with pytest.raises(ValueError, match="unknown feature"):
+        PartialDependenceDisplay.from_estimator(
+            _frame_model(), df, ["age", "nope"], bounds=_FRAME_BOUNDS,
+            categories=_FRAME_LEVELS, grid_resolution=5, accountant=ledger)
+    assert ledger.events == []
