@@ -203,7 +203,7 @@ def test_std_is_the_stated_formula():
     sigma = est.noise_multiplier_ * est.sensitivity_
     expected = np.sqrt(sigma ** 2 + ((est.average_ - 0.5) * s_n) ** 2) / n
     np.testing.assert_allclose(est.std_, expected)
-    assert s_n == pytest.approx(math.sqrt(2) / (0.05 * 0.5))
+    assert s_n == pytest.approx(math.sqrt(2) / (0.15 * 0.5))  # PD_COUNT_SHARE of epsilon
 
 
 # --------------------------------------------------------------------------
