@@ -381,3 +381,33 @@ def test_display_checks_every_entry_before_the_first_release():
             _frame_model(), df, ["age", "nope"], bounds=_FRAME_BOUNDS,
             categories=_FRAME_LEVELS, grid_resolution=5, accountant=ledger)
     assert ledger.events == []
+
+
+def test_pandas_categorical_dtype_reaches_the_black_box_as_it_came():
+    # a black box that reads the categorical dtype itself (HistGradientBoosting's
+    # categorical_features="from_dtype"): the rows reach it with their dtype
+    df, y = _frame(seed=3)
+    dtype = pd.CategoricalDtype(["a", "b", "c"])
+    df["job"] = df["job"].astype(dtype)
+    model = HistGradientBoostingClassifier(categorical_features="from_dtype",
+                                           max_iter=20).fit(df, y)
+    rows = _frame(n=300, seed=4)[0].astype({"job": dtype})
+    r = partial_dependence(model, rows, "job", bounds=_FRAME_BOUNDS,
+                           categories=_FRAME_LEVELS, epsilon=np.inf)
+    manual = [model.predict_proba(rows.assign(job=pd.Categorical([level] * len(rows),
+                                                                 dtype=dtype)))[:, 1].mean()
+              for level in ["a", "b", "c"]]
+    np.testing.assert_allclose(r.average[0], manual, atol=1e-12)
+
+
+def test_no_bounds_needed_but_the_grid_features_nothing_estimated():
+    df, _ = _frame()
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category=UserWarning)  # no DP-bounds warning
+        warnings.filterwarnings("ignore", message=".*seed.*")
+        warnings.filterwarnings("ignore", message=".*random_state.*")
+        r = partial_dependence(_frame_model(), df, "age", bounds={"age": (18, 80)},
+                               categories=_FRAME_LEVELS, grid_resolution=4, epsilon=1.0,
+                               delta=1e-6, accountant=ledger, random_state=0)
+    assert len(ledger.events) == 2 and r.average.shape == (1, 4)
