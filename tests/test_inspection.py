@@ -411,3 +411,30 @@ def test_no_bounds_needed_but_the_grid_features_nothing_estimated():
                                categories=_FRAME_LEVELS, grid_resolution=4, epsilon=1.0,
                                delta=1e-6, accountant=ledger, random_state=0)
     assert len(ledger.events) == 2 and r.average.shape == (1, 4)
+
+
+def test_dataframe_rows_reach_the_black_box_as_they_came_missing_values_too():
+    # a missing categorical value stays missing (the black box handles it), as in
+    # scikit-learn's "brute" method: the rows are not re-encoded
+    df, y = _frame(seed=5)
+    dtype = pd.CategoricalDtype(["a", "b", "c"])
+    df["job"] = df["job"].astype(dtype)
+    model = HistGradientBoostingClassifier(categorical_features="from_dtype",
+                                           max_iter=20).fit(df, y)
+    rows = _frame(n=400, seed=6)[0].astype({"job": dtype})
+    rows.loc[rows.index[::3], "job"] = np.nan
+    r = partial_dependence(model, rows, "hours", bounds=_FRAME_BOUNDS,
+                           categories=_FRAME_LEVELS, grid_resolution=4, epsilon=np.inf)
+    exact = sk_partial_dependence(model, rows, ["hours"], kind="average", method="brute",
+                                  custom_values={"hours": r.grid_values[0]})["average"]
+    np.testing.assert_allclose(r.average, exact, atol=1e-12)
+
+
+def test_a_declared_level_outside_the_categorical_dtype_is_refused():
+    df, _ = _frame()
+    df["job"] = df["job"].astype(pd.CategoricalDtype(["a", "b", "c"]))
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    with pytest.raises(ValueError, match="not among"):
+        partial_dependence(_frame_model(), df, "job", bounds=_FRAME_BOUNDS,
+                           categories={"job": ["a", "b", "c", "d"]}, accountant=ledger)
+    assert ledger.events == []

@@ -32,9 +32,15 @@ one row's centred vector: L2 sensitivity ``sqrt(G K) (hi - lo) / 2``. Under
 replace-one it changes by the difference of two rows' vectors, each
 coordinate in ``[-(hi - lo), hi - lo]``: sensitivity ``sqrt(G K) (hi -
 lo)``, twice as much (and the number of rows is public by the relation: no
-count is released). Centring costs nothing and halves the add-or-remove
+count is released). Centring costs nothing and lowers the add-or-remove
 sensitivity of the plain sum (whose rows' vectors have norms up to ``sqrt(G
-K) max(|lo|, |hi|)``); it also makes the count's noise matter less (below).
+K) max(|lo|, |hi|)``: twice as much for probabilities); it also makes the
+count's noise matter less (below).
+
+**The rows the black box sees.** A DataFrame's rows reach the black box as
+they came (the same columns, dtypes and missing values), with the grid
+feature(s) set to each grid value, as scikit-learn's "brute" method does;
+an array's rows are the validated float rows.
 
 **Standard deviation.** ``std`` is the noise's, from public facts and DP
 outputs only: the sum's noise ``sigma = noise_multiplier * sensitivity``
@@ -65,8 +71,9 @@ from sklearn.utils import Bunch
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions, is_classifier
 from ..base import DPEstimator, FitData
-from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, COUNT_SHARE, EstimatorLedger, NonPrivateDpEvent, SpendPlan,
-                       calibrate_noise, check_bounds, gaussian_event, gaussian_release)
+from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, COUNT_SHARE, EstimatorLedger,
+                       NonPrivateDpEvent, SpendPlan, calibrate_noise, check_bounds,
+                       gaussian_event, gaussian_release)
 from ..utils._blackbox import BlackBoxOutputError, check_output, finite_rows, map_rows
 from ..utils._tables import validate_table
 
@@ -217,7 +224,7 @@ class _PartialDependence(DPEstimator):
     def _grid(self, features, lower, upper):
         """The public grid: encoded columns set, their values (G, width), grid_values."""
         schema = self.schema_
-        columns, axes, values = [], [], []
+        columns, axes, values, labels = [], [], [], []
         for f in features:
             try:
                 block = schema.indices([f], "features")
@@ -226,6 +233,7 @@ class _PartialDependence(DPEstimator):
             position = next(i for i, (_, idx) in enumerate(schema.groups)
                             if np.array_equal(idx, block))
             name = schema.groups[position][0]
+            labels.append(schema.columns[position])
             if schema.categorical[block].all():
                 levels = list(schema.encoder._levels[schema.columns[position]])
                 axes.append(np.eye(len(block)))
@@ -248,11 +256,13 @@ class _PartialDependence(DPEstimator):
             columns.append(block)
         if len(axes) == 1:
             encoded = axes[0]
+            points = [(v,) for v in values[0]]
         else:  # the product grid, the first feature's values varying slowest
             a, b = axes
             encoded = np.concatenate([np.repeat(a, len(b), axis=0), np.tile(b, (len(a), 1))],
                                      axis=1)
-        return np.concatenate(columns), encoded, values
+            points = [(u, v) for u in values[0] for v in values[1]]
+        return np.concatenate(columns), encoded, values, labels, points
 
     def _validate_fit(self, X, y):
         if self.kind != "average":
@@ -260,12 +270,16 @@ class _PartialDependence(DPEstimator):
                              "private row and are not released; only kind='average' is. "
                              "Nothing was spent.")
         features = self._feature_list()
+        frame = X
         X = validate_table(self, X, reset=True, categories=self.categories)
         self._require_delta("partial_dependence's Gaussian release")
         method, (lo, hi) = _output_range(self.estimator, self.response_method,
                                          self.output_bounds)
         lower, upper = self._declared_bounds()
-        columns, grid, values = self._grid(features, lower, upper)
+        columns, grid, values, labels, points = self._grid(features, lower, upper)
+        frame = frame if self.schema_.kind == "frame" else None
+        if frame is not None:
+            _check_levels_in_dtypes(frame, labels, values, self.schema_)
         # the black box on public points: the schema's probe point with the feature(s)
         # set to every grid value (never a private row); a failure there is a fact
         # about the black box, refused before anything is spent
@@ -275,7 +289,8 @@ class _PartialDependence(DPEstimator):
         n_outputs = out.shape[1]
         return FitData(X, extra={"method": method, "range": (lo, hi), "columns": columns,
                                  "grid": grid, "grid_values": values,
-                                 "n_outputs": n_outputs})
+                                 "n_outputs": n_outputs, "frame": frame, "labels": labels,
+                                 "points": points})
 
     def _outputs(self, method, rows, n_rows, *, public=False):
         """The black box's outputs (n_rows, K): K = 1 for a binary classifier's positive
@@ -349,18 +364,39 @@ class _PartialDependence(DPEstimator):
         X, extra = data.X, data.extra
         method, (lo, hi) = extra["method"], extra["range"]
         columns, grid, K = extra["columns"], extra["grid"], extra["n_outputs"]
+        frame = extra.get("frame")
         centre = (lo + hi) / 2.0
         fill = np.full(K, centre)
         sums = np.zeros((len(grid), K))
+
+        def add(g, block, rows_of):
+            # a row the black box fails on (raises, NaN) gets the middle of the range
+            out = map_rows(lambda idx: self._outputs(method, rows_of(block, idx), len(idx)),
+                           len(rows_of(block, None)), fill=fill, row_ok=finite_rows)
+            sums[g] += (np.clip(out, lo, hi) - centre).sum(axis=0)
+
+        if frame is not None:
+            # the rows as they came (columns, dtypes, missing values), the grid
+            # feature(s) set to each grid value: scikit-learn's "brute" method
+            def rows_of(block, idx):
+                return block if idx is None else block.iloc[idx]
+
+            for rows in row_slices(frame.shape[0], X.shape[1] * 2):
+                block = frame.iloc[rows].copy()
+                for g, point in enumerate(extra["points"]):
+                    for label, value in zip(extra["labels"], point):
+                        block[label] = _constant_column(block[label], value)
+                    add(g, block, rows_of)
+            return sums
+
+        def decoded(block, idx):
+            return block if idx is None else self.schema_.decode(block[idx])
+
         for rows in row_slices(X.shape[0], X.shape[1] * 2):
             block = np.array(X[rows], dtype=float)
             for g, point in enumerate(grid):
                 block[:, columns] = point
-                # a row the black box fails on (raises, NaN) gets the middle of the range
-                out = map_rows(lambda idx, b=block: self._outputs(
-                    method, self.schema_.decode(b[idx]), len(idx)), len(block),
-                    fill=fill, row_ok=finite_rows)
-                sums[g] += (np.clip(out, lo, hi) - centre).sum(axis=0)
+                add(g, block, decoded)
         return sums
 
     def _private_fit(self, data, plan, commitment, noise):
@@ -385,6 +421,37 @@ class _PartialDependence(DPEstimator):
         self.sensitivity_ = plan.sensitivity
         self.response_method_ = extra["method"]
         self.output_bounds_ = (lo, hi)
+
+
+def _constant_column(column, value):
+    """``value`` on every row of ``column`` (a pandas Series), in the column's dtype."""
+    import pandas as pd
+
+    n, dtype = len(column), column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(np.full(n, dtype.categories.get_loc(value)),
+                                         dtype=dtype)
+    if getattr(dtype, "kind", "O") in "biuf":
+        return np.full(n, value, dtype=dtype)
+    return np.full(n, value, dtype=object)
+
+
+def _check_levels_in_dtypes(frame, labels, values, schema):
+    """Refuse (nothing spent) a declared level its column's pandas categorical dtype lacks.
+
+    The dtype is public (the schema's); a level outside it could not be set on the rows.
+    """
+    import pandas as pd
+
+    for label, grid in zip(labels, values):
+        dtype = frame[label].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            missing = [v for v in grid if v not in set(dtype.categories)]
+            if missing:
+                raise ValueError(
+                    f"features: the declared levels {missing} of {label!r} are not among "
+                    f"its pandas categorical dtype's categories; declare the dtype's levels "
+                    "(or convert the column). Nothing was spent.")
 
 
 def partial_dependence(estimator, X, features, *, response_method="auto", grid_resolution=100,
