@@ -8,8 +8,8 @@ def summary(results):
     """Per epsilon (per feature): mean absolute error, mean std, coverage of +-1.645 std."""
     header = ["epsilon per feature", "grid points x releases", "MAE to the exact curve",
               "mean std", "exact within +-1.645 std"]
-    rows = [[f"{r['epsilon']:g}", f"{r['grid_points']:,}", f"{r['mae']:.4f}",
-             f"{r['mean_std']:.4f}", f"{r['coverage']:.1%}"] for r in results["rows"]]
+    rows = [[f"{r['epsilon']:g}", f"{r['grid_points']:,}", f"{r['mae']:.2g}",
+             f"{r['mean_std']:.2g}", f"{r['coverage']:.1%}"] for r in results["rows"]]
     return header, rows
 
 
@@ -23,7 +23,7 @@ def by_feature(results):
         maes = [r["mae_by_feature"][f["feature"]] for r in results["rows"]]
         rows.append([f["feature"], f["kind"], f["grid_points"],
                      f"{min(f['exact']):.3f} - {max(f['exact']):.3f}"]
-                    + [f"{m:.4f}" for m in maes])
+                    + [f"{m:.2g}" for m in maes])
     return header, rows
 
 
