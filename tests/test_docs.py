@@ -39,7 +39,7 @@ def _api_entries():
 PUBLIC_MODULES = ["skdpx", "skdpx.base", "skdpx.privacy", "skdpx.model_selection", "skdpx.attacks",
                   "skdpx.datasets", "skdpx.explain", "skdpx.recourse", "skdpx.metrics",
                   "skdpx.locally_linear", "skdpx.counterfactual", "skdpx.preprocessing",
-                  "skdpx.results"]
+                  "skdpx.results", "skdpx.inspection"]
 
 
 @pytest.mark.parametrize("module", PUBLIC_MODULES)
