@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.linalg import hadamard
 from scipy.special import log_softmax
+from scipy.stats import qmc
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -53,6 +54,9 @@ _DIRECTION_ROWS = 50_000
 #: the latent cube (0, 1)^K) from the prototype, along the j-th of the +-rows of a
 #: Hadamard matrix (farther on each further cycle through them)
 _RESTART_RADIUS = 0.3
+#: the latent search's public starting points besides the prototype: the cube's
+#: corners along the +-rows of a Hadamard matrix, and this many Sobol points
+_SOBOL_PROBES = 32
 #: weight (times beta) of the push away from a query's earlier finds
 _DIVERSITY = 1.0
 #: two candidates of one query closer than this (scaled units) are one counterfactual
@@ -907,6 +911,52 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         cf[rows, 0], stage[rows, 0] = point[good], by[ok][good]
         return cf, stage
 
+    def _latent_probes(self):
+        """Public latent points (m, K) the search may start from besides the prototype.
+
+        Corners of the latent cube along the +-rows of a Hadamard matrix
+        (spread evenly over the corners) and the first ``_SOBOL_PROBES``
+        points of an unscrambled Sobol sequence (spread evenly inside).
+        Public and deterministic: they read nothing.
+        """
+        K = self.latent_dim
+        size = 1 << max(int(np.ceil(np.log2(K))), 0)
+        rows = hadamard(size)[:, :K].astype(float)
+        corners = (1.0 + np.vstack([rows, -rows])) / 2.0
+        inside = qmc.Sobol(K, scramble=False).random(_SOBOL_PROBES)  # a power of 2: balanced
+        return np.unique(np.vstack([corners, inside]), axis=0)
+
+    def _latent_start(self, Q, target):
+        """Where each query's latent search starts (n, K): its prototype or a public probe.
+
+        The desired class's DP prototype and every :meth:`_latent_probes`
+        point are decoded, made to keep the query's constraints, projected
+        and shown to the black box in one call. The start is the decoded
+        point closest to the query that the black box puts in the desired
+        class, else the one with the highest score for that class (the
+        prototype when it ties). Post-processing of the DP decoder and
+        prototypes, the public probes, black box and query: free.
+        """
+        n, K = len(Q), self.latent_dim
+        scaler = self._scaler()
+        rho = self.prototypes_[target]
+        probes = self._latent_probes()
+        codes = np.concatenate([rho[:, None, :], np.broadcast_to(probes, (n, *probes.shape))],
+                               axis=1)  # (n, 1 + m, K): the prototype first
+        c = codes.shape[1]
+        Qc = np.repeat(Q, c, axis=0)
+        points = self._project(scaler.inverse_transform(
+            self.autoencoder_.decode(codes.reshape(n * c, K))), Qc)
+        wanted = np.repeat(self.classes_[target], c)
+        hit = (self._predict(points) == wanted).reshape(n, c)
+        score = self._scores(points)[np.arange(n * c), np.repeat(target, c)].reshape(n, c)
+        dist = np.linalg.norm((scaler.transform(points) - scaler.transform(Qc))
+                              * self.rules_.weights, axis=1).reshape(n, c)
+        # a hit: the closest; no hit: the highest score (argmax keeps the prototype on ties)
+        key = np.where(hit, -dist, -np.inf)
+        pick = np.where(hit.any(axis=1), np.argmax(key, axis=1), np.argmax(score, axis=1))
+        return codes[np.arange(n), pick]
+
     def _restarts(self, k):
         """Offsets (k, K) of the starts of a query's k latent searches from its start.
 
@@ -1125,7 +1175,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         Q_probe = np.repeat(Qs, 2 * K + 1, axis=0)
         wanted = self.classes_[target]
         rho = self.prototypes_[target]
-        delta = self.init_blend * (ae.encode(Qs) - rho)
+        origin = self._latent_start(Q, target)
+        delta = origin - rho + self.init_blend * (ae.encode(Qs) - origin)
         if start is not None:
             delta = np.clip(rho + delta + start, 0.0, 1.0) - rho
         m, v = np.zeros((n, K)), np.zeros((n, K))
