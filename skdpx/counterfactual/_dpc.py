@@ -51,7 +51,7 @@ _INPUT_ROUNDS = 5
 _DIRECTION_STEPS = 10
 _DIRECTION_ROWS = 50_000
 #: n_counterfactuals > 1: the j-th latent search (j >= 1) starts this far (L2, in
-#: the latent cube (0, 1)^K) from the prototype, along the j-th of the +-rows of a
+#: the latent cube (0, 1)^K) from the first's start, along the j-th of the +-rows of a
 #: Hadamard matrix (farther on each further cycle through them)
 _RESTART_RADIUS = 0.3
 #: the latent search's public starting points besides the prototype: the cube's
@@ -114,8 +114,12 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
        unprotected;
     3. for a query q and a desired class s, the search minimises
        ``alpha CE(f(dec(rho_s + delta)), s) + beta ||dec(rho_s + delta) - q||
-       + gamma ||delta||`` over the latent perturbation delta, from
-       ``rho_s``. The black box's smooth signal (``predict_proba``, else
+       + gamma ||delta||`` over the latent perturbation delta. It starts
+       from ``rho_s`` or, where the decoded prototype is not in class s or
+       a public latent probe (a corner of the latent cube along a Hadamard
+       row, or a Sobol point) decodes into class s closer to the query,
+       from the closest such probe (none in class s: the best-scoring of
+       them and the prototype). The black box's smooth signal (``predict_proba``, else
        ``decision_function``; a predict-only black box is steered by the
        DP prototypes' own surrogate) enters through the cross-entropy,
        whose gradient is estimated by central finite differences in the
@@ -232,8 +236,9 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
     learning_rate : float, default=0.05
         Step size of the search (Adam, in the latent space).
     init_blend : float in [0, 1], default=0.0
-        Where the search starts: ``(1 - init_blend) rho_s + init_blend
-        enc(q)``; 0 is the paper's start at the prototype.
+        Where the search starts: ``(1 - init_blend) o + init_blend
+        enc(q)``, with ``o`` the prototype ``rho_s`` or the public latent
+        probe chosen for the query (step 3); 0 starts at ``o``.
     desired_class : "opposite" or a class label, default="opposite"
         "opposite": the class the black box does not predict for the query
         (multi-class: the most probable of the others, the paper's
@@ -287,8 +292,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         to the bounds).
     n_counterfactuals : int, default=1
         Counterfactuals per query, as DiCE's ``total_CFs``: the latent
-        search runs this many times per query (the first from the
-        prototype, the others from points spread around it, each pushed
+        search runs this many times per query (the first from its start,
+        step 3, the others from points spread around it, each pushed
         away from the query's earlier finds by a term ``-beta ||x - c||``
         of its loss, ``c`` the nearest earlier find), and the
         distinct finds are returned, the closest first
@@ -731,9 +736,11 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         The search runs in stages (``found_by``), each only for the queries
         the earlier ones found nothing for:
 
-        - "latent": the latent search from the desired class's DP prototype
-          (``n_counterfactuals`` searches per query, the first from the
-          prototype, the others from points around it) keeps the closest
+        - "latent": the latent search from the desired class's DP prototype,
+          or from the public latent probe that the black box puts in the
+          desired class closest to the query (``n_counterfactuals``
+          searches per query, the first from there, the others from points
+          around it) keeps the closest
           point the black box puts in the desired class; each is then
           brought as close to the query as the segment between them allows;
         - "prototype segment": the closest such point on the segment from
@@ -960,7 +967,7 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
     def _restarts(self, k):
         """Offsets (k, K) of the starts of a query's k latent searches from its start.
 
-        The first is 0 (the paper's start); the others go ``_RESTART_RADIUS``
+        The first is 0 (:meth:`_latent_start`); the others go ``_RESTART_RADIUS``
         along the +-rows of a Hadamard matrix (directions spread evenly over
         the latent cube's corners), farther on each further cycle. Public
         and deterministic.
