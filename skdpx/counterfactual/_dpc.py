@@ -942,27 +942,33 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         point closest to the query that the black box puts in the desired
         class, else the one with the highest score for that class (the
         prototype when it ties). Post-processing of the DP decoder and
-        prototypes, the public probes, black box and query: free.
+        prototypes, the public probes, black box and query: free. Queries
+        go in chunks of at most ``_DIRECTION_ROWS`` black-box rows.
         """
         n, K = len(Q), self.latent_dim
         scaler = self._scaler()
-        rho = self.prototypes_[target]
         probes = self._latent_probes()
-        codes = np.concatenate([rho[:, None, :], np.broadcast_to(probes, (n, *probes.shape))],
-                               axis=1)  # (n, 1 + m, K): the prototype first
-        c = codes.shape[1]
-        Qc = np.repeat(Q, c, axis=0)
-        points = self._project(scaler.inverse_transform(
-            self.autoencoder_.decode(codes.reshape(n * c, K))), Qc)
-        wanted = np.repeat(self.classes_[target], c)
-        hit = (self._predict(points) == wanted).reshape(n, c)
-        score = self._scores(points)[np.arange(n * c), np.repeat(target, c)].reshape(n, c)
-        dist = np.linalg.norm((scaler.transform(points) - scaler.transform(Qc))
-                              * self.rules_.weights, axis=1).reshape(n, c)
-        # a hit: the closest; no hit: the highest score (argmax keeps the prototype on ties)
-        key = np.where(hit, -dist, -np.inf)
-        pick = np.where(hit.any(axis=1), np.argmax(key, axis=1), np.argmax(score, axis=1))
-        return codes[np.arange(n), pick]
+        c = 1 + len(probes)
+        out = np.empty((n, K))
+        chunk = max(1, _DIRECTION_ROWS // c)
+        for lo in range(0, n, chunk):
+            rows = slice(lo, min(lo + chunk, n))
+            k, tk = rows.stop - rows.start, target[rows]
+            codes = np.concatenate([self.prototypes_[tk][:, None, :],
+                                    np.broadcast_to(probes, (k, *probes.shape))],
+                                   axis=1)  # (k, c, K): the prototype first
+            Qc = np.repeat(Q[rows], c, axis=0)
+            points = self._project(scaler.inverse_transform(
+                self.autoencoder_.decode(codes.reshape(k * c, K))), Qc)
+            hit = (self._predict(points) == np.repeat(self.classes_[tk], c)).reshape(k, c)
+            score = self._scores(points)[np.arange(k * c), np.repeat(tk, c)].reshape(k, c)
+            dist = np.linalg.norm((scaler.transform(points) - scaler.transform(Qc))
+                                  * self.rules_.weights, axis=1).reshape(k, c)
+            # a hit: the closest; no hit: the highest score (argmax: the prototype on ties)
+            key = np.where(hit, -dist, -np.inf)
+            pick = np.where(hit.any(axis=1), np.argmax(key, axis=1), np.argmax(score, axis=1))
+            out[rows] = codes[np.arange(k), pick]
+        return out
 
     def _restarts(self, k):
         """Offsets (k, K) of the starts of a query's k latent searches from its start.
