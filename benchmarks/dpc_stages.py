@@ -21,7 +21,7 @@ Paper (Yang et al. 2022, Table 2): flip ratio 0.918 at epsilon 0.025.
 Saves benchmarks/results/dpc_stages.json (settings, seeds, per-seed figures,
 the run's commit, date, versions).
 
-Run: python benchmarks/dpc_stages.py [--seeds 10] [--queries 300] [--epsilon 0.025]
+Run: python benchmarks/dpc_stages.py [--seeds 10] [--first-seed 0] [--queries 300] [--epsilon 0.025]
 (about 30 s per seed on 2 shared cores)
 """
 
@@ -68,6 +68,8 @@ def perturbation_probe(dpc, queries, result):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="DPC seeds (0..N-1)")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds FIRST..FIRST+N-1 (e.g. 10: seeds not used in development)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--epsilon", type=float, default=0.025)
     parser.add_argument("--out", default="dpc_stages.json")
@@ -83,7 +85,7 @@ def main(argv=None):
     head = "".join(f"{s:>19}" for s in STAGES)
     print(f"{'seed':>4}{head}{'without perturb.':>18}  (flip ratio / avg dist / plausibility)")
     seeds = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         dpc = DPCounterfactualGenerator(model, epsilon=args.epsilon, bounds=enc.bounds,
                                         allow_perturbations=True, random_state=seed).fit(X)
         result = dpc.explain(queries)
@@ -124,6 +126,7 @@ def main(argv=None):
             print(f"{stage:>18}: avg dist {summary[f'{stage} avg_dist']:.3f}, plausibility "
                   f"{summary[f'{stage} plausibility']:.3f}")
     save(args.out, {"settings": {"epsilon": eps_key(args.epsilon), "seeds": args.seeds,
+                                 "first_seed": args.first_seed,
                                  "queries": args.queries, "query_seed": 0,
                                  "ae_method": "dpsgd", "allow_perturbations": True},
                     "summary": summary, "per_seed": seeds}, started)

@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.linalg import hadamard
 from scipy.special import log_softmax
+from scipy.stats import qmc
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -50,9 +51,12 @@ _INPUT_ROUNDS = 5
 _DIRECTION_STEPS = 10
 _DIRECTION_ROWS = 50_000
 #: n_counterfactuals > 1: the j-th latent search (j >= 1) starts this far (L2, in
-#: the latent cube (0, 1)^K) from the prototype, along the j-th of the +-rows of a
+#: the latent cube (0, 1)^K) from the first's start, along the j-th of the +-rows of a
 #: Hadamard matrix (farther on each further cycle through them)
 _RESTART_RADIUS = 0.3
+#: the latent search's public starting points besides the prototype: the cube's
+#: corners along the +-rows of a Hadamard matrix, and this many Sobol points
+_SOBOL_PROBES = 32
 #: weight (times beta) of the push away from a query's earlier finds
 _DIVERSITY = 1.0
 #: two candidates of one query closer than this (scaled units) are one counterfactual
@@ -110,8 +114,12 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
        unprotected;
     3. for a query q and a desired class s, the search minimises
        ``alpha CE(f(dec(rho_s + delta)), s) + beta ||dec(rho_s + delta) - q||
-       + gamma ||delta||`` over the latent perturbation delta, from
-       ``rho_s``. The black box's smooth signal (``predict_proba``, else
+       + gamma ||delta||`` over the latent perturbation delta. It starts
+       from ``rho_s`` or, where the decoded prototype is not in class s or
+       a public latent probe (a corner of the latent cube along a Hadamard
+       row, or a Sobol point) decodes into class s closer to the query,
+       from the closest such probe (none in class s: the best-scoring of
+       them and the prototype). The black box's smooth signal (``predict_proba``, else
        ``decision_function``; a predict-only black box is steered by the
        DP prototypes' own surrogate) enters through the cross-entropy,
        whose gradient is estimated by central finite differences in the
@@ -228,8 +236,9 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
     learning_rate : float, default=0.05
         Step size of the search (Adam, in the latent space).
     init_blend : float in [0, 1], default=0.0
-        Where the search starts: ``(1 - init_blend) rho_s + init_blend
-        enc(q)``; 0 is the paper's start at the prototype.
+        Where the search starts: ``(1 - init_blend) o + init_blend
+        enc(q)``, with ``o`` the prototype ``rho_s`` or the public latent
+        probe chosen for the query (step 3); 0 starts at ``o``.
     desired_class : "opposite" or a class label, default="opposite"
         "opposite": the class the black box does not predict for the query
         (multi-class: the most probable of the others, the paper's
@@ -288,8 +297,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         to the bounds).
     n_counterfactuals : int, default=1
         Counterfactuals per query, as DiCE's ``total_CFs``: the latent
-        search runs this many times per query (the first from the
-        prototype, the others from points spread around it, each pushed
+        search runs this many times per query (the first from its start,
+        step 3, the others from points spread around it, each pushed
         away from the query's earlier finds by a term ``-beta ||x - c||``
         of its loss, ``c`` the nearest earlier find), and the
         distinct finds are returned, the closest first
@@ -732,9 +741,11 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         The search runs in stages (``found_by``), each only for the queries
         the earlier ones found nothing for:
 
-        - "latent": the latent search from the desired class's DP prototype
-          (``n_counterfactuals`` searches per query, the first from the
-          prototype, the others from points around it) keeps the closest
+        - "latent": the latent search from the desired class's DP prototype,
+          or from the public latent probe that the black box puts in the
+          desired class closest to the query (``n_counterfactuals``
+          searches per query, the first from there, the others from points
+          around it) keeps the closest
           point the black box puts in the desired class; each is then
           brought as close to the query as the segment between them allows;
         - "prototype segment": the closest such point on the segment from
@@ -912,10 +923,62 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         cf[rows, 0], stage[rows, 0] = point[good], by[ok][good]
         return cf, stage
 
+    def _latent_probes(self):
+        """Public latent points (m, K) the search may start from besides the prototype.
+
+        Corners of the latent cube along the +-rows of a Hadamard matrix
+        (spread evenly over the corners) and the first ``_SOBOL_PROBES``
+        points of an unscrambled Sobol sequence (spread evenly inside).
+        Public and deterministic: they read nothing.
+        """
+        K = self.latent_dim
+        size = 1 << max(int(np.ceil(np.log2(K))), 0)
+        rows = hadamard(size)[:, :K].astype(float)
+        corners = (1.0 + np.vstack([rows, -rows])) / 2.0
+        inside = qmc.Sobol(K, scramble=False).random(_SOBOL_PROBES)  # a power of 2: balanced
+        return np.unique(np.vstack([corners, inside]), axis=0)
+
+    def _latent_start(self, Q, target):
+        """Where each query's latent search starts (n, K): its prototype or a public probe.
+
+        The desired class's DP prototype and every :meth:`_latent_probes`
+        point are decoded, made to keep the query's constraints, projected
+        and shown to the black box in one call. The start is the decoded
+        point closest to the query that the black box puts in the desired
+        class, else the one with the highest score for that class (the
+        prototype when it ties). Post-processing of the DP decoder and
+        prototypes, the public probes, black box and query: free. Queries
+        go in chunks of at most ``_DIRECTION_ROWS`` black-box rows.
+        """
+        n, K = len(Q), self.latent_dim
+        scaler = self._scaler()
+        probes = self._latent_probes()
+        c = 1 + len(probes)
+        out = np.empty((n, K))
+        chunk = max(1, _DIRECTION_ROWS // c)
+        for lo in range(0, n, chunk):
+            rows = slice(lo, min(lo + chunk, n))
+            k, tk = rows.stop - rows.start, target[rows]
+            codes = np.concatenate([self.prototypes_[tk][:, None, :],
+                                    np.broadcast_to(probes, (k, *probes.shape))],
+                                   axis=1)  # (k, c, K): the prototype first
+            Qc = np.repeat(Q[rows], c, axis=0)
+            points = self._project(scaler.inverse_transform(
+                self.autoencoder_.decode(codes.reshape(k * c, K))), Qc)
+            hit = (self._predict(points) == np.repeat(self.classes_[tk], c)).reshape(k, c)
+            score = self._scores(points)[np.arange(k * c), np.repeat(tk, c)].reshape(k, c)
+            dist = np.linalg.norm((scaler.transform(points) - scaler.transform(Qc))
+                                  * self.rules_.weights, axis=1).reshape(k, c)
+            # a hit: the closest; no hit: the highest score (argmax: the prototype on ties)
+            key = np.where(hit, -dist, -np.inf)
+            pick = np.where(hit.any(axis=1), np.argmax(key, axis=1), np.argmax(score, axis=1))
+            out[rows] = codes[np.arange(k), pick]
+        return out
+
     def _restarts(self, k):
         """Offsets (k, K) of the starts of a query's k latent searches from its start.
 
-        The first is 0 (the paper's start); the others go ``_RESTART_RADIUS``
+        The first is 0 (:meth:`_latent_start`); the others go ``_RESTART_RADIUS``
         along the +-rows of a Hadamard matrix (directions spread evenly over
         the latent cube's corners), farther on each further cycle. Public
         and deterministic.
@@ -1130,7 +1193,8 @@ class DPCounterfactualGenerator(ActionabilityMixin, BlackBoxMixin, TransformerMi
         Q_probe = np.repeat(Qs, 2 * K + 1, axis=0)
         wanted = self.classes_[target]
         rho = self.prototypes_[target]
-        delta = self.init_blend * (ae.encode(Qs) - rho)
+        origin = self._latent_start(Q, target)
+        delta = origin - rho + self.init_blend * (ae.encode(Qs) - origin)
         if start is not None:
             delta = np.clip(rho + delta + start, 0.0, 1.0) - rho
         m, v = np.zeros((n, K)), np.zeros((n, K))
