@@ -50,10 +50,13 @@ settings, seeds, date, runtime and versions to
 Run: python benchmarks/recourse_adult.py [--queries 500] [--seeds 3] [--synth]
 
 Runtime: the saved results (``--queries 200 --seeds 2``, DP-SD not run:
-smartnoise-synth is not installed) took 24 minutes (1,433 s) on a shared
-2-core machine, under nice -n 10 next to other jobs (about a third of a
-core; 14 minutes for the first seed). The default run (500 queries, 3
-seeds) was stopped: at that pace it would take well over 40 minutes here.
+smartnoise-synth is not installed) took 21.5 minutes (1,290 s) on a shared
+2-core machine, under nice -n 10 next to other jobs (load average about 5;
+10 minutes for the first seed). Most of it is the density weights of the
+two fully connected 2,000-row graphs (FACE and the baseline) per seed and
+setting. The default run (500 queries, 3 seeds) was not made: at that pace
+it would take well over 40 minutes here. ``recourse_density.py`` takes the
+same seeds further: PDensity per KDE bandwidth and the gap to FACE.
 """
 
 import argparse

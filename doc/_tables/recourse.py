@@ -261,3 +261,219 @@ def coverage_run(results):
                         "shared machine)"],
             ["versions", ", ".join(f"{k} {v}" for k, v in run["versions"].items())]]
     return ["", ""], rows
+
+
+# ---------------------------------------------------------------- recourse_density.json
+#: the paper's Table 2 (Adult, no constraints): published Den, Dist and yNN, not measured
+PAPER_TABLE2 = {"FACE": (2.38, 0.0, 0.79), "Baseline": (-0.34, 0.21, 0.13),
+                "DP-SD": (2.15, 0.15, 0.78), "PrivRecourse": (2.25, 0.01, 0.94)}
+#: the methods of recourse_density.json as the pages name them
+DENSITY_METHODS = {
+    "FACE": "FACE (rows, not DP)", "Baseline": "Noisy rows (baseline)",
+    "PrivRecourse": "PrivRecourse",
+    "PrivRecourse (integer schema)": "PrivRecourse, integer columns declared",
+    "k-means, not DP": "exact k-means (means, not DP)",
+    "k-means, not DP (integer schema)": "exact k-means, integer columns declared",
+    "k-means medoids (rows), not DP": "exact k-means medoids (rows, not DP)",
+}
+
+
+def _density_entry(results, method, family=None, param=None):
+    for e in results["summary"]:
+        if e["method"] == method and (family is None or e["family"] == family) and (
+                e["param"] == param):
+            return e
+    return None
+
+
+def _bandwidths(results):
+    return [f"{h:g}" for h in results["settings"]["bandwidths"]]
+
+
+def h_face(results):
+    """The KDE bandwidth at which our FACE's Den is the paper's 2.38 (mean over seeds)."""
+    hs = [c["h_face"] for c in results["calibration"] if c["h_face"] is not None]
+    return sum(hs) / len(hs)
+
+
+def _at(results, curve, h):
+    """A curve given per bandwidth, interpolated linearly in log bandwidth at ``h``."""
+    import numpy as np
+
+    keys = _bandwidths(results)
+    return float(np.interp(np.log(h), np.log([float(k) for k in keys]),
+                           [curve[k] for k in keys]))
+
+
+def default_gap_at(results, h):
+    """FACE's Den minus PrivRecourse's (the default fit), mean over seeds, at bandwidth h."""
+    return _density_entry(results, "PrivRecourse", "default")["gap"][f"{h:g}"]
+
+
+def default_gap_005(results):
+    """The gap at the bandwidth of recourse_adult.py (0.05)."""
+    return default_gap_at(results, 0.05)
+
+
+def default_gap_010(results):
+    """The gap at bandwidth 0.1."""
+    return default_gap_at(results, 0.1)
+
+
+def default_gap_h_face(results):
+    """The gap at the bandwidth where our FACE has the paper's Den."""
+    return _at(results, _density_entry(results, "PrivRecourse", "default")["gap"],
+               h_face(results))
+
+
+def exact_gap_005(results):
+    """Exact k-means' gap at bandwidth 0.05."""
+    return _density_entry(results, "k-means, not DP", "exact")["gap"]["0.05"]
+
+
+def density_side_by_side(results):
+    """Table 2's realism figures (Den, Dist, yNN): the paper's next to ours, no constraints."""
+    h = h_face(results)
+    header = ["method", "Den (paper)", "Den (ours, bandwidth 0.05)",
+              f"Den (ours, bandwidth {h:.3f})", "Dist (paper)", "Dist (ours)",
+              "yNN (paper)", "yNN (ours)", "success (ours)"]
+    rows = []
+    for method, family in (("FACE", "reference"), ("Baseline", "reference"), ("DP-SD", None),
+                           ("PrivRecourse", "default"), ("k-means, not DP", "exact"),
+                           ("k-means medoids (rows), not DP", "exact")):
+        paper = PAPER_TABLE2.get(method, (None, None, None))
+        e = _density_entry(results, method, family) if family else None
+        if e is None:
+            ours = ["not run"] * 5
+        else:
+            ours = [_num(e["Den"]["0.05"], 2), _num(_at(results, e["Den"], h), 2),
+                    _num(e["Dist"]), None, _num(e["success"])]
+            ours[3] = _num(e["yNN"], 2)
+        rows.append([DENSITY_METHODS.get(method, method),
+                     "n/a" if paper[0] is None else f"{paper[0]:.2f}", ours[0], ours[1],
+                     "n/a" if paper[1] is None else f"{paper[1]:.2f}", ours[2],
+                     "n/a" if paper[2] is None else f"{paper[2]:.2f}", ours[3], ours[4]])
+    return header, rows
+
+
+def density_curve(results):
+    """Den of each method per KDE bandwidth (mean over seeds) and under scipy's Scott KDE."""
+    hs = _bandwidths(results)
+    header = ["method", *hs, "scipy Scott", "nodes"]
+    rows = []
+    for e in results["summary"]:
+        if e["family"] in ("reference", "default", "exact"):
+            rows.append([DENSITY_METHODS.get(e["method"], e["method"]),
+                         *(_num(e["Den"][h], 2) for h in hs), _num(e["Den_scipy_scott"], 2),
+                         f"{e['nodes']:.0f}"])
+    return header, rows
+
+
+def density_gap(results):
+    """FACE's Den minus each method's (same seed; mean over seeds) per KDE bandwidth; the
+    paper's gap is 0.13 at its (unstated) bandwidth."""
+    hs = _bandwidths(results)
+    header = ["method", *hs, "scipy Scott", "Dist"]
+    rows = [["the paper's PrivRecourse (published)", *(["0.13 at its bandwidth"] + [""] *
+                                                        (len(hs) - 1)), "", "0.01"]]
+    for e in results["summary"]:
+        if e["family"] in ("reference", "default", "exact"):
+            if e["method"] == "FACE":
+                continue
+            rows.append([DENSITY_METHODS.get(e["method"], e["method"]),
+                         *(_num(e["gap"][h], 2) for h in hs), _num(e["gap_scipy_scott"], 2),
+                         _num(e["Dist"])])
+    return header, rows
+
+
+def density_gap_seeds(results):
+    """The default PrivRecourse's and exact k-means' gap per seed, at a few bandwidths."""
+    hs = [h for h in ("0.03", "0.05", "0.1", "0.2") if h in _bandwidths(results)]
+    header = ["method", "seed", *(f"gap at {h}" for h in hs)]
+    face = {r["seed"]: r for r in results["rows"] if r["method"] == "FACE"}
+    rows = []
+    for r in results["rows"]:
+        if r["family"] in ("default", "exact") and r["method"] in (
+                "PrivRecourse", "k-means, not DP"):
+            rows.append([DENSITY_METHODS[r["method"]], r["seed"],
+                         *(_num(face[r["seed"]]["Den"][h] - r["Den"][h], 2) for h in hs)])
+    return header, rows
+
+
+def density_calibration(results):
+    """Per seed: the bandwidth at which our FACE's Den is the paper's 2.38, the one at which
+    our noisy baseline's is the paper's -0.34, and the gap and baseline there."""
+    header = ["seed", "bandwidth: FACE Den = 2.38", "bandwidth: baseline Den = -0.34",
+              "PrivRecourse's gap there", "baseline's Den there (paper -0.34)"]
+    rows = []
+    for c in results["calibration"]:
+        rows.append([c["seed"], _num(c["h_face"]),
+                     "never (its curve stays below)" if c["h_baseline"] is None
+                     else _num(c["h_baseline"]),
+                     _num(c.get("gap_at_h_face"), 2), _num(c.get("baseline_den_at_h_face"), 2)])
+    return header, rows
+
+
+def density_sweeps(results):
+    """PrivRecourse at the same epsilon with one parameter changed: nodes, success, Dist and
+    the gap to FACE at a few bandwidths (mean over seeds)."""
+    hs = [h for h in ("0.03", "0.05", "0.1", "0.2") if h in _bandwidths(results)]
+    header = ["parameter", "value", "columns", "nodes", "success", "Dist",
+              *(f"gap at {h}" for h in hs), "yNN"]
+    defaults = results["settings"]["defaults"]
+    rows = []
+    order = {"default": 0, "n_clusters": 1, "count_threshold": 2, "max_iter": 3}
+    entries = [e for e in results["summary"] if e["family"] in order]
+    entries.sort(key=lambda e: (order[e["family"]], e["param"] or 0, e["method"]))
+    for e in entries:
+        param = "default" if e["family"] == "default" else e["family"]
+        value = ", ".join(f"{k}={defaults[k]:g}" for k in defaults) if e["param"] is None \
+            else f"{e['param']:g}"
+        rows.append([param, value, "integer" if "integer" in e["method"] else "float",
+                     f"{e['nodes']:.0f}", _num(e["success"]), _num(e["Dist"]),
+                     *(_num(e["gap"][h], 2) for h in hs), _num(e["yNN"], 2)])
+    return header, rows
+
+
+def density_run_info(results):
+    """How recourse_density.json was made."""
+    s, run = results["settings"], results["run"]
+    return ["item", "value"], [
+        ["command", run["command"]],
+        ["date (UTC)", run["date"]],
+        ["runtime", f"{run['seconds'] / 60:.1f} min ({run['machine']['cpus']} cores, shared)"],
+        ["seeds", ", ".join(map(str, results["seeds"]))],
+        ["denied test queries per seed", s["queries"]],
+        ["KDE", f"{s['kde']}; bandwidths {', '.join(_bandwidths(results))}; scipy "
+                f"gaussian_kde factor {s['scipy_scott_factor']:.3f}"],
+        ["constraints", s["constraints"]],
+        ["PrivRecourse", f"epsilon {s['epsilon']:g} in all (model share {s['model_share']:g}),"
+                         f" defaults " + ", ".join(f"{k} {v:g}" for k, v in
+                                                   s["defaults"].items())],
+        ["code", f"commit {run['commit'][:10]}" if run.get("commit") else "n/a"],
+    ]
+
+
+def _adult_gap(results, constraints, method):
+    entries = {e["method"]: e for e in results["tables"][constraints]}
+    return entries["FACE"]["Den"] - entries[method]["Den"]
+
+
+def adult_gap_none(results):
+    """recourse_adult.json: FACE's Den minus PrivRecourse's, no constraints."""
+    return _adult_gap(results, "none", "PrivRecourse")
+
+
+def adult_gap_exact_none(results):
+    """recourse_adult.json: FACE's Den minus exact k-means', no constraints."""
+    return _adult_gap(results, "none", "k-means, not DP")
+
+
+def adult_gap_constrained(results):
+    """recourse_adult.json: FACE's Den minus PrivRecourse's, with the constraints."""
+    return _adult_gap(results, CONSTRAINED, "PrivRecourse")
+
+
+def adult_gap_exact_constrained(results):
+    """recourse_adult.json: FACE's Den minus exact k-means', with the constraints."""
+    return _adult_gap(results, CONSTRAINED, "k-means, not DP")
