@@ -268,3 +268,19 @@ def stage_plausibility(results):
         rows.append([stage, n, "-" if dist is None else f"{dist:.3f}",
                      "-" if plaus is None else f"{plaus:.3f}"])
     return header, rows
+
+
+def diversity(results):
+    """dpc_diversity.json: how different a query's n_counterfactuals alternatives are,
+    per epsilon (mean over the seeds; the worst seed's ratio)."""
+    header = ["epsilon", "seeds", "k", "valid", "diversity (mean pairwise distance)",
+              "proximity (mean distance to the query)", "diversity / proximity",
+              "worst seed's ratio", "distinct sets of changed columns per alternative"]
+    rows = []
+    for s in results["summary"]:
+        mine = [r for r in results["rows"] if r["epsilon"] == s["epsilon"]]
+        rows.append([_eps(s["epsilon"]), str(s["seeds"]), str(mine[0]["k"]),
+                     f"{s['valid']:.3f}", f"{s['diversity']:.3f}", f"{s['proximity']:.3f}",
+                     f"{s['ratio']:.2f}", f"{min(r['ratio'] for r in mine):.2f}",
+                     f"{s['distinct_changes']:.2f}"])
+    return header, rows
