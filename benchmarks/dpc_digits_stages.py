@@ -30,7 +30,7 @@ from sklearn.datasets import load_digits
 from sklearn.neural_network import MLPClassifier
 
 from _dpc_bench import eps_key, save
-from dpc_stages import per_stage
+from dpc_stages import seed_row, summarise
 from skdpx.counterfactual import DPCounterfactualGenerator
 from skdpx.counterfactual._dpc import STAGES
 
@@ -62,28 +62,8 @@ def main(argv=None):
                                         hidden_layer_sizes=(32,), bounds=(0.0, 1.0),
                                         allow_perturbations=True, random_state=seed).fit(X_private)
         result = dpc.explain(queries, desired_class=desired)
-        stages = per_stage(result)
-        without = stages["latent"]["flip_ratio"] + stages["prototype segment"]["flip_ratio"]
-        seeds.append({"seed": seed, "stages": stages, "flip_ratio_all": float(result.valid.mean()),
-                      "flip_ratio_without_perturbations": float(without)})
-        cells = "".join(
-            f"{v['flip_ratio']:>7.3f}/" + (f"{v['avg_dist']:.2f}/{v['plausibility']:.2f}"
-                                           if v["n"] else "  -  /  -  ").rjust(11)
-            for v in stages.values())
-        print(f"{seed:>4}{cells}{without:>18.3f}", flush=True)
-    latent = [s["stages"]["latent"]["flip_ratio"] for s in seeds]
-    without = [s["flip_ratio_without_perturbations"] for s in seeds]
-    summary = {"latent_flip_ratio": float(np.mean(latent)),
-               "latent_worst_seed": float(np.min(latent)),
-               "flip_ratio_without_perturbations": float(np.mean(without)),
-               "worst_seed_without_perturbations": float(np.min(without)),
-               "flip_ratio_all": float(np.mean([s["flip_ratio_all"] for s in seeds]))}
-    for stage in STAGES:
-        for key in ("avg_dist", "plausibility"):
-            values = [s["stages"][stage][key] for s in seeds if s["stages"][stage]["n"]]
-            weights = [s["stages"][stage]["n"] for s in seeds if s["stages"][stage]["n"]]
-            summary[f"{stage} {key}"] = (float(np.average(values, weights=weights))
-                                         if values else None)
+        seeds.append(seed_row(seed, result))
+    summary = summarise(seeds)
     print(f"latent search alone: {summary['latent_flip_ratio']:.3f} (worst seed "
           f"{summary['latent_worst_seed']:.3f}); target 0.8")
     save(args.out, {"settings": {"epsilon": eps_key(args.epsilon), "seeds": args.seeds,

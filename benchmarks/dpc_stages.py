@@ -50,6 +50,39 @@ def per_stage(result):
     return out
 
 
+def seed_row(seed, result, **extra):
+    """One seed's record (each stage's figures, with and without perturbations),
+    printed as a table row; ``extra`` is added to the record."""
+    stages = per_stage(result)
+    without = stages["latent"]["flip_ratio"] + stages["prototype segment"]["flip_ratio"]
+    cells = "".join(
+        f"{v['flip_ratio']:>7.3f}/" + (f"{v['avg_dist']:.2f}/{v['plausibility']:.2f}"
+                                       if v["n"] else "  -  /  -  ").rjust(11)
+        for v in stages.values())
+    print(f"{seed:>4}{cells}{without:>18.3f}", flush=True)
+    return {"seed": seed, "stages": stages, "flip_ratio_all": float(result.valid.mean()),
+            "flip_ratio_without_perturbations": float(without), **extra}
+
+
+def summarise(seeds):
+    """The seeds' mean (and worst) flip ratios, and each stage's distance and
+    plausibility weighted by its finds."""
+    latent = [s["stages"]["latent"]["flip_ratio"] for s in seeds]
+    without = [s["flip_ratio_without_perturbations"] for s in seeds]
+    summary = {"latent_flip_ratio": float(np.mean(latent)),
+               "latent_worst_seed": float(np.min(latent)),
+               "flip_ratio_without_perturbations": float(np.mean(without)),
+               "worst_seed_without_perturbations": float(np.min(without)),
+               "flip_ratio_all": float(np.mean([s["flip_ratio_all"] for s in seeds]))}
+    for stage in STAGES:
+        for key in ("avg_dist", "plausibility"):
+            values = [s["stages"][stage][key] for s in seeds if s["stages"][stage]["n"]]
+            weights = [s["stages"][stage]["n"] for s in seeds if s["stages"][stage]["n"]]
+            summary[f"{stage} {key}"] = (float(np.average(values, weights=weights))
+                                         if values else None)
+    return summary
+
+
 def perturbation_probe(dpc, queries, result):
     """The "score" stage run on every query: flip ratio, mean distance and plausibility."""
     target = np.searchsorted(dpc.classes_, result.desired_class)
@@ -89,30 +122,9 @@ def main(argv=None):
         dpc = DPCounterfactualGenerator(model, epsilon=args.epsilon, bounds=enc.bounds,
                                         allow_perturbations=True, random_state=seed).fit(X)
         result = dpc.explain(queries)
-        stages = per_stage(result)
-        probe = perturbation_probe(dpc, queries, result)
-        without = stages["latent"]["flip_ratio"] + stages["prototype segment"]["flip_ratio"]
-        seeds.append({"seed": seed, "stages": stages, "flip_ratio_all": float(result.valid.mean()),
-                      "flip_ratio_without_perturbations": float(without),
-                      "score_stage_probe": probe})
-        cells = "".join(
-            f"{v['flip_ratio']:>7.3f}/" + (f"{v['avg_dist']:.2f}/{v['plausibility']:.2f}"
-                                           if v["n"] else "  -  /  -  ").rjust(11)
-            for v in stages.values())
-        print(f"{seed:>4}{cells}{without:>18.3f}", flush=True)
-    latent = [s["stages"]["latent"]["flip_ratio"] for s in seeds]
-    without = [s["flip_ratio_without_perturbations"] for s in seeds]
-    summary = {"latent_flip_ratio": float(np.mean(latent)),
-               "latent_worst_seed": float(np.min(latent)),
-               "flip_ratio_without_perturbations": float(np.mean(without)),
-               "worst_seed_without_perturbations": float(np.min(without)),
-               "flip_ratio_all": float(np.mean([s["flip_ratio_all"] for s in seeds]))}
-    for stage in STAGES:
-        for key in ("avg_dist", "plausibility"):
-            values = [s["stages"][stage][key] for s in seeds if s["stages"][stage]["n"]]
-            weights = [s["stages"][stage]["n"] for s in seeds if s["stages"][stage]["n"]]
-            summary[f"{stage} {key}"] = (float(np.average(values, weights=weights))
-                                         if values else None)
+        seeds.append(seed_row(seed, result,
+                              score_stage_probe=perturbation_probe(dpc, queries, result)))
+    summary = summarise(seeds)
     probes = [s["score_stage_probe"] for s in seeds]
     summary["score_probe"] = {k: float(np.mean([p[k] for p in probes]))
                               for k in ("flip_ratio", "avg_dist", "plausibility")}
