@@ -430,11 +430,45 @@ def test_dataframe_rows_reach_the_black_box_as_they_came_missing_values_too():
     np.testing.assert_allclose(r.average, exact, atol=1e-12)
 
 
-def test_a_declared_level_outside_the_categorical_dtype_is_refused():
+def test_the_grid_column_reads_the_declared_levels_not_the_rows_dtype():
+    """A categorical grid feature is set as a categorical over the declared levels,
+    whatever categories the rows' dtype has: ``astype("category")`` takes them
+    from the rows, so whether a level is there must change nothing (no refusal
+    that names it, the same exact curve). A black box that cannot take a declared
+    level is refused on public points, before the spend, by the same message
+    whichever rows are given."""
     df, _ = _frame()
-    df["job"] = df["job"].astype(pd.CategoricalDtype(["a", "b", "c"]))
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["job"]), remainder="passthrough"),
+        HistGradientBoostingClassifier(max_iter=30)).fit(*_frame(seed=2))
+    declared = {"job": ["a", "b", "c", "d"]}
+    full = df.astype({"job": "category"})        # every declared level but "d" occurs
+    lacking = df[df["job"] != "c"].astype({"job": "category"})   # "c" occurs in no row
+    assert "c" not in lacking["job"].cat.categories
+    for rows in (full, lacking):
+        r = partial_dependence(model, rows, "job", bounds=_FRAME_BOUNDS, categories=declared,
+                               epsilon=np.inf)
+        exact = np.array([model.predict_proba(rows.assign(job=level))[:, 1].mean()
+                          for level in declared["job"]])
+        np.testing.assert_allclose(r.average[0], exact, atol=1e-12)
+    messages = []
+    for rows in (full, lacking):
+        ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+        with pytest.raises(ValueError, match="public probe points") as err:
+            partial_dependence(_frame_model(), rows, "job", bounds=_FRAME_BOUNDS,
+                               categories=declared, accountant=ledger)
+        assert ledger.events == []
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+def test_a_nullable_integer_grid_column_is_set_in_its_dtype():
+    """A pandas extension dtype (``Int64``) takes the grid (it once raised after the
+    spend); a grid a column cannot hold is refused on the public probe, before."""
+    df, _ = _frame()
+    df["age"] = pd.array(df["age"].astype(int), dtype="Int64")   # a nullable integer column
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
-    with pytest.raises(ValueError, match="not among"):
-        partial_dependence(_frame_model(), df, "job", bounds=_FRAME_BOUNDS,
-                           categories={"job": ["a", "b", "c", "d"]}, accountant=ledger)
-    assert ledger.events == []
+    model = _frame_model()
+    r = partial_dependence(model, df, "age", bounds=_FRAME_BOUNDS, categories=_FRAME_LEVELS,
+                           grid_resolution=5, accountant=ledger)
+    assert np.isfinite(r.average).all() and len(ledger.events) == 2  # the count, the sums

@@ -40,7 +40,10 @@ count's noise matter less (below).
 **The rows the black box sees.** A DataFrame's rows reach the black box as
 they came (the same columns, dtypes and missing values), with the grid
 feature(s) set to each grid value, as scikit-learn's "brute" method does;
-an array's rows are the validated float rows.
+an array's rows are the validated float rows. A categorical grid column is
+a categorical over the *declared* levels, not over its dtype's categories
+(``astype("category")`` takes those from the rows: one row would then
+change the column every other row is scored with).
 
 **Standard deviation.** ``std`` is the noise's, from public facts and DP
 outputs only: the sum's noise ``sigma = noise_multiplier * sensitivity``
@@ -278,19 +281,35 @@ class _PartialDependence(DPEstimator):
         lower, upper = self._declared_bounds()
         columns, grid, values, labels, points = self._grid(features, lower, upper)
         frame = frame if self.schema_.kind == "frame" else None
-        if frame is not None:
-            _check_levels_in_dtypes(frame, labels, values, self.schema_)
+        # the declared levels of each categorical grid feature (None: numeric)
+        levels = [list(v) if self.schema_.categorical[c].all() else None
+                  for v, c in zip(values, columns)]
         # the black box on public points: the schema's probe point with the feature(s)
-        # set to every grid value (never a private row); a failure there is a fact
-        # about the black box, refused before anything is spent
+        # set to every grid value (never a private row), each grid column built as the
+        # rows' will be (from the column's dtype and the declared levels only); a
+        # failure there is a fact about the black box or the dtype, refused before
+        # anything is spent
         probe = np.repeat(self.schema_.probe(self.bounds), len(grid), axis=0)
         probe[:, columns] = grid
-        out = self._outputs(method, self.schema_.decode(probe), len(probe), public=True)
+        probe = self.schema_.decode(probe)
+        if frame is not None:
+            for j, label in enumerate(labels):
+                try:
+                    probe[label] = _grid_column(frame[label].dtype,
+                                                [point[j] for point in points],
+                                                levels[j], probe.index)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(
+                        f"features: the grid of {label!r} cannot be set in its column's dtype "
+                        f"{frame[label].dtype}: {type(exc).__name__}: {exc}. Convert the column "
+                        "(e.g. to float or to a categorical of the declared levels). Nothing "
+                        "was spent.") from exc
+        out = self._outputs(method, probe, len(probe), public=True)
         n_outputs = out.shape[1]
         return FitData(X, extra={"method": method, "range": (lo, hi), "columns": columns,
                                  "grid": grid, "grid_values": values,
                                  "n_outputs": n_outputs, "frame": frame, "labels": labels,
-                                 "points": points})
+                                 "points": points, "levels": levels})
 
     def _outputs(self, method, rows, n_rows, *, public=False):
         """The black box's outputs (n_rows, K): K = 1 for a binary classifier's positive
@@ -384,8 +403,9 @@ class _PartialDependence(DPEstimator):
             for rows in row_slices(frame.shape[0], X.shape[1] * 2):
                 block = frame.iloc[rows].copy()
                 for g, point in enumerate(extra["points"]):
-                    for label, value in zip(extra["labels"], point):
-                        block[label] = _constant_column(block[label], value)
+                    for label, value, levels in zip(extra["labels"], point, extra["levels"]):
+                        block[label] = _grid_column(block[label].dtype,
+                                                    [value] * len(block), levels, block.index)
                     add(g, block, rows_of)
             return sums
 
@@ -423,35 +443,27 @@ class _PartialDependence(DPEstimator):
         self.output_bounds_ = (lo, hi)
 
 
-def _constant_column(column, value):
-    """``value`` on every row of ``column`` (a pandas Series), in the column's dtype."""
-    import pandas as pd
+def _grid_column(dtype, values, levels, index):
+    """A column of ``values`` (one per row) for a frame column of ``dtype``.
 
-    n, dtype = len(column), column.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        return pd.Categorical.from_codes(np.full(n, dtype.categories.get_loc(value)),
-                                         dtype=dtype)
-    if getattr(dtype, "kind", "O") in "biuf":
-        return np.full(n, value, dtype=dtype)
-    return np.full(n, value, dtype=object)
-
-
-def _check_levels_in_dtypes(frame, labels, values, schema):
-    """Refuse (nothing spent) a declared level its column's pandas categorical dtype lacks.
-
-    The dtype is public (the schema's); a level outside it could not be set on the rows.
+    A categorical grid feature gets a categorical over its *declared* levels
+    (ordered as the dtype is), never the dtype's own categories: those can
+    come from the private rows (``astype("category")``), and one row would
+    then change the column every other row is scored with. A numeric one keeps
+    the column's dtype (numpy or pandas extension, e.g. ``Int64``). Reads
+    only the dtype and public values.
     """
     import pandas as pd
 
-    for label, grid in zip(labels, values):
-        dtype = frame[label].dtype
-        if isinstance(dtype, pd.CategoricalDtype):
-            missing = [v for v in grid if v not in set(dtype.categories)]
-            if missing:
-                raise ValueError(
-                    f"features: the declared levels {missing} of {label!r} are not among "
-                    f"its pandas categorical dtype's categories; declare the dtype's levels "
-                    "(or convert the column). Nothing was spent.")
+    if levels is not None:
+        if isinstance(dtype, pd.CategoricalDtype) or dtype == object:
+            ordered = isinstance(dtype, pd.CategoricalDtype) and bool(dtype.ordered)
+            if isinstance(dtype, pd.CategoricalDtype):
+                return pd.Series(pd.Categorical(values, categories=levels, ordered=ordered),
+                                 index=index)
+            return pd.Series(np.asarray(values, dtype=object), index=index)
+        return pd.Series(pd.array(values), index=index).astype(dtype)
+    return pd.Series(np.asarray(values, dtype=float), index=index).astype(dtype)
 
 
 def partial_dependence(estimator, X, features, *, response_method="auto", grid_resolution=100,
