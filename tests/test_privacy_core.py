@@ -57,7 +57,16 @@ DELTA = 1e-5
 _DRAW_METHODS = frozenset({
     "normal", "standard_normal", "laplace", "gumbel", "exponential", "random_sample", "rand",
     "randn", "uniform", "integers", "randint", "choice", "permutation", "shuffle", "binomial",
-    "poisson", "random"})
+    "poisson", "random", "random_base2"})
+
+
+def _unscrambled_engine(node):
+    """Whether ``node`` is a call that makes a quasi-Monte Carlo engine with
+    ``scramble=False`` (``qmc.Sobol(d, scramble=False)``): its points are a fixed,
+    public sequence, not a draw (scrambled, the default, it is one)."""
+    return (isinstance(node, ast.Call) and any(
+        k.arg == "scramble" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in node.keywords))
 
 
 def _from_auxiliary(node):
@@ -106,7 +115,7 @@ def _draws_not_from_the_core(tree):
                     and n.func.attr in _DRAW_METHODS):
                 continue
             receiver = n.func.value
-            if _from_auxiliary(receiver):
+            if _from_auxiliary(receiver) or _unscrambled_engine(receiver):
                 continue
             if isinstance(receiver, ast.Name) and bindings.get(receiver.id, False):
                 continue
@@ -202,6 +211,9 @@ def test_the_scan_catches_a_hand_drawn_noise(tmp_path, monkeypatch):
         "def _auxiliary(noise):\n"
         "    gen = noise.auxiliary()\n"  # the auxiliary generator: allowed by any name
         "    return gen.uniform(size=3) + noise.auxiliary().normal()\n"
+        "def _points(qmc):\n"
+        "    fixed = qmc.Sobol(2, scramble=False).random(4)\n"  # a public sequence
+        "    return fixed + qmc.Sobol(2).random_base2(2)\n"  # scrambled: a draw
     )
     monkeypatch.setattr(skdpx, "__file__", str(tmp_path / "skdpx" / "__init__.py"))
     global PACKAGE
@@ -212,6 +224,7 @@ def test_the_scan_catches_a_hand_drawn_noise(tmp_path, monkeypatch):
         message = str(info.value)
         assert "imports dp_accounting" in message and "aux.laplace" in message
         assert "gen.uniform" not in message and "auxiliary().normal" not in message
+        assert "qmc.Sobol(2).random_base2" in message and "scramble=False" not in message
     finally:
         PACKAGE = saved
 
