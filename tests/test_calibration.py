@@ -12,7 +12,7 @@ import math
 import dp_accounting
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 import numpy as np
 import pytest
@@ -652,6 +652,9 @@ def _power_law(scale, power, jitter=0.0):
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(scale=st.floats(1e-3, 1e3), power=st.floats(0.3, 3.0), target=st.floats(1e-3, 10.0),
        start=st.floats(1e-3, 1e3), jitter=st.sampled_from([0.0, 1e-12, 1e-9, 1e-5]))
+# found in CI: the upward doubling stepped from just below the root past the noise
+# cap (1e12) and refused a root of 1.5e7 without trying the cap
+@example(scale=176.0, power=0.3125, target=1.0, start=233.0, jitter=0.0)
 def test_smallest_noise_is_always_within_the_target_and_just_above_the_root(
         scale, power, target, start, jitter):
     from skdpx.privacy._calibration import _smallest_noise

@@ -162,9 +162,11 @@ def _smallest_noise(epsilon_of, target, start, step=math.log(2.0), xtol=1e-7, re
     hi, lo = math.log(start), None  # lo: a log noise known to be over the target
     up = steps(math.inf)
     while g(hi) > 0:
-        lo, hi = hi, hi + next(up)
-        if hi > math.log(_MAX_NOISE):
+        if hi >= math.log(_MAX_NOISE):
             raise ValueError(f"no finite noise reaches epsilon = {target}.")
+        # the cap itself is tried before refusing (a doubling step may pass over a
+        # root just below it)
+        lo, hi = hi, min(hi + next(up), math.log(_MAX_NOISE))
     if lo is None:
         # downwards the steps grow to 25% at most: a PLD far below the root
         # (tiny noise over many steps) can take minutes
