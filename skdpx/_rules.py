@@ -203,7 +203,10 @@ class Rules:
         for index, lower, upper in self.ranges:
             Z[:, index] = np.clip(Z[:, index], lower, upper)
         for index, down, up in self.changes:
-            Z[:, index] = np.clip(Z[:, index], Q[:, index] + down, Q[:, index] + up)
+            lower, upper = Q[:, index] + down, Q[:, index] + up
+            if self.schema.integer[index]:  # inwards, so that rounding keeps it within
+                lower, upper = np.ceil(lower - 1e-9), np.floor(upper + 1e-9)
+            Z[:, index] = np.clip(Z[:, index], lower, np.maximum(lower, upper))
         for block, index, values in self.links:
             z, q = np.argmax(Z[:, block], axis=1), np.argmax(Q[:, block], axis=1)
             Z[:, index] = np.where(z == q, Q[:, index], values[z])

@@ -169,6 +169,14 @@ def test_permitted_change_relative_to_the_query(problem):
         assert ((age >= -1e-9) & (age <= 4 + 1e-9)).all()
         assert (ages <= 70).all()
         assert ((steps >= 0) & (steps <= 1)).all()
+    # on an integer column a fractional change is clipped inwards (rounding then
+    # keeps it within): age (integer) up by at most 4.5 is up by at most 4
+    est = _fit(_dpc(model, permitted_range={"age": {"change": (0, 4.5)}}), X)
+    Q = est.schema_.encode(queries.iloc[:5])
+    age = [c for c, _ in est.schema_.groups].index("age")
+    Z = Q.copy()
+    Z[:, age] += 10
+    np.testing.assert_array_equal(est.rules_.repair(Z, Q)[:, age], Q[:, age] + 4)
 
 
 def test_costs_weigh_the_graph_and_the_counterfactual_choice(problem):
