@@ -186,6 +186,20 @@ def print_table(entries, first, title):
         print(f"| {e[first]} | " + " | ".join(vals) + " |")
 
 
+def seed_draws(rng, model, Xte, X01, lower, upper, n_queries):
+    """A seed's draws, in this order from ``rng``: the denied test queries (and in
+    the unit cube), the FACE graph's sample of training rows, and the noisy
+    baseline's copy of it (Laplace noise, clipped). recourse_density.py makes the
+    same draws through this function."""
+    denied = np.flatnonzero(model.predict(Xte) != 1)
+    Q = Xte[rng.choice(denied, n_queries, replace=False)]
+    Q01 = (np.clip(Q, lower, upper) - lower) / (upper - lower)
+    sample = X01[rng.choice(len(X01), FIXED["graph_sample_rows"], replace=False)]
+    noisy = np.clip(sample + rng.laplace(0.0, len(FEATURES) / FIXED["baseline_epsilon"],
+                                         size=sample.shape), 0, 1)
+    return Q, Q01, sample, noisy
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
@@ -239,12 +253,7 @@ def main():
             "test_accuracy": float(model.score(Xte, yte)),
             "test_accuracy_model_C_1": float(default_c.estimator_.score(Xte, yte)),
         })
-        denied = np.flatnonzero(model.predict(Xte) != 1)
-        Q = Xte[rng.choice(denied, args.queries, replace=False)]
-        Q01 = (np.clip(Q, lower, upper) - lower) / (upper - lower)
-        sample = X01[rng.choice(len(X01), FIXED["graph_sample_rows"], replace=False)]
-        noisy = np.clip(sample + rng.laplace(0.0, len(FEATURES) / FIXED["baseline_epsilon"],
-                                             size=sample.shape), 0, 1)
+        Q, Q01, sample, noisy = seed_draws(rng, model, Xte, X01, lower, upper, args.queries)
         synth = None
         if args.synth:
             synth, synth_status = synthetic(X, lower, upper, rng)

@@ -65,7 +65,8 @@ from skdpx import PrivRecourse
 from skdpx.metrics import path_density
 
 from _run_record import run_info, save, start
-from recourse_adult import FEATURES, FIXED, fit_privrecourse, graph_paths, load, metrics
+from recourse_adult import (FEATURES, FIXED, fit_privrecourse, graph_paths, load, metrics,
+                            seed_draws)
 
 RESULTS = Path(__file__).parent / "results" / "recourse_density.json"
 #: the paper's Table 2 (Adult, no constraints): published constants, not measured here
@@ -135,12 +136,7 @@ def main():
         # the same draws as recourse_adult.py: its seed's model, queries, sample and noise
         rec0, _ = fit_privrecourse(X, y, lower, upper, seed, base, threshold=None, increasing=())
         model = rec0.estimator_
-        denied = np.flatnonzero(model.predict(Xte) != 1)
-        Q = Xte[rng.choice(denied, args.queries, replace=False)]
-        Q01 = (np.clip(Q, lower, upper) - lower) / (upper - lower)
-        sample = X01[rng.choice(len(X01), FIXED["graph_sample_rows"], replace=False)]
-        noisy = np.clip(sample + rng.laplace(0.0, len(FEATURES) / FIXED["baseline_epsilon"],
-                                             size=sample.shape), 0, 1)
+        Q, Q01, sample, noisy = seed_draws(rng, model, Xte, X01, lower, upper, args.queries)
 
         def record_row(method, family, param, paths, success, nodes, **extra):
             row = {"seed": seed, "method": method, "family": family, "param": param,
