@@ -72,14 +72,19 @@ def _range_moments(k):
     """Mean and variance of the range of ``k`` independent standard normals.
 
     ``E R = int (1 - F(w)) dw`` and ``E R^2 = int 2 w (1 - F(w)) dw`` over ``w >=
-    0`` (numerical integration: public constants, no draw). ``k = 2``: ``2 /
-    sqrt(pi)`` and ``2 (1 - 2 / pi)``.
+    0``, ``F`` the range's distribution function (see :func:`_range_quantile`),
+    by the trapezoid rule on a fixed grid (public constants, no draw). ``k =
+    2``: ``2 / sqrt(pi)`` and ``2 (1 - 2 / pi)``; ``k = 3``: ``3 / sqrt(pi)``.
     """
-    from scipy import integrate
+    from scipy import special
 
-    tail = lambda w: 1.0 - _range_cdf(w, k)
-    mean = integrate.quad(tail, 0.0, 20.0, limit=200)[0]
-    second = integrate.quad(lambda w: 2.0 * w * tail(w), 0.0, 20.0, limit=200)[0]
+    x = np.linspace(-10.0, 10.0, 2001)
+    w = np.linspace(0.0, 20.0, 2001)
+    pdf = np.exp(-0.5 * x**2) / math.sqrt(2.0 * math.pi)
+    inner = (special.ndtr(x[None, :] + w[:, None]) - special.ndtr(x)[None, :]) ** (k - 1)
+    tail = 1.0 - k * np.trapezoid(pdf[None, :] * inner, x, axis=1)
+    mean = float(np.trapezoid(tail, w))
+    second = float(np.trapezoid(2.0 * w * tail, w))
     return mean, max(second - mean**2, 0.0)
 
 
@@ -94,38 +99,62 @@ def folded_normal_mean(a, s):
     return np.where(s == 0, a, out)
 
 
-def debias_abs(y, s, n_iter=60):
-    """Per value, the ``|a|`` whose folded-normal mean is ``y = |v|`` (0 below ``s sqrt(2/pi)``).
+def debias_mean(mean_abs, s, n_iter=60):
+    """The common ``|a|`` whose mean folded-normal mean over the rows' noise is ``mean_abs``.
 
-    The method-of-moments inverse of :func:`folded_normal_mean`, solved by
-    Newton's method from the right (the mean is increasing and convex in
-    ``|a|``, so the iterates decrease monotonically to the root). Not unbiased
-    (no unbiased estimator of ``|a|`` from one normal draw exists): its error
-    is measured in ``tests/test_global_importance.py``. ``s = 0`` returns
-    ``y``; ``s`` NaN returns NaN.
+    Solves ``mean_i E|c + e_i| = mean_abs`` for ``c >= 0``, ``e_i ~ N(0,
+    s_i^2)`` (:func:`folded_normal_mean`), by Newton's method from the right
+    (the left side is increasing and convex in ``c``, so the iterates
+    decrease monotonically to the root); 0 when ``mean_abs`` is at or below
+    the noise-only level ``mean(s_i) sqrt(2/pi)``. One inversion of the mean,
+    not one per row (a per-row inversion clipped at 0 keeps most of the bias
+    at ``a = 0``: +0.50 s against this one's +0.19 s at 50 rows). With equal
+    stds and many rows it lies between the noiseless mean ``mean |a_i|`` and
+    ``mean_abs`` (Jensen: the folded mean is convex in ``|a|``);
+    ``tests/test_global_importance.py`` measures its error. NaN where some
+    ``s_i`` is NaN; ``mean_abs`` where all are 0.
+
+    Parameters
+    ----------
+    mean_abs : float or ndarray of shape (m,)
+        The mean ``|v|`` over the rows, per column.
+    s : ndarray of shape (n,) or (n, m)
+        The rows' noise stds, per column.
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
     """
-    from scipy import special, stats
+    from scipy import special
 
-    y, s = np.abs(np.asarray(y, dtype=float)), np.asarray(s, dtype=float)
-    y, s = np.broadcast_arrays(y, s)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = y / s
-    live = np.isfinite(r) & (r > _SQRT_2_OVER_PI)
-    t = np.where(live, r, 0.0)  # g(r) >= r: the start lies right of the root
-    for _ in range(n_iter):  # a fixed number of vectorised Newton steps over all values
-        g = _SQRT_2_OVER_PI * np.exp(-0.5 * t**2) + t * special.erf(t / math.sqrt(2))
-        slope = 1.0 - 2.0 * stats.norm.cdf(-t)
-        step = np.where(live & (slope > 0), (g - r) / np.where(slope > 0, slope, 1.0), 0.0)
-        t = np.maximum(t - step, 0.0)
-    out = np.where(live, t * s, 0.0)
-    out = np.where(s == 0, y, out)
-    return np.where(np.isnan(s) | np.isnan(y), np.nan, out)
+    scalar = np.ndim(mean_abs) == 0
+    m = np.atleast_1d(np.asarray(mean_abs, dtype=float))
+    s = np.asarray(s, dtype=float).reshape(len(np.asarray(s)), -1)
+    if s.shape[0] == 0:
+        out = np.full(m.shape, np.nan)
+        return float(out[0]) if scalar else out
+    known = ~np.isnan(s).any(axis=0) & np.isfinite(m)
+    exact = known & ~(s > 0).any(axis=0)
+    noisy = known & ~exact & (m > _SQRT_2_OVER_PI * np.nan_to_num(s).mean(axis=0))
+    safe = np.where(s > 0, s, 1.0)
+    c = np.where(noisy, m, 0.0)  # the mean of E|c + e_i| >= c: the start lies right of the root
+    for _ in range(n_iter):  # Newton steps, vectorised over rows and columns
+        slope = np.where(s > 0, special.erf(c / safe / math.sqrt(2)), 1.0).mean(axis=0)
+        excess = folded_normal_mean(c, np.nan_to_num(s)).mean(axis=0) - m
+        step = np.where(noisy & (slope > 0) & (excess > 0), excess / np.where(
+            slope > 0, slope, 1.0), 0.0)
+        c = np.maximum(c - step, 0.0)
+        if not (step > 1e-12 * np.maximum(c, 1e-300)).any():  # converged everywhere
+            break
+    out = np.where(exact, m, np.where(noisy, c, 0.0))
+    out = np.where(known, out, np.nan)
+    return float(out[0]) if scalar else out
 
 
 def _row_quantities(values, std, groups):
     """Per row and column: ``y`` (|value| or a block's spread), the sd bound of its
-    noise, its noise-only mean, its noise-only variance, and a debiased ``|a|``
-    (NaN for blocks).
+    noise, its noise-only mean and its noise-only variance; and per column,
+    whether it is a one-hot block.
 
     ``values`` (n, n_features) and ``std`` (n, n_features, NaN: not known) in one
     unit; ``groups`` None (per feature) or the result's groups.
@@ -134,7 +163,8 @@ def _row_quantities(values, std, groups):
     if groups is None:
         groups = [(None, np.array([j])) for j in range(values.shape[1])]
     shape = (n, len(groups))
-    y, bound, level, var0, debiased = (np.empty(shape) for _ in range(5))
+    y, bound, level, var0 = (np.empty(shape) for _ in range(4))
+    block_col = np.array([len(idx) > 1 for _, idx in groups], dtype=bool)
     for g, (_, idx) in enumerate(groups):  # a loop over columns, not rows
         block, sblock = values[:, idx], std[:, idx]
         if len(idx) == 1:
@@ -143,7 +173,6 @@ def _row_quantities(values, std, groups):
             bound[:, g] = s
             level[:, g] = s * _SQRT_2_OVER_PI
             var0[:, g] = s**2 * (1.0 - 2.0 / math.pi)
-            debiased[:, g] = debias_abs(y[:, g], s)
         else:
             top2 = np.sort(sblock, axis=1)[:, -2:]  # NaN sorts last: a NaN std stays NaN
             smax = sblock.max(axis=1)
@@ -152,8 +181,7 @@ def _row_quantities(values, std, groups):
             bound[:, g] = np.sqrt((top2**2).sum(axis=1))
             level[:, g] = smax * mean_k
             var0[:, g] = smax**2 * var_k
-            debiased[:, g] = np.nan
-    return y, bound, level, var0, debiased
+    return y, bound, level, var0, block_col
 
 
 def summarize(values, std, groups, level=0.9):
@@ -178,7 +206,7 @@ def summarize(values, std, groups, level=0.9):
     values = np.asarray(values, dtype=float)
     std = np.full(values.shape, np.nan) if std is None else np.asarray(std, dtype=float)
     n = values.shape[0]
-    y, bound, lvl, var0, deb = _row_quantities(values, std, groups)
+    y, bound, lvl, var0, block_col = _row_quantities(values, std, groups)
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         importance = y.mean(axis=0) if n else np.full(y.shape[1], np.nan)
@@ -197,7 +225,8 @@ def summarize(values, std, groups, level=0.9):
         high = importance + z * sampling_se
         rows_low = np.maximum(importance - noise_level - z * noise_std, 0.0)
         rows_high = importance + z * noise_std
-        debiased = deb.mean(axis=0) if n else np.full(y.shape[1], np.nan)
+        # one inversion per column (a numeric column's bound is its noise std)
+        debiased = np.where(block_col, np.nan, debias_mean(importance, bound))
     return {"importance": importance, "noise_std": noise_std, "noise_level": noise_level,
             "noise_floor": floor, "debiased": debiased, "sampling_se": sampling_se,
             "low": low, "high": high, "rows_low": rows_low, "rows_high": rows_high}
