@@ -622,10 +622,12 @@ class FeatureAttribution(_FeatureUnits, _Result):
 
         Parameters
         ----------
-        feature_values : array-like of shape (n, n_features) or None, default=None
-            The explained samples in the encoded features (e.g. the queries
-            given to ``explain``; a result does not hold them). Public
-            queries only: colours drawn from private rows would show them.
+        feature_values : DataFrame, array-like of shape (n, n_features) or None, default=None
+            The explained samples (a result does not hold them): the
+            DataFrame given to ``explain`` (its numeric columns colour the
+            lines of the same name), or an array in the encoded features.
+            Public queries only: colours drawn from private rows would show
+            them.
         top_k : int or None, default=10
             How many lines (all when None).
         grouped, scaled : bool or None, default=None

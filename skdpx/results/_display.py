@@ -434,17 +434,44 @@ def _swarm_offsets(x, lo, hi, n_bins=60, width=0.4):
     return offsets
 
 
+def _colour_values(result, values, frame, name, block, feature, j):
+    """The values that colour one beeswarm line, or None (a one-hot block, or not given).
+
+    ``frame``: a DataFrame of original columns (the line's column by ``name``,
+    if numeric); else ``values``, the encoded features (the line's feature:
+    ``feature`` when grouped, ``j`` otherwise)."""
+    if block:
+        return None
+    if frame is not None:
+        if name not in frame.columns:
+            return None
+        column = frame[name]
+        if column.dtype.kind not in "iufb":
+            return None
+        return np.asarray(column, dtype=float)
+    if values is None:
+        return None
+    return values[:, j if feature is None else feature]
+
+
 def plot_beeswarm(result, feature_values=None, *, top_k=10, grouped=None, scaled=None, ax=None,
                   cmap="coolwarm", **kwargs):
     """:meth:`FeatureAttribution.plot_beeswarm <skdpx.FeatureAttribution.plot_beeswarm>`,
     which documents it."""
     n = len(result)
-    if feature_values is not None:
+    frame = None
+    if feature_values is not None and hasattr(feature_values, "columns"):
+        frame = feature_values  # the original columns, matched by name
+        if len(frame) != n:
+            raise ValueError(f"feature_values has {len(frame)} rows, expected {n} (one per "
+                             "explained sample)")
+    elif feature_values is not None:
         try:
             feature_values = np.asarray(feature_values, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise ValueError("feature_values must be numbers in the encoded features, one row "
-                             f"per explained sample: {exc}") from None
+            raise ValueError("feature_values must be a DataFrame of the original columns or "
+                             "numbers in the encoded features, one row per explained sample: "
+                             f"{exc}") from None
         if feature_values.shape != (n, result.n_features):
             raise ValueError(f"feature_values must have shape {(n, result.n_features)} (one "
                              "row per explained sample, one column per encoded feature), got "
@@ -474,9 +501,9 @@ def plot_beeswarm(result, feature_values=None, *, top_k=10, grouped=None, scaled
                 alpha = np.where(np.abs(x) <= floor[:, j], 0.3, 1.0)
         else:
             alpha = np.ones(n)
-        feature = None if block[j] else (groups[j][1][0] if groups is not None else j)
-        if feature_values is not None and feature is not None:
-            fv = feature_values[:, feature]
+        fv = _colour_values(result, feature_values, frame, names[j], block[j],
+                            None if groups is None else groups[j][1][0], j)
+        if fv is not None:
             vmin, vmax = np.nanpercentile(fv, [5, 95]) if np.isfinite(fv).any() else (0, 1)
             if vmin == vmax:
                 vmin, vmax = np.nanmin(fv), np.nanmax(fv)

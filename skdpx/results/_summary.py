@@ -45,26 +45,32 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _FLOOR_SDS = 2.0
 
 
+_GRID_X = np.linspace(-10.0, 10.0, 2001)  # the standard normal's support, for the integrals
+
+
 def _range_cdf(w, k):
-    """``P(R <= w)`` for the range ``R`` of ``k`` independent standard normals."""
-    from scipy import integrate, stats
+    """``P(R <= w)`` for the range ``R`` of ``k`` independent standard normals
+    (``w`` a number or an array): ``k int phi(x) (Phi(x + w) - Phi(x))^(k - 1) dx``,
+    by the trapezoid rule on a fixed grid of step 0.01 over [-10, 10]."""
+    from scipy import special
 
-    def f(x):
-        return stats.norm.pdf(x) * (stats.norm.cdf(x + w) - stats.norm.cdf(x)) ** (k - 1)
-
-    return k * integrate.quad(f, -12.0, 12.0, limit=200)[0]
+    w = np.asarray(w, dtype=float)
+    x = _GRID_X
+    pdf = np.exp(-0.5 * x**2) / math.sqrt(2.0 * math.pi)
+    inner = (special.ndtr(x + w[..., None]) - special.ndtr(x)) ** (k - 1)
+    return k * np.trapezoid(pdf * inner, x, axis=-1)
 
 
 @lru_cache(maxsize=None)
 def _range_quantile(k, q=0.95):
     """The ``q`` quantile of the range (max - min) of ``k`` independent standard normals.
 
-    From the range's distribution function ``P(R <= w) = k int phi(x) (Phi(x + w)
-    - Phi(x))^(k - 1) dx`` (numerical integration: a public constant, no draw).
+    From the range's distribution function (:func:`_range_cdf`; numerical
+    integration: a public constant, no draw).
     """
     from scipy import optimize
 
-    return optimize.brentq(lambda w: _range_cdf(w, k) - q, 1e-6, 20.0, xtol=1e-6)
+    return optimize.brentq(lambda w: float(_range_cdf(w, k)) - q, 1e-6, 20.0, xtol=1e-6)
 
 
 @lru_cache(maxsize=None)
@@ -72,17 +78,12 @@ def _range_moments(k):
     """Mean and variance of the range of ``k`` independent standard normals.
 
     ``E R = int (1 - F(w)) dw`` and ``E R^2 = int 2 w (1 - F(w)) dw`` over ``w >=
-    0``, ``F`` the range's distribution function (see :func:`_range_quantile`),
-    by the trapezoid rule on a fixed grid (public constants, no draw). ``k =
-    2``: ``2 / sqrt(pi)`` and ``2 (1 - 2 / pi)``; ``k = 3``: ``3 / sqrt(pi)``.
+    0``, ``F`` the range's distribution function (:func:`_range_cdf`), by the
+    trapezoid rule (public constants, no draw). ``k = 2``: ``2 / sqrt(pi)``
+    and ``2 (1 - 2 / pi)``; ``k = 3``: ``3 / sqrt(pi)``.
     """
-    from scipy import special
-
-    x = np.linspace(-10.0, 10.0, 2001)
     w = np.linspace(0.0, 20.0, 2001)
-    pdf = np.exp(-0.5 * x**2) / math.sqrt(2.0 * math.pi)
-    inner = (special.ndtr(x[None, :] + w[:, None]) - special.ndtr(x)[None, :]) ** (k - 1)
-    tail = 1.0 - k * np.trapezoid(pdf[None, :] * inner, x, axis=1)
+    tail = 1.0 - _range_cdf(w, k)
     mean = float(np.trapezoid(tail, w))
     second = float(np.trapezoid(2.0 * w * tail, w))
     return mean, max(second - mean**2, 0.0)
