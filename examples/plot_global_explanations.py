@@ -36,7 +36,6 @@ goes through the privacy core and is paid from one
 import warnings
 
 import matplotlib.pyplot as plt
-import numpy as np
 from sklearn.compose import make_column_transformer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.pipeline import make_pipeline
@@ -88,7 +87,8 @@ display = PartialDependenceDisplay.from_estimator(
     black_box, X_private, ["age", "education"], epsilon=0.25, delta=1e-6,
     bounds=schema.bounds, categories=schema.categories, grid_resolution=8,
     accountant=ledger, random_state=0)
-display.figure_.set_size_inches(10, 3.6)
+display.figure_.set_size_inches(10, 4.2)
+plt.setp(display.axes_.ravel()[1].get_xticklabels(), rotation=45, ha="right")
 display.figure_.suptitle("DP partial dependence of P(>50K), epsilon 0.25 each, 90% noise bands")
 display.figure_.tight_layout()
 print(f"after the partial dependence: epsilon {ledger.epsilon_spent:.2f} spent")

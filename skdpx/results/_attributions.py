@@ -606,7 +606,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
                                 delta_spent=self.delta_spent, meta=meta)
 
     def plot_beeswarm(self, feature_values=None, *, top_k=10, grouped=None, scaled=None,
-                      ax=None, cmap="coolwarm", **kwargs):
+                      ax=None, cmap=None, **kwargs):
         """Every row's attribution, one line per feature or column (``shap.plots.beeswarm``).
 
         One dot per explained sample, at its attribution (a one-hot block:
@@ -615,7 +615,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
         most important on top. With ``feature_values`` the dots of a feature
         or numeric column are coloured by its value there (low blue, high
         red, between the 5th and 95th percentiles of the given values, as
-        shap does). With :attr:`std` known, the noise is shown: dots within
+        shap does; a categorical column's spreads stay grey). With :attr:`std` known, the noise is shown: dots within
         their own :meth:`noise_floor` are faded, the band of the median
         row's floor is shaded, and a line whose mean the noise alone
         explains (not ``supported``) is labelled so.
@@ -634,8 +634,9 @@ class FeatureAttribution(_FeatureUnits, _Result):
             As in :meth:`plot`.
         ax : matplotlib.axes.Axes, default=None
             Where to draw; a new figure when None.
-        cmap : str, default="coolwarm"
-            The colour map of the feature values.
+        cmap : str, Colormap or None, default=None
+            The colour map of the feature values (None: blue to red through
+            purple, as shap's).
         **kwargs
             Passed to ``ax.scatter``.
 

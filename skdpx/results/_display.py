@@ -455,7 +455,7 @@ def _colour_values(result, values, frame, name, block, feature, j):
 
 
 def plot_beeswarm(result, feature_values=None, *, top_k=10, grouped=None, scaled=None, ax=None,
-                  cmap="coolwarm", **kwargs):
+                  cmap=None, **kwargs):
     """:meth:`FeatureAttribution.plot_beeswarm <skdpx.FeatureAttribution.plot_beeswarm>`,
     which documents it."""
     n = len(result)
@@ -490,13 +490,19 @@ def plot_beeswarm(result, feature_values=None, *, top_k=10, grouped=None, scaled
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     groups = result.groups if grouped and result.groups is not None else None
     kwargs.setdefault("s", 12)
+    if cmap is None:  # blue (low) to red (high) through purple, as shap's beeswarm
+        from matplotlib.colors import LinearSegmentedColormap
+
+        cmap = LinearSegmentedColormap.from_list("skdpx_low_high", ["#008bfb", "#ff0052"])
     colored = None
     for pos, j in enumerate(order):  # a loop over the lines drawn (columns), not rows
         x = values[:, j]
         y = pos + _swarm_offsets(x, lo, hi)
         if floor is not None and np.isfinite(floor[:, j]).any():
             band = float(np.nanmedian(floor[:, j]))
-            ax.fill_betweenx([pos - 0.45, pos + 0.45], -band, band, color="0.9", zorder=0)
+            # a spread is non-negative: its band starts at 0
+            ax.fill_betweenx([pos - 0.45, pos + 0.45], 0.0 if block[j] else -band, band,
+                             color="0.92", zorder=0)
             with np.errstate(invalid="ignore"):
                 alpha = np.where(np.abs(x) <= floor[:, j], 0.3, 1.0)
         else:
@@ -560,7 +566,9 @@ def plot_global_importance(result, *, top_k=10, ax=None, **kwargs):
                    label="noise-only level")
         ax.legend(fontsize="small", loc="lower right")
     ax.set_yticks(np.arange(len(idx)), [result.feature_names[j] for j in idx])
-    ax.set_xlabel(result.meta.get("unit", "mean |attribution|"))
+    import textwrap
+
+    ax.set_xlabel(textwrap.fill(result.meta.get("unit", "mean |attribution|"), 70))
     lvl = result.meta.get("level", 0.9)
     ax.set_title(f"mean |value| over {result.meta.get('n_samples', '?')} samples; error bars: "
                  f"{lvl:g} interval of the population mean;\nfaded: the noise alone explains it",
