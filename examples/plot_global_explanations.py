@@ -1,7 +1,7 @@
 """
-=====================================================================
+======================================================================
 Global explanations of a black box on Adult, all on one privacy ledger
-=====================================================================
+======================================================================
 
 Which features drive this model, and how? A model-risk team asks that
 first, and the usual answers read private rows and release exact averages
@@ -109,8 +109,8 @@ print(f"{len(local)} answers, phases {sorted(set(local.phase))}; "
       f"epsilon {ledger.epsilon_spent:.2f} spent in all")
 
 # %%
-# The global view: mean |attribution| per column, with its uncertainty
-# ---------------------------------------------------------------------
+# The global view: mean absolute attribution per column, with its uncertainty
+# ---------------------------------------------------------------------------
 # ``global_importance`` averages the absolute attributions per original
 # column (scaled by each column's public range; a categorical column is the
 # spread of its levels' values). The noise biases that mean upwards, so the

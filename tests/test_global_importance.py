@@ -204,6 +204,20 @@ def test_without_noise_and_with_unknown_noise():
     assert unknown.high == pytest.approx(m + z * se)
 
 
+def test_post_processing_draws_nothing(monkeypatch):
+    """No randomness: the global RNG untouched, no Generator made, same answer twice."""
+    fa = _block_result([0.0, 1.0, 0.5, 0.2], 0.3, 0)
+    state = np.random.get_state()[1].copy()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a generator was made")
+
+    monkeypatch.setattr(np.random, "default_rng", refuse)
+    first, second = fa.global_importance(), fa.global_importance()
+    assert first == second
+    assert (np.random.get_state()[1] == state).all()
+
+
 def test_result_protocol():
     pytest.importorskip("pandas")
     fa = _block_result([0.0, 1.0, 0.5, 0.2], 0.3, 0)

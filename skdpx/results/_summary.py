@@ -35,7 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from ._base import _frozen, _per_row, _Result
-from ._display import noise_rounded
+from ._display import noise_rounded, plot_global_importance
 
 __all__ = ["GlobalImportance"]
 
@@ -373,8 +373,6 @@ rows_low, rows_high : array-like of shape (n_columns,)
         -------
         matplotlib.axes.Axes
         """
-        from ._display import plot_global_importance
-
         return plot_global_importance(self, top_k=top_k, ax=ax, **kwargs)
 
     def _html_columns(self, head):
