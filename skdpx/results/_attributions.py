@@ -541,7 +541,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
               0 at or below ``noise_level``). Less biased than ``M``, not
               unbiased (none exists). Measured at ``n = 50``, ``s = 1``
               (``tests/test_global_importance.py``): bias +0.19 at ``a = 0``
-              (``M``: +0.80), within 0.04 for ``|a| >= 0.25``; when the
+              (``M``: +0.80), within 0.05 for ``|a| >= 0.25``; when the
               ``|a|`` differ it keeps much of ``M``'s bias (half the rows at
               0, half at 3: +0.37 against +0.40; normal ``a``: +0.12
               against +0.33). NaN for blocks and where the noise is not
