@@ -273,8 +273,18 @@ def test_beeswarm_flags_a_noise_explained_line(plt):
                             std=np.c_[np.ones(N), np.full(N, 0.01)],
                             feature_names=["noisy", "small"], epsilon_spent=1.0,
                             delta_spent=0.0)
-    labels = [t.get_text() for t in fa.plot_beeswarm().get_yticklabels()]
+    ax = fa.plot_beeswarm()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["noisy\n(noise alone explains it)", "small"]
+    from matplotlib.collections import PathCollection, PolyCollection
+
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2  # each line's median noise floor, shaded
+    dots = [c for c in ax.collections if isinstance(c, PathCollection)]
+    within = np.abs(values) <= 2 * np.c_[np.ones(N), np.full(N, 0.01)]
+    for line, col in zip(dots, [0, 1]):  # drawn bottom (noisy) to top (small)
+        alpha = np.broadcast_to(line.get_alpha(), (N,))
+        assert ((alpha < 1) == within[:, col]).all()  # faded: within the row's floor
 
 
 def test_global_importance_plot(plt):
@@ -282,3 +292,18 @@ def test_global_importance_plot(plt):
     ax = gi.plot()
     assert [t.get_text() for t in ax.get_yticklabels()] == gi.ranking()[::-1]
     assert len(ax.patches) == 2
+
+
+def test_beeswarm_colours_from_a_frame_of_original_columns(plt):
+    pd = pytest.importorskip("pandas")
+    fa = _block_result([0.0, 1.0, 0.5, 0.2], 0.3, 0)
+    rng = np.random.default_rng(1)
+    queries = pd.DataFrame({"x": rng.random(N), "c": rng.choice(list("abcd"), N)})
+    ax = fa.plot_beeswarm(queries)
+    colored = [c for c in ax.collections if c.get_array() is not None]
+    assert len(colored) == 1  # the numeric column x; the categorical c stays grey
+    order = np.argsort(queries["x"].to_numpy())
+    colours = np.asarray(colored[0].get_array())
+    assert colours[order[-1]] >= colours[order[0]]  # high values high on the scale
+    with pytest.raises(ValueError, match="rows"):
+        fa.plot_beeswarm(queries.head(3))
