@@ -367,11 +367,12 @@ rows_low, rows_high : array-like of shape (n_columns,)
         ax : matplotlib.axes.Axes, default=None
             Where to draw; a new figure when None.
         **kwargs
-            Passed to ``ax.barh``.
+            Passed to ``ax.barh`` (e.g. ``color``).
 
         Returns
         -------
         matplotlib.axes.Axes
+            The axes drawn on.
         """
         return plot_global_importance(self, top_k=top_k, ax=ax, **kwargs)
 
