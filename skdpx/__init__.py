@@ -3,11 +3,13 @@
 The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 :mod:`skdpx.datasets`. Explanations come back as :class:`FeatureAttribution`,
 :class:`CounterfactualSet`, :class:`RecoursePaths` and (the global
-explanation of a locally linear model) :class:`LocallyLinearMaps`; a table's
+explanation of a locally linear model) :class:`LocallyLinearMaps`; many
+attributions summarise into a :class:`GlobalImportance`; a table's
 public bounds and levels are a :class:`PublicSchema`.
 """
 
-from .results import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
+from .results import (CounterfactualSet, FeatureAttribution, GlobalImportance, LocallyLinearMaps,
+                      RecoursePaths)
 from .counterfactual import DPCounterfactualGenerator
 from .explain import DPLimeExplainer
 from .locally_linear import DPLocallyLinearClassifier
@@ -26,6 +28,7 @@ __all__ = [
     "DPLimeExplainer",
     "DPLocallyLinearClassifier",
     "FeatureAttribution",
+    "GlobalImportance",
     "LocallyLinearMaps",
     "PrivRecourse",
     "PublicSchema",
