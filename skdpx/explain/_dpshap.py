@@ -75,7 +75,7 @@ or itself DP on the same ledger), as for :class:`DPLimeExplainer`.
 
 import math
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -233,7 +233,7 @@ def _point_values(f, Zq, Zb, masks, M, m, columns_of_group, f_query, f_backgroun
     query's columns in the coalition, the point's elsewhere.
     """
     nq, d = Zq.shape
-    nb, g = len(Zb), M.shape[0]
+    nb = len(Zb)
     n = len(masks)
     enc = np.zeros((n, d), dtype=bool)
     for j, cols in enumerate(columns_of_group):  # a loop over columns
@@ -740,6 +740,12 @@ class DPShapExplainer(_DPBackgroundFit):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        # a missing or infinite value of a private row stands for the bounds' midpoint,
+        # and so does a cell that is not a number (refusing would be a release about
+        # the row: doc/privacy.rst); categorical columns take their declared levels
         tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        # CSR rows are densified; the black box gets CSR records back
+        tags.input_tags.sparse = True
         tags.requires_fit = True
         return tags
