@@ -262,3 +262,36 @@ def test_audit_of_the_background_release_stays_below_its_claim():
 def test_audit_catches_half_the_noise():
     audited, claim = _audit(under_noise=0.5)
     assert audited > claim
+
+
+# --------------------------------------------------------------------------
+# Pricing: the fit commits its only spend
+# --------------------------------------------------------------------------
+def test_price_search_prices_the_fits_exactly_and_explain_adds_nothing():
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import GridSearchCV
+
+    from skdpx.model_selection import price_search
+    from skdpx.privacy import event_to_json
+
+    ledger = PrivacyLedger(relation="replace_one")
+    # a search clones its estimator and the black box with it: frozen, it stays fitted
+    est = DPShapExplainer(FrozenEstimator(_LINEAR), n_background=4, bounds=(0, 1),
+                          delta=1e-6, accountant=ledger)
+    search = GridSearchCV(est, {"epsilon": [0.5, 1.0], "n_background": [3, 4]}, cv=3,
+                          scoring=lambda est, X, y: 0.0)
+    X, y = _ROWS[:600], np.zeros(600)
+    price = price_search(search, X, y)
+    assert price.exact and price.n_fits == 13
+    assert len(ledger) == 0  # pricing spends nothing
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    recorded = sorted(event_to_json(event) for _, event in ledger.events)
+    for fit in price.fits[:12]:  # the fold fits: the same events, one by one
+        recorded.remove(event_to_json(fit.event))
+    assert len(recorded) == 1  # the refit's
+    spent = ledger.epsilon_spent
+    assert spent <= price.epsilon + 1e-12
+    search.best_estimator_.explain(_QUERIES)
+    assert ledger.epsilon_spent == spent

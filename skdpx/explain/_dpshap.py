@@ -81,7 +81,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
-from ..base import DPEstimator, FitData
+from ..base import DPCapabilities, DPEstimator, FitData
 from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, EstimatorLedger, NonPrivateDpEvent,
                        SpendPlan, UtilityWarning, calibrate_noise, gaussian_event)
 from ..privacy._kmeans import dp_lloyd, table_sensitivity
@@ -524,6 +524,11 @@ class DPShapExplainer(_DPBackgroundFit):
     >>> fa.values.round(1).tolist()  # doctest: +SKIP
     [[0.5, -1.0, 0.0]]
     """
+
+    #: its fit commits its only spend (explain is post-processing): priced exactly
+    _dp_capabilities = DPCapabilities(
+        exact_price=True,
+        no_default_scoring="SHAP values have no DP score of their own; pass a scoring.")
 
     _parameter_constraints = {
         **_DPBackgroundFit._parameter_constraints,
