@@ -295,3 +295,24 @@ def test_price_search_prices_the_fits_exactly_and_explain_adds_nothing():
     assert spent <= price.epsilon + 1e-12
     search.best_estimator_.explain(_QUERIES)
     assert ledger.epsilon_spent == spent
+
+
+def test_an_incomplete_query_is_refused_and_nothing_is_spent():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"x": _ROWS[:, 0], "c": np.where(_ROWS[:, 1] > 0.5, "u", "v")})
+
+    class Model(RegressorMixin, BaseEstimator):
+        def predict(self, X):
+            return X["x"].to_numpy() + (X["c"] == "u")
+
+    ledger = PrivacyLedger(epsilon=2.0, delta=1e-6)
+    est = _fit(Model(), frame, bounds={"x": (0, 1)}, categories={"c": ["u", "v"]},
+               accountant=ledger)
+    spent = ledger.epsilon_spent
+    with pytest.raises(ValueError, match=r"queries \[1\] hold a missing"):
+        est.explain(pd.DataFrame({"x": [0.5, 0.2], "c": ["u", None]}))
+    with pytest.raises(ValueError, match=r"queries \[0\] hold a missing"):
+        est.explain(pd.DataFrame({"x": [np.nan], "c": ["v"]}))
+    assert ledger.epsilon_spent == spent
+    fa = est.explain(pd.DataFrame({"x": [0.5], "c": ["v"]}))
+    assert fa.values.shape == (1, 2)

@@ -724,9 +724,16 @@ class DPShapExplainer(_DPBackgroundFit):
         """
         check_is_fitted(self, "background_")
         Zq = np.asarray(validate_table(self, X, reset=False), dtype=float)
-        if not np.isfinite(Zq).all():
-            raise ValueError("the queries hold NaN or infinite values: SHAP values are "
-                             "computed at complete records.")
+        # SHAP values are computed at complete records (a missing categorical value
+        # encodes as an all-zero block, which no level decodes back to)
+        missing = ~np.isfinite(Zq).all(axis=1)
+        for _, idx in self.schema_.groups:  # a loop over columns
+            if self.schema_.categorical[idx].all():
+                missing |= Zq[:, idx].sum(axis=1) != 1
+        if missing.any():
+            raise ValueError(f"queries {np.flatnonzero(missing)[:10].tolist()} hold a missing, "
+                             "infinite or undeclared value: SHAP values are computed at "
+                             "complete records. Nothing was spent.")
         rng = self._rng()
         groups = [idx for _, idx in self.schema_.groups]
         design = shapley_design(len(groups), self.n_coalitions, rng)
