@@ -96,6 +96,10 @@ __all__ = ["DPBackground", "DPShapExplainer", "dp_background"]
 #: the black box is asked about at most this many rows at once
 _ROW_BLOCK = 1 << 17
 
+#: the bootstrap of ``std`` uses at most this many coalitions (common to the released
+#: and the drawn centres, so that the coalitions' sampling cancels in their difference)
+_STD_COALITIONS = 256
+
 
 class DPBackground:
     """A weighted DP summary of private rows: a SHAP background.
@@ -472,9 +476,10 @@ class DPShapExplainer(_DPBackgroundFit):
         All ``2^g - 2`` coalitions of the ``g`` original columns when that
         is at most this (exact Shapley values of the background's game),
         else this many, drawn in complementary pairs (Kernel SHAP).
-    n_std_draws : int, default=2
-        Parametric-bootstrap draws of the centres for ``std`` (each costs
-        as much as the values; 0: the counts' share of ``std`` only).
+    n_std_draws : int, default=8
+        Parametric-bootstrap draws of the centres for ``std``, each with at
+        most 256 coalitions (eight cost about as much as the values with
+        2048; 0: the counts' share of ``std`` only, which misses most of it).
     max_iter : int, default=3
         Lloyd iterations of the background's DP k-means.
     epsilon : float, default=1.0
@@ -547,7 +552,7 @@ class DPShapExplainer(_DPBackgroundFit):
     _prefix = "DPShapExplainer: "
 
     def __init__(self, estimator=None, *, n_background=50, response_method="auto",
-                 target_class=None, output_bounds=None, n_coalitions=2048, n_std_draws=2,
+                 target_class=None, output_bounds=None, n_coalitions=2048, n_std_draws=8,
                  max_iter=3, epsilon=1.0, delta=1e-6, bounds=None, categories=None,
                  accountant=None, random_state=None):
         self.estimator = estimator
@@ -684,11 +689,21 @@ class DPShapExplainer(_DPBackgroundFit):
 
     def _std(self, Zq, values, phi_b, design, rng):
         """The background noise's standard deviation in each value (see the module's
-        docstring): the counts' part exactly linear, the centres' by a bootstrap."""
+        docstring): the counts' part exactly linear, the centres' by a bootstrap.
+
+        The bootstrap's differences ``phi_b' - phi_b`` are computed with at most
+        ``_STD_COALITIONS`` coalitions (the same for the released and the drawn
+        centres, so that their sampling cancels in the difference): each draw
+        then costs a fraction of the values' own coalitions.
+        """
         bg = self.background_
         w, C = bg.weights, bg.counts.sum()
         var = bg.count_std ** 2 * (((phi_b - values[:, None, :]) / C) ** 2).sum(axis=1)
         if self.n_std_draws and bg.count_std > 0:
+            g = len(self.schema_.groups)
+            if len(design[0]) > _STD_COALITIONS:
+                design = shapley_design(g, _STD_COALITIONS, rng)
+                _, _, phi_b, _ = self._shap(Zq, bg, rng, design)
             lower, upper = bg.lower, bg.upper
             acc = np.zeros_like(phi_b)
             for _ in range(self.n_std_draws):  # a loop over draws, not rows
