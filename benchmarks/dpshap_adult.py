@@ -32,8 +32,8 @@ ordinal codes of the categorical columns, the model called on a DataFrame
 rebuilt from them) against DPShapExplainer.explain with its defaults
 (2048 coalitions, 8 bootstrap draws of 256 coalitions for std) and with ``n_std_draws=0``.
 
-Run: python benchmarks/dpshap_adult.py [--queries 100] [--seeds 2] [--coalitions 512]
-     [--reference-rows 200] [--timed 10] [--out benchmarks/results/dpshap_adult.json]
+Run: python benchmarks/dpshap_adult.py [--queries 100] [--seeds 2] [--coalitions 256]
+     [--reference-rows 100] [--timed 5] [--out benchmarks/results/dpshap_adult.json]
 """
 
 import argparse
@@ -107,9 +107,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--coalitions", type=int, default=512)
-    parser.add_argument("--reference-rows", type=int, default=200)
-    parser.add_argument("--timed", type=int, default=10)
+    parser.add_argument("--coalitions", type=int, default=256)
+    parser.add_argument("--reference-rows", type=int, default=100)
+    parser.add_argument("--timed", type=int, default=5)
     parser.add_argument("--shap-check", type=int, default=3)
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args()

@@ -9,10 +9,10 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from skdpx.explain import DPShapExplainer, dp_background
 from skdpx.explain import _dpshap
-from skdpx.privacy import (Commitment, GDPAuditWarning, NonPrivateDpEvent, PrivacyLedger,
-                           audit_gdp, gaussian_epsilon, gaussian_event, gaussian_release,
-                           noise_source)
+from skdpx.privacy import NonPrivateDpEvent, PrivacyLedger, gaussian_epsilon
 from skdpx.privacy import _kmeans
+
+from ._helpers import audit_gaussian
 
 _RNG = np.random.default_rng(0)
 _X = _RNG.uniform(0, 1, (4000, 3))
@@ -234,23 +234,8 @@ def _audit(under_noise=1.0):
     centres = np.array([[0.2, 0.2, 0.2], [0.8, 0.8, 0.8], [0.2, 0.8, 0.5], [0.8, 0.2, 0.5]])
     tables = {"data": _kmeans.lloyd_table(np.vstack([rows, canary]), centres),
               "neighbour": _kmeans.lloyd_table(rows, centres)}
-    direction = (tables["data"] - tables["neighbour"]).ravel()
-    direction /= np.linalg.norm(direction)
-    z = est.noise_multiplier_ * under_noise
-
-    def release(dataset, random_state, n):
-        noise = noise_source(random_state)
-        commitment = Commitment(gaussian_event(z, steps=n), "audit")
-        out = np.stack([gaussian_release(tables[dataset], noise_multiplier=z,
-                                         sensitivity=est.sensitivity_, noise=noise,
-                                         commitment=commitment) for _ in range(n)])
-        return out.reshape(n, -1) @ direction
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warnings.simplefilter("error", GDPAuditWarning)
-        audited = audit_gdp(release, "data", "neighbour", n_trials=20000, delta=_DELTA,
-                            batched=True, random_state=0).epsilon
+    audited = audit_gaussian(tables, est.noise_multiplier_ * under_noise, est.sensitivity_,
+                             _DELTA)
     # the claim of one of the fit's max_iter + 1 releases at its noise multiplier
     return audited, gaussian_epsilon(est.noise_multiplier_, _DELTA)
 

@@ -430,7 +430,8 @@ def dp_background(X, n_points=50, *, epsilon=1.0, delta=1e-6, bounds=None, categ
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(0.2, 0.05, (3000, 2)), rng.normal(0.8, 0.05, (3000, 2))])
     >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-6)
-    >>> bg = dp_background(X, 2, bounds=(0, 1), accountant=ledger)
+    >>> bg = dp_background(X, 2, bounds=(0, 1), accountant=ledger,
+    ...                    random_state=0)  # a seed: reproducible, not private
     >>> np.sort(bg.data[:, 0]).round(1).tolist(), round(float(bg.weights.sum()), 6)
     ([0.2, 0.8], 1.0)
     >>> round(ledger.epsilon_spent, 2)
@@ -523,11 +524,17 @@ class DPShapExplainer(_DPBackgroundFit):
     >>> X = rng.uniform(0, 1, (6000, 3))
     >>> model = LinearRegression().fit(X[:3000], X[:3000] @ [1.0, -2.0, 0.0])
     >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-6)
-    >>> shap = DPShapExplainer(model, n_background=10, bounds=(0, 1), accountant=ledger,
-    ...                        random_state=0).fit(X[3000:])  # doctest: +SKIP
-    >>> fa = shap.explain([[1.0, 1.0, 1.0]])  # doctest: +SKIP
-    >>> fa.values.round(1).tolist()  # doctest: +SKIP
-    [[0.5, -1.0, 0.0]]
+    >>> explainer = DPShapExplainer(model, n_background=10, bounds=(0, 1),
+    ...                             accountant=ledger).fit(X[3000:])
+    >>> fa = explainer.explain([[1.0, 1.0, 1.0]])
+    >>> fa.values[0, :2].round(1).tolist(), bool(abs(fa.values[0, 2]) < 0.01)
+    ([0.5, -1.0], True)
+    >>> bool((fa.std < 0.05).all())
+    True
+    >>> round(float(fa.values.sum() + fa.base_value[0]), 6)  # additivity: f at the query
+    -1.0
+    >>> round(ledger.epsilon_spent, 2), fa.epsilon.tolist()  # explaining spends nothing
+    (1.0, [0.0])
     """
 
     #: its fit commits its only spend (explain is post-processing): priced exactly
