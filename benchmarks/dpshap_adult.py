@@ -16,6 +16,8 @@ Measured, per query and column:
   equals shap's KernelExplainer to 1e-6 on a shared background:
   tests/test_dpshap.py). shap's own KernelExplainer on that subsample is run
   on a few queries to report its difference to it (its own coalitions);
+* **another subsample**: the same with another random subsample of as many
+  rows (the reference's own sampling error);
 * **noiseless k-means**: the same coalitions with the background of
   ``dp_background(epsilon=inf)`` (the summary's own error, without noise);
 * **DP**: ``DPShapExplainer`` at epsilon 1 (``--seeds`` fits), 0.1 and inf.
@@ -142,9 +144,17 @@ def main():
     kmeans_values, _, _, _ = base._shap(Zq, base.background_, rng, design)
     out["reference_size"] = {"mean_abs_value": float(np.abs(reference).mean()),
                              "base_value": ref_base}
-    rows = [{"background": "k-means, noiseless (epsilon=inf)", "epsilon": "inf",
+    # the reference's own sampling error: another random subsample of the same size
+    other_rows = X_private.dropna().drop(reference_rows.index).sample(args.reference_rows,
+                                                                      random_state=3)
+    other, _, _, _ = base._shap(Zq, uniform_background(base, other_rows), rng, design)
+    rows = [{"background": f"another random subsample of {args.reference_rows} rows "
+                           "(non-private)", "epsilon": "inf", **errors(other, reference),
+             "coverage": None, "mean_std": 0.0, "n_points": args.reference_rows},
+            {"background": "k-means, noiseless (epsilon=inf)", "epsilon": "inf",
              **errors(kmeans_values, reference), "coverage": None, "mean_std": 0.0,
              "n_points": len(base.background_)}]
+    categorical = np.array([c in schema["categories"] for c in X_private.columns])
 
     for epsilon, seeds in ((1.0, args.seeds), (0.1, 1)):
         for seed in range(seeds):
@@ -160,6 +170,8 @@ def main():
                    "to_kmeans": errors(values, kmeans_values),
                    "to_noiseless_table": errors(values, noiseless),
                    "coverage": float(covered.mean()), "mean_std": float(std.mean()),
+                   "coverage_numeric": float(covered[:, ~categorical].mean()),
+                   "coverage_categorical": float(covered[:, categorical].mean()),
                    "n_points": len(est.background_),
                    "seconds": round(time.perf_counter() - t, 1)}
             rows.append(row)

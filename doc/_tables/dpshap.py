@@ -20,11 +20,14 @@ def summary(results):
 
 
 def noise_only(results):
-    """DP rows against the noiseless k-means and the noiseless last table (the noise's part)."""
+    """DP rows against the noiseless k-means and the noiseless last table (the noise's part),
+    and the std's coverage on numeric and categorical columns."""
     header = ["background", "relative error to noiseless k-means",
-              "relative error to the noiseless last table"]
+              "relative error to the noiseless last table", "coverage: numeric columns",
+              "coverage: categorical columns"]
     rows = [[r["background"], f"{r['to_kmeans']['relative']:.1%}",
-             f"{r['to_noiseless_table']['relative']:.1%}"]
+             f"{r['to_noiseless_table']['relative']:.1%}",
+             _cov(r.get("coverage_numeric")), _cov(r.get("coverage_categorical"))]
             for r in results["rows"] if "to_kmeans" in r]
     return header, rows
 
@@ -52,3 +55,30 @@ def reference_size(results):
 def shap_check(results):
     """shap's own KernelExplainer on the reference rows against skdpx's engine (relative)."""
     return results["shap_reference_check"]["relative"]
+
+
+def _dp_rows(results, epsilon):
+    return [r for r in results["rows"] if r.get("epsilon") == epsilon and "seed" in r]
+
+
+def coverages(results, epsilon=1.0):
+    """The std's coverage of each DP fit at ``epsilon``, as text ("61.6% and 84.9%")."""
+    values = [f"{r['coverage']:.1%}" for r in _dp_rows(results, epsilon)]
+    return ", ".join(values[:-1]) + " and " + values[-1] if len(values) > 1 else values[0]
+
+
+def dp_relative(results, epsilon=1.0):
+    """The relative error of each DP fit at ``epsilon`` to the reference, as text."""
+    values = [f"{r['relative']:.0%}" for r in _dp_rows(results, epsilon)]
+    return ", ".join(values[:-1]) + " and " + values[-1] if len(values) > 1 else values[0]
+
+
+def kmeans_relative(results):
+    """The noiseless k-means background's relative error to the reference."""
+    return next(r["relative"] for r in results["rows"] if r["background"].startswith("k-means"))
+
+
+def subsample_relative(results):
+    """Another random subsample's relative error to the reference (its sampling error)."""
+    return next(r["relative"] for r in results["rows"]
+                if r["background"].startswith("another random subsample"))
