@@ -45,13 +45,11 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import HistGradientBoostingClassifier
-
-from skdpx.datasets import adult_schema, load_adult
 from skdpx.explain import DPShapExplainer, _dpshap
 from skdpx.privacy import PrivacyLedger, _kmeans
 
 from _run_record import run_info, save, start
+from partial_dependence_adult import adult_black_box
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                        "dpshap_adult.json")
@@ -117,11 +115,7 @@ def main():
     args = parser.parse_args()
     started, t0 = start(), time.perf_counter()
 
-    X_private, _ = load_adult(subset="train", as_frame=True, return_X_y=True)
-    X_model, y_model = load_adult(subset="test", as_frame=True, return_X_y=True)
-    black_box = HistGradientBoostingClassifier(categorical_features="from_dtype",
-                                               random_state=0).fit(X_model, y_model)
-    schema = adult_schema()
+    X_private, X_model, black_box, schema = adult_black_box()
     public = dict(bounds=schema["bounds"], categories=schema["categories"])
     queries = X_model.dropna().sample(args.queries, random_state=1)
     rng = np.random.default_rng(0)
