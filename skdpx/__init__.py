@@ -11,7 +11,7 @@ public bounds and levels are a :class:`PublicSchema`.
 from .results import (CounterfactualSet, FeatureAttribution, GlobalImportance, LocallyLinearMaps,
                       RecoursePaths)
 from .counterfactual import DPCounterfactualGenerator
-from .explain import DPLimeExplainer
+from .explain import DPLimeExplainer, DPShapExplainer
 from .locally_linear import DPLocallyLinearClassifier
 from .preprocessing import PublicSchema
 from .recourse import PrivRecourse
@@ -27,6 +27,7 @@ __all__ = [
     "DPCounterfactualGenerator",
     "DPLimeExplainer",
     "DPLocallyLinearClassifier",
+    "DPShapExplainer",
     "FeatureAttribution",
     "GlobalImportance",
     "LocallyLinearMaps",
