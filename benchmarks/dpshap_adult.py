@@ -119,7 +119,9 @@ def main():
     public = dict(bounds=schema["bounds"], categories=schema["categories"])
     queries = X_model.dropna().sample(args.queries, random_state=1)
     rng = np.random.default_rng(0)
-    design = _dpshap.shapley_design(X_private.shape[1], args.coalitions, rng)
+    g = X_private.shape[1]
+    design = _dpshap.shapley_design(g, args.coalitions,
+                                    rng.random(_dpshap.design_shape(g, args.coalitions)))
     out = {"settings": {"queries": args.queries, "coalitions": len(design[0]),
                         "reference_rows": args.reference_rows, "n_background": N_BACKGROUND,
                         "delta": DELTA, "seeds": args.seeds, "timed_queries": args.timed,
@@ -133,15 +135,15 @@ def main():
     t = time.perf_counter()
     reference_rows = X_private.dropna().sample(args.reference_rows, random_state=2)
     reference, ref_base, _, _ = base._shap(Zq, uniform_background(base, reference_rows),
-                                           rng, design)
+                                           design)
     print(f"reference ({args.reference_rows} rows): {time.perf_counter() - t:.0f} s", flush=True)
-    kmeans_values, _, _, _ = base._shap(Zq, base.background_, rng, design)
+    kmeans_values, _, _, _ = base._shap(Zq, base.background_, design)
     out["reference_size"] = {"mean_abs_value": float(np.abs(reference).mean()),
                              "base_value": ref_base}
     # the reference's own sampling error: another random subsample of the same size
     other_rows = X_private.dropna().drop(reference_rows.index).sample(args.reference_rows,
                                                                       random_state=3)
-    other, _, _, _ = base._shap(Zq, uniform_background(base, other_rows), rng, design)
+    other, _, _, _ = base._shap(Zq, uniform_background(base, other_rows), design)
     rows = [{"background": f"another random subsample of {args.reference_rows} rows "
                            "(non-private)", "epsilon": "inf", **errors(other, reference),
              "coverage": None, "mean_std": 0.0, "n_points": args.reference_rows},
@@ -155,9 +157,14 @@ def main():
             t = time.perf_counter()
             est, table = recorded_fit(black_box, X_private, public, epsilon, 100 + seed,
                                       args.coalitions)
-            values, _, phi_b, _ = est._shap(Zq, est.background_, rng, design)
-            std = est._std(Zq, values, phi_b, design, rng)
-            noiseless, _, _, _ = est._shap(Zq, noiseless_background(est, table), rng, design)
+            values, _, phi_b, _ = est._shap(Zq, est.background_, design)
+            std_design = (_dpshap.shapley_design(g, _dpshap._STD_COALITIONS,
+                                                  rng.random(_dpshap.design_shape(
+                                                      g, _dpshap._STD_COALITIONS)))
+                          if len(design[0]) > _dpshap._STD_COALITIONS else None)
+            normals = rng.standard_normal((est.n_std_draws, *est.background_.encoded.shape))
+            std = est._std(Zq, values, phi_b, design, std_design, normals)
+            noiseless, _, _, _ = est._shap(Zq, noiseless_background(est, table), design)
             covered = np.abs(values - noiseless) <= 1.645 * std
             row = {"background": f"DP k-means (epsilon={epsilon:g}, seed {seed})",
                    "epsilon": epsilon, "seed": seed, **errors(values, reference),

@@ -87,7 +87,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._sklearn_compat import HasMethods, Interval, StrOptions
 from ..base import DPCapabilities, DPEstimator, FitData
 from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, EstimatorLedger, NonPrivateDpEvent,
-                       SpendPlan, UtilityWarning, calibrate_noise, gaussian_event)
+                       SpendPlan, UtilityWarning, calibrate_noise, gaussian_event,
+                       noise_source)
+from ..exceptions import PrivacyLeakWarning
 from ..privacy._kmeans import dp_lloyd, table_sensitivity
 from ..results import FeatureAttribution
 from ..utils._blackbox import BlackBoxOutputError, check_output, output_range
@@ -194,7 +196,7 @@ class DPBackground:
 # ---------------------------------------------------------------------------
 # Kernel SHAP over column groups (post-processing: public rows and DP outputs)
 # ---------------------------------------------------------------------------
-def shapley_design(n_groups, n_coalitions, rng):
+def shapley_design(n_groups, n_coalitions, uniforms=None):
     """The coalitions and the linear map of Kernel SHAP over ``n_groups`` players.
 
     Returns ``(masks, M, m)``: ``masks`` (n, g) bool, the coalitions asked
@@ -203,7 +205,12 @@ def shapley_design(n_groups, n_coalitions, rng):
     least squares under the efficiency constraint. All ``2^g - 2``
     coalitions when that is at most ``n_coalitions`` (exact Shapley values),
     else ``n_coalitions`` (rounded to even) drawn in complementary pairs,
-    sizes from the kernel's distribution.
+    sizes from the kernel's distribution. The draws are made from
+    ``uniforms``, an array of shape ``(n_coalitions // 2, n_groups + 1)`` of
+    uniforms on [0, 1) (:func:`design_shape`; drawn by the caller from the
+    privacy core's auxiliary generator: not privacy noise), column 0 for
+    the sizes (by the inverse distribution function), the others for the
+    order of the players.
     """
     g = int(n_groups)
     if g == 1:
@@ -215,11 +222,15 @@ def shapley_design(n_groups, n_coalitions, rng):
         comb = np.array([math.comb(g, int(k)) for k in range(g + 1)], dtype=float)
         kernel = (g - 1) / (comb[s] * s * (g - s))
     else:
-        half = max(1, int(n_coalitions) // 2)
+        u = np.asarray(uniforms, dtype=float)
+        if u.shape != design_shape(g, n_coalitions):
+            raise ValueError(f"uniforms must have shape {design_shape(g, n_coalitions)}, got "
+                             f"{u.shape}.")
         sizes = np.arange(1, g)
         p = 1.0 / (sizes * (g - sizes))
-        s = rng.choice(sizes, size=half, p=p / p.sum())
-        ranks = rng.random((half, g)).argsort(axis=1).argsort(axis=1)
+        cdf = np.cumsum(p / p.sum())
+        s = sizes[np.minimum(np.searchsorted(cdf, u[:, 0], side="right"), g - 2)]
+        ranks = u[:, 1:].argsort(axis=1).argsort(axis=1)
         masks = ranks < s[:, None]
         masks = np.vstack([masks, ~masks])
         kernel = np.ones(len(masks))
@@ -232,6 +243,15 @@ def shapley_design(n_groups, n_coalitions, rng):
     M = B - np.outer(u, B.sum(axis=0)) / c
     return masks, M, u / c
 
+
+
+def design_shape(n_groups, n_coalitions):
+    """The shape of the uniforms :func:`shapley_design` needs: (0, g + 1) when it
+    enumerates every coalition, else ``(n_coalitions // 2, g + 1)``."""
+    g = int(n_groups)
+    if g == 1 or 2.0 ** g - 2 <= n_coalitions:
+        return (0, g + 1)
+    return (max(1, int(n_coalitions) // 2), g + 1)
 
 def _point_values(f, Zq, Zb, masks, M, m, columns_of_group, f_query, f_background):
     """``phi_b`` for every query and background point: (n_queries, n_points, g).
@@ -672,21 +692,9 @@ class DPShapExplainer(_DPBackgroundFit):
         return np.clip(out, lo, hi)
 
     # ------------------------------------------------------------ explanations
-    def _rng(self):
-        rs = self.random_state
-        if isinstance(rs, (Integral, np.integer)):
-            return np.random.default_rng(int(rs))
-        if isinstance(rs, np.random.Generator):
-            return np.random.default_rng(rs.integers(2 ** 63))
-        if isinstance(rs, np.random.RandomState):
-            return np.random.default_rng(rs.randint(2 ** 31))
-        return np.random.default_rng()
-
-    def _shap(self, Zq, background, rng, design=None):
+    def _shap(self, Zq, background, design):
         """(values, base_value, phi_b, f_background) of encoded queries with ``background``."""
         groups = [idx for _, idx in self.schema_.groups]
-        if design is None:
-            design = shapley_design(len(groups), self.n_coalitions, rng)
         masks, M, m = design
         Zb = background.encoded
         f_background = self._outputs(Zb)
@@ -698,7 +706,7 @@ class DPShapExplainer(_DPBackgroundFit):
         base = float(w @ f_background)
         return values, base, phi_b, f_background
 
-    def _std(self, Zq, values, phi_b, design, rng):
+    def _std(self, Zq, values, phi_b, design, std_design, normals):
         """The background noise's standard deviation in each value (see the module's
         docstring): the counts' part exactly linear, the centres' by a bootstrap.
 
@@ -711,22 +719,20 @@ class DPShapExplainer(_DPBackgroundFit):
         w, C = bg.weights, bg.counts.sum()
         var = bg.count_std ** 2 * (((phi_b - values[:, None, :]) / C) ** 2).sum(axis=1)
         if self.n_std_draws and bg.count_std > 0:
-            g = len(self.schema_.groups)
-            if len(design[0]) > _STD_COALITIONS:
-                design = shapley_design(g, _STD_COALITIONS, rng)
-                _, _, phi_b, _ = self._shap(Zq, bg, rng, design)
+            if std_design is not None:
+                design = std_design
+                _, _, phi_b, _ = self._shap(Zq, bg, design)
             lower, upper = bg.lower, bg.upper
             acc = np.zeros_like(phi_b)
-            for _ in range(self.n_std_draws):  # a loop over draws, not rows
-                Zb = np.clip(bg.encoded + rng.standard_normal(bg.encoded.shape)
-                             * bg.encoded_std, lower, upper)
+            for z in normals:  # a loop over draws, not rows
+                Zb = np.clip(bg.encoded + z * bg.encoded_std, lower, upper)
                 drawn = DPBackground(data=None, weights=w, counts=bg.counts, encoded=Zb,
                                      encoded_std=bg.encoded_std, count_std=bg.count_std,
                                      feature_names=bg.feature_names, lower=lower, upper=upper,
                                      meta=bg.meta)
-                _, _, phi_d, _ = self._shap(Zq, drawn, rng, design)
+                _, _, phi_d, _ = self._shap(Zq, drawn, design)
                 acc += (phi_d - phi_b) ** 2
-            var = var + np.einsum("b,qbg->qg", w ** 2, acc / self.n_std_draws)
+            var = var + np.einsum("b,qbg->qg", w ** 2, acc / len(normals))
         return np.sqrt(var)
 
     def explain(self, X):
@@ -760,12 +766,26 @@ class DPShapExplainer(_DPBackgroundFit):
             raise ValueError(f"queries {np.flatnonzero(missing)[:10].tolist()} hold a missing, "
                              "infinite or undeclared value: SHAP values are computed at "
                              "complete records. Nothing was spent.")
-        rng = self._rng()
-        groups = [idx for _, idx in self.schema_.groups]
-        design = shapley_design(len(groups), self.n_coalitions, rng)
-        values, base, phi_b, _ = self._shap(Zq, self.background_, rng, design)
-        std = self._std(Zq, values, phi_b, design, rng)
-        exact = len(design[0]) == 2 ** len(groups) - 2
+        g = len(self.schema_.groups)
+        n_draws = self.n_std_draws if self.background_.count_std > 0 else 0
+        # coalitions and the bootstrap's draws: not privacy noise (the background is
+        # released), from the privacy core's auxiliary generator; seeded or secure as
+        # random_state says (a seed's PrivacyLeakWarning was given by fit)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            source = noise_source(self.random_state, stream=(1,))
+        with source as noise:
+            aux = noise.auxiliary()
+            u_values = aux.random(design_shape(g, self.n_coalitions))
+            u_std = aux.random(design_shape(g, _STD_COALITIONS) if n_draws else (0, g + 1))
+            normals = aux.standard_normal((n_draws, *self.background_.encoded.shape))
+        design = shapley_design(g, self.n_coalitions, u_values)
+        std_design = None
+        if n_draws and len(design[0]) > _STD_COALITIONS:
+            std_design = shapley_design(g, _STD_COALITIONS, u_std)
+        values, base, phi_b, _ = self._shap(Zq, self.background_, design)
+        std = self._std(Zq, values, phi_b, design, std_design, normals)
+        exact = len(design[0]) == 2 ** g - 2
         return FeatureAttribution(
             values, epsilon=0.0, std=std, base_value=np.full(len(Zq), base),
             feature_names=[c for c, _ in self.schema_.groups],
