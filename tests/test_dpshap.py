@@ -301,3 +301,37 @@ def test_an_incomplete_query_is_refused_and_nothing_is_spent():
     assert ledger.epsilon_spent == spent
     fa = est.explain(pd.DataFrame({"x": [0.5], "c": ["v"]}))
     assert fa.values.shape == (1, 2)
+
+
+def test_shap_fidelity_scores_a_privacy_utility_curve_on_public_rows():
+    """DPShapExplainer in privacy_utility_curve with the public DPShapFidelity: the
+    sweep's ledger holds the fits only (explaining spends nothing), a background equal to
+    the reference scores 1, and a far background scores worse than a near one."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LinearRegression
+
+    from skdpx.model_selection import DPShapFidelity, privacy_utility_curve
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (4000, 3))
+    model = FrozenEstimator(LinearRegression().fit(X[:1000], X[:1000] @ [1.0, -2.0, 0.5]
+                                                   + X[:1000, 0] * X[:1000, 1]))
+    queries, reference = X[1000:1020], X[1020:1520]
+    scorer = DPShapFidelity(queries, reference)
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-4)
+    curve = privacy_utility_curve(DPShapExplainer(model, n_background=8, bounds=(0, 1)),
+                                  X[1520:], epsilons=[0.05, 5.0], scoring=scorer,
+                                  accountant=ledger)
+    assert np.isfinite(curve.scores).all() and curve.scores[1] > 0.9
+    spent = ledger.epsilon_spent
+    # a background equal to the reference scores 1; one far from it scores less
+    est = DPShapExplainer(model, n_background=4, bounds=(0, 1), epsilon=np.inf).fit(X[1520:])
+    near = scorer.public_score(est)
+    assert ledger.epsilon_spent == spent  # scoring spent nothing
+    est.background_.encoded = reference.copy()
+    est.background_.weights = np.full(len(reference), 1.0 / len(reference))
+    assert scorer.public_score(est) == pytest.approx(1.0)
+    est.background_.encoded = np.clip(reference + 0.5, 0, 1)
+    assert scorer.public_score(est) < near - 0.1
+    with pytest.raises(ValueError, match="scores a DPShapExplainer"):
+        scorer.public_score(LinearRegression())

@@ -27,6 +27,7 @@ from ._scorers import (
     DPLogLoss,
     DPRecourseScore,
     DPScorer,
+    DPShapFidelity,
     get_dp_scorer,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "DPLogLoss",
     "DPRecourseScore",
     "DPScorer",
+    "DPShapFidelity",
     "FitPrice",
     "PrivacyUtilityCurve",
     "SearchPlan",

@@ -47,6 +47,7 @@ scorer                              statistics  add-or-remove             replac
 :class:`DPCounterfactualScore`      2           (1 + w) sqrt(2)/2         1 + w
 :class:`DPRecourseScore`            2           (1 + w) sqrt(2)/2         1 + w
 :class:`DPLimeFidelity`             0           none (public)             none (public)
+:class:`DPShapFidelity`             0           none (public)             none (public)
 ==================================  ==========  ========================  =================
 
 (:class:`DPBalancedAccuracy` already released one count per class, and
@@ -88,6 +89,7 @@ __all__ = [
     "DPLogLoss",
     "DPRecourseScore",
     "DPScorer",
+    "DPShapFidelity",
     "get_dp_scorer",
 ]
 
@@ -973,6 +975,118 @@ class DPLimeFidelity(DPScorer):
             return 1.0 if total <= 0.0 else 0.0
         return 1.0 - total / base
 
+
+
+class DPShapFidelity(DPScorer):
+    """Agreement of a :class:`~skdpx.explain.DPShapExplainer`'s SHAP values with a public background's.
+
+    The explainer's SHAP values of the public queries ``X_query`` (with its
+    DP background) are compared with the SHAP values the same engine gives
+    with the public reference rows ``X_reference`` as the background
+    (uniform weights: a public sample of the population, or rows whose
+    owners consented), with the same coalitions (so that their sampling
+    cancels)::
+
+        fidelity = 1 - sum_q ||phi_q - phi_ref_q||^2 / sum_q ||phi_ref_q||^2
+
+    1 when the DP background explains the queries as the reference does, 0
+    for no explanation at all (``phi = 0``), negative for worse than none.
+    The SHAP values are post-processing of the DP background (explaining
+    spends nothing) and the reference is public, so the score is public
+    (``public = True``): no noise, no private row read, nothing spent, and
+    no sensitivity to state (:meth:`sensitivity` is not defined).
+
+    The coalitions, when ``2^g - 2`` exceeds the explainer's
+    ``n_coalitions`` (``g`` original columns), are a fixed public design
+    (an unscrambled Sobol sequence), the same for every candidate of a
+    search, so that their scores compare.
+
+    Parameters
+    ----------
+    X_query : array-like or DataFrame of shape (n_queries, n_features)
+        The public queries explained (complete records, as
+        :meth:`DPShapExplainer.explain` takes them).
+    X_reference : array-like or DataFrame of shape (n_reference, n_features)
+        The public reference background (complete records). Its cost is
+        time: each query is scored against every reference row at every
+        coalition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skdpx.explain import DPShapExplainer
+    >>> from skdpx.model_selection import DPShapFidelity
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, (6000, 3))
+    >>> model = LinearRegression().fit(X[:3000], X[:3000] @ [1.0, -2.0, 0.5])
+    >>> explainer = DPShapExplainer(model, n_background=10, bounds=(0, 1),
+    ...                             epsilon=1.0).fit(X[3000:5000])
+    >>> scorer = DPShapFidelity(X[5000:5020], X_reference=X[5020:5520])
+    >>> scorer.public, bool(0.9 < scorer.public_score(explainer) <= 1.0)
+    (True, True)
+    """
+
+    name = "shap_fidelity"
+    public = True
+
+    def __init__(self, X_query, X_reference):
+        self.X_query = X_query
+        self.X_reference = X_reference
+
+    def _params(self):
+        return {"X_query": self.X_query, "X_reference": self.X_reference}
+
+    def planned_event(self, estimator, n_rows, relation):
+        """None: explaining spends nothing (post-processing of the background)."""
+        check_relation(relation)
+        self._check_explainer(estimator)
+        return None
+
+    @staticmethod
+    def _check_explainer(estimator):
+        from ..explain import DPShapExplainer
+
+        if not isinstance(estimator, DPShapExplainer):
+            raise ValueError(f"DPShapFidelity scores a DPShapExplainer, got "
+                             f"{type(estimator).__name__}.")
+
+    def public_score(self, estimator):
+        from scipy.stats import qmc
+        from sklearn.utils.validation import check_is_fitted
+
+        from ..explain._dpshap import DPBackground, design_shape, shapley_design
+        from ..utils._tables import validate_table
+
+        self._check_explainer(estimator)
+        check_is_fitted(estimator, "background_")
+        bg = estimator.background_
+        Zq = np.asarray(validate_table(estimator, self.X_query, reset=False), dtype=float)
+        Zr = np.asarray(validate_table(estimator, self.X_reference, reset=False), dtype=float)
+        for what, Z in (("X_query", Zq), ("X_reference", Zr)):
+            if len(Z) == 0 or not np.isfinite(Z).all():
+                raise ValueError(f"DPShapFidelity: {what} must hold complete records (at least "
+                                 "one, no missing or infinite value).")
+        g = len(estimator.schema_.groups)
+        shape = design_shape(g, estimator.n_coalitions)
+        uniforms = None
+        if shape[0]:
+            m = max(0, math.ceil(math.log2(shape[0])))
+            sobol = qmc.Sobol(shape[1], scramble=False).random_base2(m)
+            uniforms = sobol[:shape[0]]
+        design = shapley_design(g, estimator.n_coalitions, uniforms)
+        values, _, _, _ = estimator._shap(Zq, bg, design)
+        n = len(Zr)
+        reference = DPBackground(data=None, weights=np.full(n, 1.0 / n), counts=np.ones(n),
+                                 encoded=Zr, encoded_std=np.zeros_like(Zr), count_std=0.0,
+                                 feature_names=bg.feature_names, lower=bg.lower,
+                                 upper=bg.upper, meta={})
+        ref, _, _, _ = estimator._shap(Zq, reference, design)
+        base = float((ref ** 2).sum())
+        total = float(((values - ref) ** 2).sum())
+        if base <= 0.0:
+            return 1.0 if total <= 0.0 else 0.0
+        return 1.0 - total / base
 
 #: The scorers :func:`get_dp_scorer` knows by name.
 _SCORERS = {
