@@ -9,7 +9,7 @@ public bounds and levels are a :class:`PublicSchema`.
 
 from .results import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
 from .counterfactual import DPCounterfactualGenerator
-from .explain import DPLimeExplainer
+from .explain import DPLimeExplainer, DPShapExplainer
 from .locally_linear import DPLocallyLinearClassifier
 from .preprocessing import PublicSchema
 from .recourse import PrivRecourse
@@ -25,6 +25,7 @@ __all__ = [
     "DPCounterfactualGenerator",
     "DPLimeExplainer",
     "DPLocallyLinearClassifier",
+    "DPShapExplainer",
     "FeatureAttribution",
     "LocallyLinearMaps",
     "PrivRecourse",

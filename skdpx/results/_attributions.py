@@ -277,6 +277,10 @@ class FeatureAttribution(_FeatureUnits, _Result):
         The estimator's total privacy spend, kept in ``meta``.
     meta : dict, default=None
         Anything else the estimator reports (e.g. ``{"estimator": name}``).
+    base_value : float, array-like of shape (n,) or None, default=None
+        SHAP-style results (``DPShapExplainer``): per row, the expected
+        output over the background, so that ``values.sum(1) + base_value``
+        is the explained output at the row (additivity); None otherwise.
 
     Attributes
     ----------
@@ -284,6 +288,7 @@ class FeatureAttribution(_FeatureUnits, _Result):
     epsilon : ndarray of shape (n,)
     phase : ndarray of object (str or None) of shape (n,)
     std : ndarray of shape (n, n_features) or None
+    base_value : ndarray of shape (n,) or None
     feature_names : list of str
     feature_range : ndarray of shape (n_features,) or None
     groups : list of (str, ndarray of int) or None
@@ -329,11 +334,12 @@ class FeatureAttribution(_FeatureUnits, _Result):
     (['age', 'gain', 'sex'], [[1.2, -10.0, 0.4]])
     """
 
-    _row_fields = ("values", "epsilon", "phase", "std")
+    _row_fields = ("values", "epsilon", "phase", "std", "base_value")
     _static_fields = ("feature_range", "groups")
 
     def __init__(self, values, *, epsilon, phase=None, std=None, feature_names=None,
-                 feature_range=None, groups=None, epsilon_spent, delta_spent, meta=None):
+                 feature_range=None, groups=None, epsilon_spent, delta_spent, meta=None,
+                 base_value=None):
         n_features = None if feature_names is None else len(list(feature_names))
         self.values = _as_float_2d("values", values, n_features)
         n, n_features = self.values.shape
@@ -342,6 +348,8 @@ class FeatureAttribution(_FeatureUnits, _Result):
         self.std = None if std is None else _as_float_2d("std", std, n_features, n)
         if self.std is not None and np.any(self.std < 0):
             raise ValueError("std must be >= 0 (NaN where not known)")
+        self.base_value = (None if base_value is None
+                           else _per_row("base_value", base_value, n, dtype=float))
         feature_names = self._init_units(n_features, feature_names, feature_range, groups)
         self._init_common(n_features, feature_names, epsilon_spent, delta_spent, meta)
 
