@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
 from skdpx import FeatureAttribution
-from skdpx.attacks import SIGNALS, background_probe, membership_inference
+from skdpx.attacks import SIGNALS, AttackResult, background_probe, membership_inference
 
 
 class ExactShap(BaseEstimator):
@@ -216,3 +216,35 @@ def test_shap_kernel_explainer_on_raw_rows_leaks():
     scores = _one_at_a_time(black_box, background, candidates, member,
                             background_probe(reference), explainer=Kernel)
     assert scores[member].min() > scores[~member].max()
+
+
+def test_dpshap_background_leaks_without_noise_and_not_with_it():
+    """DPShapExplainer's k-means background: a member's rare value moves a centre off the
+    common value (exact k-means), which the probe reads; with noise the probe sees noise."""
+    import warnings
+
+    from skdpx.explain import DPShapExplainer
+
+    background, candidates, member, black_box, reference = _setting(seed=5, n_candidates=24)
+    background, candidates, reference = background / 3, candidates / 3, reference / 3
+    X_bb = np.random.RandomState(6).randint(4, size=(400, 3)) / 3
+    black_box = LogisticRegression().fit(X_bb, (X_bb[:, 0] + X_bb[:, 1] > 1).astype(int))
+    probe = background_probe(reference, n_probes=1)
+    figures = {}
+    for epsilon in (np.inf, 0.5):
+        scores = np.empty(len(candidates))
+        for i, (row, joined) in enumerate(zip(candidates, member)):
+            rows = np.vstack([background, row[None]]) if joined else background
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # seeded, uncapped: evaluation only
+                shap = DPShapExplainer(black_box, n_background=4, epsilon=epsilon,
+                                       delta=1e-5, bounds=(0, 1), n_std_draws=0,
+                                       random_state=i).fit(rows)
+            scores[i] = probe(shap, row[None], None)[0]
+        result = AttackResult(scores[member], scores[~member])
+        figures[epsilon] = result.auc
+        if epsilon == np.inf:  # every centre holds 0 in column 0 unless a member moved it
+            np.testing.assert_allclose(scores[~member], 0.0, atol=1e-12)
+            assert scores[member].min() > 1e-6
+    assert figures[np.inf] == 1.0
+    assert 0.2 < figures[0.5] < 0.8, figures
