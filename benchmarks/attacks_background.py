@@ -48,8 +48,8 @@ with seven players shap's KernelExplainer enumerates every coalition (its
 answers are exact), and each answer costs ``126 x background size`` black-box
 rows. The black box, a HistGradientBoostingClassifier (categorical columns
 from their dtype), is trained on the test split; the population (reference,
-pools, average candidates) is the training split, which the black box never
-saw. Public bounds and levels from ``adult_schema``.
+pools, average candidates) is the training split's complete records (30,162
+of 32,561), which the black box never saw. Public bounds and levels from ``adult_schema``.
 
 Run: python benchmarks/attacks_background.py [--quick] [--targets shap_rows,shap_kmeans,dpshap]
      [--epsilons inf,10,1,0.1] [--kinds canary,average] [--runs 50] [--candidates 4]
@@ -146,7 +146,9 @@ def load():
     X_bb, y_bb = load_adult(subset="test", as_frame=True, return_X_y=True)
     black_box = HistGradientBoostingClassifier(categorical_features="from_dtype",
                                                random_state=0).fit(X_bb[FEATURES], y_bb)
-    return X_pop[FEATURES].reset_index(drop=True), black_box, schema
+    # complete records only: DPShapExplainer explains complete records (a probe of a
+    # candidate with a missing value would be refused)
+    return X_pop[FEATURES].dropna().reset_index(drop=True), black_box, schema
 
 
 def canaries(n, schema, rng):
