@@ -172,3 +172,39 @@ def _advantage(results, dataset, method, epsilon, attack):
 def recourse_node_advantage(results):
     """Non-private PrivRecourse's centres on Adult: the advantage and its standard error."""
     return _advantage(results, "adult", "PrivRecourse", "inf", "node distance")
+
+
+_BACKGROUND_TARGETS = {"shap_rows": "shap KernelExplainer, the rows as background",
+                       "shap_kmeans": "shap KernelExplainer, shap.kmeans background",
+                       "dpshap": "DPShapExplainer"}
+
+
+def background(results):
+    """benchmarks/attacks_background.py: per target, candidates and epsilon, the pooled
+    attack's AUC with its 95% interval, TPR at 1% and 5% FPR, the epsilon lower bound."""
+    table = []
+    for r in results["rows"]:
+        claimed = "inf" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:.3g}"
+        table.append([_BACKGROUND_TARGETS.get(r["target"], r["target"]), r["targets"],
+                      _eps(r["epsilon"]), f"{r['n_members']} + {r['n_non_members']}",
+                      f"{r['auc']:.2f} [{r['auc_low']:.2f}, {r['auc_high']:.2f}]",
+                      f"{r['tpr_at_1%']:.2f}", f"{r['tpr_at_5%']:.2f}",
+                      f"{r['epsilon_lower_bound']:.2f} (max {r['max_epsilon_lower_bound']:.1f})",
+                      claimed])
+    return pd.DataFrame(table, columns=["target", "candidates", "eps", "members + non",
+                                        "AUC [95% CI]", "TPR@1%", "TPR@5%",
+                                        "eps lower bound", "claimed eps"])
+
+
+def background_private_max_auc(results):
+    """The largest AUC of DPShapExplainer at epsilon <= 1."""
+    return max(r["auc"] for r in results["rows"] if r["target"] == "dpshap"
+               and r["epsilon"] is not None and float(r["epsilon"]) <= 1)
+
+
+def background_max_finite_bound(results):
+    """The largest epsilon lower bound of a finite claim, and that claim."""
+    rows = [r for r in results["rows"] if r["claimed_epsilon"] is not None]
+    worst = max(rows, key=lambda r: r["epsilon_lower_bound"])
+    return f"{worst['epsilon_lower_bound']:.2f} (claimed {worst['claimed_epsilon']:.3g})"
+

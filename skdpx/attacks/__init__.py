@@ -12,7 +12,7 @@ from ._attribute import AttributeInferenceResult, attribute_inference
 from ._extraction import ExtractionResult, model_extraction
 from ._membership import membership_inference
 from ._result import AttackResult
-from ._signals import SIGNALS, explanation_probe
+from ._signals import SIGNALS, background_probe, explanation_probe
 
 __all__ = [
     "SIGNALS",
@@ -20,6 +20,7 @@ __all__ = [
     "AttributeInferenceResult",
     "ExtractionResult",
     "attribute_inference",
+    "background_probe",
     "explanation_probe",
     "membership_inference",
     "model_extraction",

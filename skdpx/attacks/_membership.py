@@ -62,6 +62,11 @@ def membership_inference(target, X_members, y_members, X_non_members, y_non_memb
           row along its rarest non-zero feature
           (:func:`explanation_probe`; call ``explanation_probe(X_reference)``
           for the population's shares).
+        - ``"background_probe"``: against a SHAP-style explainer, whose private
+          rows are its background: the attribution of the row's rarest
+          column at a query with that column set to its common value
+          (:func:`background_probe`; call ``background_probe(X_reference)``
+          for the population's common values).
         - ``"counterfactual_distance"``: the distance from the row to its
           counterfactual (Pawelczyk, Lakkaraju & Neel, 2023), in the
           target's public [0, 1] scale when it declares ``bounds_``. Their

@@ -9,13 +9,16 @@ statistic is standardised against its distribution under models that never
 saw the row.
 """
 
+import numbers
 import warnings
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 
-__all__ = ["SIGNALS", "explanation_probe", "score_rows", "signal_statistic"]
+from ..utils._tables import num_rows
+
+__all__ = ["SIGNALS", "background_probe", "explanation_probe", "score_rows", "signal_statistic"]
 
 #: the probability floor of the loss and the logit (a probability of 0 would give -inf)
 _P_FLOOR = 1e-12
@@ -140,6 +143,171 @@ def _probe(target, X, y, queries):
     return explanation_probe()(target, X, y)
 
 
+def background_probe(reference=None, *, n_probes=3):
+    """A membership signal for the background rows of a SHAP-style explainer.
+
+    A SHAP explainer with background rows ``B`` (weights ``w_b``) answers a
+    query ``z`` with the weighted average over ``b`` of the Shapley values
+    of the game between ``z`` and ``b`` (interventional SHAP: the value of a
+    coalition ``S`` is ``sum_b w_b f(z_S, b_rest)``; Shapley values are
+    linear in it). In the game between ``z`` and one row ``b``, a feature
+    ``j`` with ``z_j = b_j`` is a dummy and gets 0; and when ``z`` differs
+    from ``b`` in feature ``j`` alone, feature ``j`` gets all of ``f(z) -
+    f(b)``. The probe uses both: for a candidate ``c`` it queries ``c`` and
+    ``z`` = ``c`` with one column ``j`` set to its most common value in the
+    ``reference`` rows. Then every background row holding that common value
+    adds exactly 0 to ``phi_j(z)``, and the candidate, if it is a background
+    row of weight ``w_c``, adds ``w_c (f(z) - f(c))``. The difference of the
+    two answers' totals is ``f(z) - f(c)`` (additivity: the base value
+    cancels), so the attacker needs no access to the black box's output.
+
+    The column is chosen per candidate among its ``n_probes`` columns that
+    hold a value other than the common one and whose common value is the
+    most common (the fewest other background rows add to ``phi_j``): the
+    one with the largest ``|f(z) - f(c)| / sqrt(1 - share_j)``, ``share_j``
+    the common value's share. The score is ``phi_j(z) sign(f(z) - f(c)) /
+    sqrt(1 - share_j)``: the candidate's term, oriented, against the spread
+    the other rows' terms have. A candidate that holds the common value in
+    every column scores 0.
+
+    Works with any target whose ``explain(X)`` returns a
+    :class:`~skdpx.FeatureAttribution` with one value per column of ``X``
+    (or ``groups`` mapping its values to the columns, summed), additive up
+    to a base value: ``DPShapExplainer``, shap's explainers wrapped. Every
+    candidate costs ``1 + n_probes`` queries. The leak it reads is of order
+    ``w_c``: one row of a background of ``n`` moves an answer by ``1/n`` of
+    its effect, so it is strong for small backgrounds and rows with values
+    the black box reacts to (``benchmarks/attacks_background.py``).
+
+    Parameters
+    ----------
+    reference : array-like or DataFrame of shape (n_reference, n_columns), default=None
+        Rows of the population the attacker holds (not the candidates), for
+        each column's most common value and its share. None: the
+        candidates' own.
+    n_probes : int, default=3
+        How many of a candidate's columns to probe (each one query).
+
+    Returns
+    -------
+    callable
+        ``signal(target, X, y) -> scores``, for :func:`membership_inference`
+        (also the ``"background_probe"`` signal, without reference).
+    """
+    if isinstance(n_probes, bool) or not isinstance(n_probes, numbers.Integral) or n_probes < 1:
+        raise ValueError(f"n_probes must be a positive integer, got {n_probes!r}.")
+    common = None if reference is None else _common_values(reference, "reference")
+
+    def background_probe(target, X, y):
+        if not hasattr(target, "explain"):
+            raise ValueError(f"This signal needs the target's explain; "
+                             f"{type(target).__name__} has none.")
+        modes, shares, n_ref = _common_values(X, "X") if common is None else common
+        frame = hasattr(X, "iloc")
+        n, d = num_rows(X), (X.shape[1] if frame else np.shape(X)[1])
+        if len(modes) != d:
+            raise ValueError(f"reference has {len(modes)} columns, the rows {d}.")
+        differs = np.column_stack([~_equals(_column(X, j), modes[j]) for j in range(d)])
+        # per candidate, its n_probes differing columns whose common value is the most common
+        order = np.argsort(-shares, kind="stable")
+        rank = np.cumsum(differs[:, order], axis=1)
+        chosen = np.zeros_like(differs)
+        chosen[:, order] = differs[:, order] & (rank <= n_probes)
+        probes = np.full((n, n_probes), -1)
+        slot = np.cumsum(chosen, axis=1) - 1
+        rows, cols = np.nonzero(chosen)
+        probes[rows, slot[rows, cols]] = cols
+        queries = [X] + [_set_common(X, probes[:, k], modes) for k in range(n_probes)]
+        stacked = _concat_frames(queries) if frame else np.vstack(queries)
+        values, totals = _attributions(target.explain(stacked), d, len(stacked))
+        values = values.reshape(1 + n_probes, n, d)
+        totals = totals.reshape(1 + n_probes, n)
+        change = totals[1:] - totals[0]                                # f(z) - f(c), (k, n)
+        index = np.maximum(probes.T, 0)                                # (k, n)
+        own = np.take_along_axis(values[1:], index[:, :, None], axis=2)[:, :, 0]
+        spread = np.sqrt(1.0 - shares[index] + 1.0 / n_ref)
+        leverage = np.where(probes.T >= 0, np.abs(change) / spread, -1.0)
+        best = np.argmax(leverage, axis=0)
+        pick = (best, np.arange(n))
+        scores = own[pick] * np.sign(change[pick]) / spread[pick]
+        return np.where(leverage[pick] > 0, scores, 0.0)
+
+    return background_probe
+
+
+def _bg_probe(target, X, y, queries):
+    return background_probe()(target, X, y)
+
+
+def _column(X, j):
+    return X.iloc[:, j].to_numpy() if hasattr(X, "iloc") else np.asarray(X)[:, j]
+
+
+def _equals(column, value):
+    """Elementwise ``column == value`` (False where either is missing)."""
+    return np.asarray(column == value, dtype=bool)
+
+
+def _common_values(X, name):
+    """Each column's most common value, its share, and the number of rows."""
+    n = num_rows(X)
+    if n == 0:
+        raise ValueError(f"{name} is empty.")
+    if not hasattr(X, "iloc") and np.ndim(X) != 2:
+        raise ValueError(f"{name} must be 2-d, got shape {np.shape(X)}.")
+    d = X.shape[1] if hasattr(X, "iloc") else np.shape(X)[1]
+    modes, shares = [], np.empty(d)
+    for j in range(d):
+        if hasattr(X, "iloc"):
+            counts = X.iloc[:, j].value_counts(dropna=False)
+            levels, counts = counts.index.to_numpy(), counts.to_numpy()
+        else:
+            levels, counts = np.unique(_column(X, j), return_counts=True)
+        top = int(np.argmax(counts))
+        modes.append(levels[top])
+        shares[j] = counts[top] / n
+    return modes, shares, n
+
+
+def _set_common(X, columns, modes):
+    """A copy of the rows with, in each row ``i``, column ``columns[i]`` (if >= 0) set to
+    its common value (a loop over the columns, not the rows)."""
+    Z = X.copy() if hasattr(X, "iloc") else np.array(X, copy=True)
+    for j in np.unique(columns[columns >= 0]):
+        rows = np.flatnonzero(columns == j)
+        if hasattr(Z, "iloc"):
+            Z.iloc[rows, int(j)] = modes[j]
+        else:
+            Z[rows, int(j)] = modes[j]
+    return Z
+
+
+def _concat_frames(frames):
+    import pandas as pd
+
+    return pd.concat(frames, ignore_index=True)
+
+
+def _attributions(result, d, m):
+    """The released values per column, shape (m, d), and each answer's total
+    (values' sum plus the base value: the explained output)."""
+    values = np.nan_to_num(np.asarray(result.values, dtype=float))
+    groups = getattr(result, "groups", None)
+    if values.ndim == 2 and values.shape[0] == m and values.shape[1] != d and groups \
+            and len(groups) == d:
+        values = np.column_stack([values[:, np.asarray(idx, dtype=int)].sum(axis=1)
+                                  for _, idx in groups])
+    if values.shape != (m, d):
+        raise ValueError(f"background_probe needs one attribution per column of the rows "
+                         f"({d}), got values of shape {values.shape}.")
+    base = getattr(result, "base_value", None)
+    base = np.nan_to_num(np.asarray(0.0 if base is None else base, dtype=float))
+    if base.ndim and base.shape != (m,):
+        raise ValueError(f"background_probe needs one base value per answer, got shape "
+                         f"{base.shape}.")
+    return values, values.sum(axis=1) + base
+
+
 def _scale(target, X):
     """Rows in the target's public [0, 1] scale when it declares bounds_, else as given."""
     X = np.asarray(X, dtype=float)
@@ -198,6 +366,7 @@ SIGNALS = {
     "explanation": (_explanation_variance, -1.0, _explanation_vector),
     "explanation_norm": (_explanation_norm, -1.0, _explanation_norm),
     "explanation_probe": (_probe, 1.0, _probe),
+    "background_probe": (_bg_probe, 1.0, _bg_probe),
     "counterfactual_distance": (_counterfactual_distance, 1.0, _counterfactual_distance),
     "recourse_distance": (_recourse_distance, -1.0, _recourse_distance),
 }
