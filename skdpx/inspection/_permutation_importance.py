@@ -145,6 +145,17 @@ class _Domain:
             self.widths = np.diff(self.edges)
         self.n_bins = len(self.widths)
 
+    def public_values(self):
+        """Public values of the domain to probe the black box with: every declared level;
+        a numeric feature's two ends and middle."""
+        if self.kind == "categorical":
+            return np.arange(len(self.levels))
+        if self.kind == "integer":
+            lo, hi = self.starts[0], self.stops[-1] - 1
+            return np.array([lo, np.floor((lo + hi) / 2.0), hi])
+        lo, hi = self.edges[0], self.edges[-1]
+        return np.array([lo, (lo + hi) / 2.0, hi])
+
     def bins(self, Z):
         """The bin of each encoded row of ``Z`` (-1: a missing value, in no bin). Private."""
         if self.kind == "categorical":
@@ -341,12 +352,11 @@ class _PermutationImportance(DPEstimator):
         # built as the rows' will be (from the column's dtype and the declared levels
         # only); a failure there is a fact about the black box or the dtype, refused
         # before anything is spent
-        rng = np.random.default_rng(0)  # public points: any fixed draw will do
         point = self.schema_.probe(self.bounds)
         probes = [(None, self.schema_.decode(point))]
         for d in domains:
-            values = d.draw(d.widths / d.widths.sum(), 1, rng)
-            encoded = point.copy()
+            values = d.public_values()
+            encoded = np.repeat(point, len(values), axis=0)
             encoded[:, d.block] = d.encoded(values)
             rows = self.schema_.decode(encoded)
             if frame is not None:
@@ -362,7 +372,7 @@ class _PermutationImportance(DPEstimator):
             probes.append((d.name, rows))
         classes = getattr(self.estimator, "classes_", None)
         for _, rows in probes:
-            self._outputs(method, rows, 1, public=True)
+            self._outputs(method, rows, rows.shape[0], public=True)
         return FitData(X, y=y, classes=classes, extra={
             "scoring": scoring, "method": method, "range": (lo, hi), "domains": domains,
             "frame": frame, "classes": classes})
@@ -375,7 +385,7 @@ class _PermutationImportance(DPEstimator):
         if not public:
             return call(rows)
         where = ("public probe points (the schema's probe point, each feature replaced by "
-                 "a value of its public domain)")
+                 "every declared level, or its declared bounds' ends and middle)")
         try:
             out = call(rows)
         except Exception as exc:
