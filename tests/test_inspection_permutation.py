@@ -215,7 +215,7 @@ def test_marginal_draws_follow_the_rows_at_infinite_epsilon(monkeypatch):
     observed = df.job.value_counts(normalize=True)[["a", "b", "c"]].to_numpy()
     np.testing.assert_allclose(r.marginals[2], observed, atol=1e-12)
     np.testing.assert_allclose(np.bincount(job, minlength=3) / len(job), observed, atol=0.02)
-    # an integer column with 63 values and 32 bins: the bins' counts
+    # an integer column with 63 values (one bin each at n_bins=128)
     age = draws.feature(0).ravel()
     assert np.all(age == np.rint(age)) and age.min() >= 18 and age.max() <= 80
     assert abs(age.mean() - df.age.mean()) < 1.0
