@@ -231,6 +231,18 @@ def test_marginal_is_released_with_noise_at_a_finite_epsilon(monkeypatch):
     assert all(np.isclose(p.sum(), 1.0) and (p >= 0).all() for p in r.marginals)
 
 
+def test_small_released_counts_are_dropped_from_the_marginal():
+    # rows only in the lower half of hours' bounds: the upper 64 of its 128 bins are
+    # empty; their noisy counts below 2 noise stds count as 0 (clipping negatives
+    # alone would leave about half of them with spurious mass)
+    df, y = _frame(n=3000)
+    df["hours"] = df["hours"] / 2
+    r = permutation_importance(_frame_model(), df, y, epsilon=1.0, random_state=5,
+                               **_FRAME_PUBLIC)
+    assert np.mean(r.marginals[1][64:] == 0) > 0.9
+    assert r.marginals[1][64:].sum() < 0.02
+
+
 # --------------------------------------------------------------------------
 # Sensitivity and the spend
 # --------------------------------------------------------------------------
