@@ -83,3 +83,29 @@ def run_python(code, *args, timeout=120):
                             capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def audit_gaussian_sums(sums, noise_multiplier, sensitivity, delta, n_trials=20000):
+    """:func:`~skdpx.privacy.audit_gdp` of one Gaussian release of ``sums["data"]`` against
+    ``sums["neighbour"]`` (the exact private sums of two neighbouring datasets), the
+    releases projected on the direction of their difference; the epsilon lower bound."""
+    from skdpx.privacy import (Commitment, GDPAuditWarning, audit_gdp, gaussian_event,
+                               gaussian_release)
+
+    direction = (np.asarray(sums["data"]) - np.asarray(sums["neighbour"])).ravel()
+    direction = direction / np.linalg.norm(direction)
+    z = noise_multiplier
+
+    def release(dataset, random_state, n):
+        noise = noise_source(random_state)
+        commitment = Commitment(gaussian_event(z, steps=n), "audit")
+        out = np.stack([gaussian_release(sums[dataset], noise_multiplier=z,
+                                         sensitivity=sensitivity, noise=noise,
+                                         commitment=commitment) for _ in range(n)])
+        return out.reshape(n, -1) @ direction
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("error", GDPAuditWarning)
+        return audit_gdp(release, "data", "neighbour", n_trials=n_trials, delta=delta,
+                         batched=True, random_state=0).epsilon

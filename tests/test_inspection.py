@@ -28,8 +28,9 @@ from sklearn.preprocessing import OneHotEncoder
 
 from skdpx.inspection import partial_dependence
 from skdpx.inspection._partial_dependence import _PartialDependence
-from skdpx.privacy import (Commitment, GDPAuditWarning, PrivacyLedger, audit_gdp,
-                           gaussian_event, gaussian_release, noise_source)
+from skdpx.privacy import PrivacyLedger
+
+from ._helpers import audit_gaussian_sums
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
@@ -270,23 +271,8 @@ def _audit(under_noise=1.0):
     canary = np.array([[0.5, 1.0, 0.5]])  # the black box's 1 at every grid point
     with_canary = type(data)(np.vstack([_ROWS[:300], canary]), extra=data.extra)
     sums = {"data": est._centred_sums(with_canary), "neighbour": est._centred_sums(data)}
-    direction = (sums["data"] - sums["neighbour"]).ravel()
-    direction /= np.linalg.norm(direction)
-    z = est.noise_multiplier_ * under_noise
-
-    def release(dataset, random_state, n):
-        noise = noise_source(random_state)
-        commitment = Commitment(gaussian_event(z, steps=n), "audit")
-        out = np.stack([gaussian_release(sums[dataset], noise_multiplier=z,
-                                         sensitivity=est.sensitivity_, noise=noise,
-                                         commitment=commitment) for _ in range(n)])
-        return out.reshape(n, -1) @ direction
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warnings.simplefilter("error", GDPAuditWarning)
-        return audit_gdp(release, "data", "neighbour", n_trials=20000, delta=_DELTA,
-                         batched=True, random_state=0).epsilon
+    return audit_gaussian_sums(sums, est.noise_multiplier_ * under_noise, est.sensitivity_,
+                               _DELTA)
 
 
 def test_audit_stays_below_the_claim():

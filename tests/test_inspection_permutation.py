@@ -34,8 +34,9 @@ from sklearn.preprocessing import OneHotEncoder
 
 from skdpx.inspection import partial_dependence, permutation_importance
 from skdpx.inspection._permutation_importance import _PermutationImportance
-from skdpx.privacy import (BudgetError, Commitment, GDPAuditWarning, PrivacyLedger, audit_gdp,
-                           gaussian_event, gaussian_release, noise_source)
+from skdpx.privacy import BudgetError, PrivacyLedger
+
+from ._helpers import audit_gaussian_sums
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
@@ -382,7 +383,8 @@ def test_noise_std_intervals_cover_the_noiseless_value_about_90_percent():
         est = _fit_fixed(1.0, seed, rows, labels)
         inside.append(np.abs(est.importances_mean_ - exact) <= 1.645 * est.noise_std_)
     coverage = np.mean(inside)
-    # 900 intervals (not independent: one baseline and one count per release)
+    # 900 intervals (not independent: one baseline and one count per release); measured
+    # 0.904 (0.611 with noise_std halved)
     assert 0.85 <= coverage <= 0.95, coverage
 
 
@@ -408,30 +410,18 @@ def _audit(under_noise=1.0):
                         classes=data.classes, extra=data.extra)
     sums = {"data": est._score_sums(canary, probabilities, None),
             "neighbour": est._score_sums(data, probabilities, None)}
-    direction = sums["data"] - sums["neighbour"]
-    direction /= np.linalg.norm(direction)
-    z = est.noise_multiplier_ * under_noise
-
-    def release(dataset, random_state, n):
-        noise = noise_source(random_state)
-        commitment = Commitment(gaussian_event(z, steps=n), "audit")
-        out = np.stack([gaussian_release(sums[dataset], noise_multiplier=z,
-                                         sensitivity=est.sensitivity_, noise=noise,
-                                         commitment=commitment) for _ in range(n)])
-        return out.reshape(n, -1) @ direction
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warnings.simplefilter("error", GDPAuditWarning)
-        return audit_gdp(release, "data", "neighbour", n_trials=20000, delta=_DELTA,
-                         batched=True, random_state=0).epsilon
+    return audit_gaussian_sums(sums, est.noise_multiplier_ * under_noise, est.sensitivity_,
+                               _DELTA)
 
 
 def test_audit_stays_below_the_claim():
+    # measured 0.65 (20,000 runs a side); the uniform replacement: the scores' release
+    # takes the whole Gaussian budget (epsilon 1 with the count's 0.05 as prior)
     assert _audit() < _CLAIM
 
 
 def test_audit_catches_half_the_noise():
+    # measured 1.74
     assert _audit(under_noise=0.5) > _CLAIM
 
 

@@ -153,6 +153,11 @@ def _output_range(estimator, response_method, output_bounds):
             f"{name}.{method} has no public range: pass output_bounds=(lower, upper), its "
             "declared range (outputs are clipped to it; it is never read from the data). "
             "Nothing was spent.")
+    return method, _check_output_bounds(output_bounds)
+
+
+def _check_output_bounds(output_bounds):
+    """The declared ``output_bounds`` as ``(lo, hi)``: finite, ``lo < hi`` (before any spend)."""
     try:
         lo, hi = (float(v) for v in output_bounds)
     except (TypeError, ValueError):
@@ -161,7 +166,7 @@ def _output_range(estimator, response_method, output_bounds):
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"output_bounds must be finite with lower < upper, got "
                          f"{output_bounds!r}. Nothing was spent.")
-    return method, (lo, hi)
+    return lo, hi
 
 
 class _PartialDependence(DPEstimator):

@@ -105,7 +105,8 @@ from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, ComposedDpEvent, EstimatorL
                        gaussian_release, label_codes)
 from ..utils._blackbox import BlackBoxOutputError, check_output, finite_rows, map_rows
 from ..utils._tables import validate_table
-from ._partial_dependence import _declared_bounds, _grid_column, _PublicBounds
+from ._partial_dependence import (_check_output_bounds, _declared_bounds, _grid_column,
+                                  _PublicBounds)
 
 __all__ = ["permutation_importance"]
 
@@ -311,14 +312,7 @@ class _PermutationImportance(DPEstimator):
                 f"scoring={scoring!r} of a regressor needs output_bounds=(lower, upper): the "
                 "declared range of its predictions and of the target (both are clipped to "
                 "it; it is never read from the data). Nothing was spent.")
-        try:
-            lo, hi = (float(v) for v in self.output_bounds)
-        except (TypeError, ValueError):
-            raise ValueError(f"output_bounds must be a pair (lower, upper) of numbers, got "
-                             f"{self.output_bounds!r}. Nothing was spent.") from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"output_bounds must be finite with lower < upper, got "
-                             f"{self.output_bounds!r}. Nothing was spent.")
+        lo, hi = _check_output_bounds(self.output_bounds)
         width = hi - lo
         return scoring, method, (-(width ** 2) if scoring.endswith("squared_error")
                                  else -width, 0.0)
@@ -414,7 +408,7 @@ class _PermutationImportance(DPEstimator):
 
     def _row_scores(self, out, target, extra):
         """Each row's score (n,) from the black box's output; private (inside the fit)."""
-        scoring, (lo, hi) = extra["scoring"], extra["range"]
+        scoring = extra["scoring"]
         if scoring == "accuracy":
             return (label_codes(extra["classes"], np.asarray(out).ravel()) == target) \
                 & (target >= 0)
