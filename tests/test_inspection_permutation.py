@@ -34,7 +34,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from skdpx.inspection import partial_dependence, permutation_importance
 from skdpx.inspection._permutation_importance import _PermutationImportance
-from skdpx.privacy import BudgetError, PrivacyLedger
+from skdpx.privacy import BudgetError, PrivacyLedger, noise_source
 
 from ._helpers import audit_gaussian_sums
 
@@ -75,8 +75,8 @@ class _Recorded:
         self.draws = []
         original = _PermutationImportance._draws
 
-        def record(est, domains, probabilities, n_rows, rng):
-            out = original(est, domains, probabilities, n_rows, rng)
+        def record(est, domains, probabilities, u):
+            out = original(est, domains, probabilities, u)
             self.draws.append(out)
             return out
 
@@ -251,16 +251,16 @@ def _fixed_draws(est, n_rows, seed=0):
     """Replace ``est``'s draws by fixed ones: row i's are the same in every dataset."""
     rng = np.random.default_rng(seed)
 
-    def draws(domains, probabilities, n, _rng):
-        assert n <= n_rows
-        return [fixed[:n] for fixed in table]
+    def draws(domains, probabilities, u):
+        assert len(u) <= n_rows
+        return [fixed[:len(u)] for fixed in table]
 
     table = None
 
     def make(data):
         nonlocal table
         domains = data.extra["domains"]
-        table = [d.draw(d.widths / d.widths.sum(), (n_rows, est.n_repeats), rng)
+        table = [d.draw(d.widths / d.widths.sum(), rng.random((n_rows, est.n_repeats, 2)))
                  for d in domains]
 
     est._draws = draws
@@ -279,12 +279,12 @@ def _sums_with(est, rows, labels, extra_rows, extra_labels):
     make = _fixed_draws(est, len(rows) + len(extra_rows))
     make(data)
     probabilities = [d.widths / d.widths.sum() for d in data.extra["domains"]]
-    base = est._score_sums(data, probabilities, None)
+    base = est._score_sums(data, probabilities, noise_source(0))
     out = []
     for row, label in zip(extra_rows, extra_labels):
         more = type(data)(np.vstack([data.X, row]), y=np.append(data.y, label),
                           classes=data.classes, extra=data.extra)
-        out.append(est._score_sums(more, probabilities, None) - base)
+        out.append(est._score_sums(more, probabilities, noise_source(0)) - base)
     return out
 
 
@@ -408,8 +408,8 @@ def _audit(under_noise=1.0):
     probabilities = [d.widths / d.widths.sum() for d in data.extra["domains"]]
     canary = type(data)(np.vstack([rows, [[0.5, 0.5, 0.5]]]), y=np.append(data.y, True),
                         classes=data.classes, extra=data.extra)
-    sums = {"data": est._score_sums(canary, probabilities, None),
-            "neighbour": est._score_sums(data, probabilities, None)}
+    sums = {"data": est._score_sums(canary, probabilities, noise_source(0)),
+            "neighbour": est._score_sums(data, probabilities, noise_source(0))}
     return audit_gaussian_sums(sums, est.noise_multiplier_ * under_noise, est.sensitivity_,
                                _DELTA)
 

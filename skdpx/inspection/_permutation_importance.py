@@ -177,18 +177,22 @@ class _Domain:
             code = np.minimum((t * self.n_bins).astype(int), self.n_bins - 1)
         return np.where(ok, code, -1)
 
-    def draw(self, probabilities, shape, rng):
-        """Values drawn from the bins (chosen with ``probabilities``), uniform within a bin.
+    def draw(self, probabilities, u):
+        """Values from the bins, chosen with ``probabilities``, uniform within a bin.
 
-        Categorical: level indices; numeric: the values. Post-processing.
+        ``u``: uniform draws in [0, 1) of shape ``shape + (2,)`` (the bin's, then the
+        place's in it). Categorical: level indices; numeric: the values.
+        Post-processing of ``probabilities`` (public or DP).
         """
-        code = rng.choice(self.n_bins, size=shape, p=probabilities)
+        cum = np.cumsum(probabilities)
+        # the first bin whose cumulative probability passes u: never a bin of 0
+        code = np.minimum(np.searchsorted(cum, u[..., 0] * cum[-1], side="right"),
+                          self.n_bins - 1)
         if self.kind == "categorical":
             return code
-        u = rng.random(shape)
         if self.kind == "integer":
-            return self.starts[code] + np.floor(u * self.widths[code])
-        return self.edges[code] + u * self.widths[code]
+            return self.starts[code] + np.floor(u[..., 1] * self.widths[code])
+        return self.edges[code] + u[..., 1] * self.widths[code]
 
     def encoded(self, values):
         """Drawn values (n,) in the encoded space: (n, len(block))."""
@@ -360,7 +364,7 @@ class _PermutationImportance(DPEstimator):
         point = self.schema_.probe(self.bounds)
         probes = [(None, self.schema_.decode(point))]
         for d in domains:
-            values = d.public_values()
+            values = d.public_values()  # (public points, never drawn)
             encoded = np.repeat(point, len(values), axis=0)
             encoded[:, d.block] = d.encoded(values)
             rows = self.schema_.decode(encoded)
@@ -483,14 +487,20 @@ class _PermutationImportance(DPEstimator):
                 c += np.bincount(code[code >= 0], minlength=d.n_bins)
         return np.concatenate(counts)
 
-    def _draws(self, domains, probabilities, n_rows, rng):
-        """The replacement values of ``n_rows`` rows: one (n_rows, n_repeats) array per
-        feature, independent across rows. Post-processing randomness."""
-        return [d.draw(p, (n_rows, self.n_repeats), rng) for d, p in zip(domains, probabilities)]
+    def _draws(self, domains, probabilities, u):
+        """The replacement values of a block of rows from its uniform draws ``u`` (n_rows,
+        p, n_repeats, 2): one (n_rows, n_repeats) array per feature; each row's from its
+        own draws. Post-processing."""
+        return [d.draw(p, u[:, j]) for j, (d, p) in enumerate(zip(domains, probabilities))]
 
-    def _score_sums(self, data, probabilities, rng):
+    def _score_sums(self, data, probabilities, noise):
         """The exact centred sums ``[B, S_11, ..., S_pR]`` over the rows. Private: read only
-        inside the committed fit (and by the tests)."""
+        inside the committed fit (and by the tests).
+
+        The replacement draws are not privacy noise: uniforms from
+        ``noise.auxiliary()`` (sampling from public or DP values), drawn block by
+        block, independent across rows.
+        """
         from ..utils._chunks import row_slices
 
         extra, X = data.extra, data.X
@@ -507,6 +517,7 @@ class _PermutationImportance(DPEstimator):
             # a missing target: the middle of the range (a rule on its row alone)
             target = np.clip(np.where(np.isfinite(y), y, (b_lo + b_hi) / 2.0), b_lo, b_hi)
         sums = np.zeros(1 + len(domains) * R)
+        aux = noise.auxiliary()
 
         def add(k, rows_of, n, t):
             # a row the black box fails on (raises, NaN, another shape) gets the middle
@@ -519,7 +530,7 @@ class _PermutationImportance(DPEstimator):
         for rows in row_slices(X.shape[0], X.shape[1] * 2):
             Z = np.array(X[rows], dtype=float)
             n, t = Z.shape[0], target[rows]
-            draws = self._draws(domains, probabilities, n, rng)
+            draws = self._draws(domains, probabilities, aux.random((n, len(domains), R, 2)))
             if frame is not None:
                 block = frame.iloc[rows]
                 add(0, lambda idx, b=block: b.iloc[idx], n, t)
@@ -553,9 +564,7 @@ class _PermutationImportance(DPEstimator):
                              for c, d in zip(np.split(released, ends[:-1]), domains)]
         else:
             probabilities = [d.widths / d.widths.sum() for d in domains]
-        # the replacement draws: not privacy noise (sampling from public or DP values)
-        rng = noise.auxiliary()
-        sums = gaussian_release(self._score_sums(data, probabilities, rng),
+        sums = gaussian_release(self._score_sums(data, probabilities, noise),
                                 noise_multiplier=plan.z_scores, sensitivity=plan.s_scores,
                                 noise=noise, commitment=commitment)
         # post-processing of DP outputs: the released sums over the DP count
