@@ -26,7 +26,10 @@ scheme's bias from the noise; and, for context, scikit-learn's own rank
 correlation between two of its seeds (its shuffles' randomness).
 
 Run: python benchmarks/permutation_importance.py [--seeds 2] [--rows 20000]
-     [--jobs 2] [--out benchmarks/results/permutation_importance.json]
+     [--jobs 2] [--tasks adult diabetes130]
+     [--out benchmarks/results/permutation_importance.json]
+(benchmarks/results/permutation_importance_diabetes130.json: --tasks diabetes130
+--seeds 8, more releases of the quicker data set.)
 """
 
 import argparse
@@ -156,12 +159,14 @@ def main():
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--model-rows", type=int, default=30000)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--tasks", nargs="+", default=["adult", "diabetes130"])
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args()
     started, t0 = start(), time.perf_counter()
 
-    tasks = {"adult": load_adult_task(),
-             "diabetes130": load_hospital_task(args.rows, args.model_rows)}
+    loaders = {"adult": load_adult_task,
+               "diabetes130": lambda: load_hospital_task(args.rows, args.model_rows)}
+    tasks = {task: loaders[task]() for task in args.tasks}
     jobs, meta = [], {}
     for task, (X_model, y_model, X, y, public) in tasks.items():
         black_box = HistGradientBoostingClassifier(categorical_features="from_dtype",
