@@ -78,6 +78,17 @@ def run_feature(black_box, X_private, name, public, repeats):
     return feature
 
 
+def adult_black_box():
+    """Adult's training split (the private rows), the HistGradientBoostingClassifier
+    trained on its test split, the test split and the public schema (shared with
+    benchmarks/dpshap_adult.py)."""
+    X_private, _ = load_adult(subset="train", as_frame=True, return_X_y=True)
+    X_model, y_model = load_adult(subset="test", as_frame=True, return_X_y=True)
+    black_box = HistGradientBoostingClassifier(categorical_features="from_dtype",
+                                               random_state=0).fit(X_model, y_model)
+    return X_private, X_model, black_box, adult_schema()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", type=int, default=10)
@@ -87,11 +98,7 @@ def main():
     args = parser.parse_args()
     started, t0 = start(), time.perf_counter()
 
-    X_private, _ = load_adult(subset="train", as_frame=True, return_X_y=True)
-    X_model, y_model = load_adult(subset="test", as_frame=True, return_X_y=True)
-    black_box = HistGradientBoostingClassifier(categorical_features="from_dtype",
-                                               random_state=0).fit(X_model, y_model)
-    schema = adult_schema()
+    X_private, _, black_box, schema = adult_black_box()
     public = dict(bounds=schema["bounds"], categories=schema["categories"],
                   grid_resolution=args.grid)
 

@@ -3,13 +3,15 @@
 The privacy core is :mod:`skdpx.privacy`; the bundled data are in
 :mod:`skdpx.datasets`. Explanations come back as :class:`FeatureAttribution`,
 :class:`CounterfactualSet`, :class:`RecoursePaths` and (the global
-explanation of a locally linear model) :class:`LocallyLinearMaps`; a table's
+explanation of a locally linear model) :class:`LocallyLinearMaps`; many
+attributions summarise into a :class:`GlobalImportance`; a table's
 public bounds and levels are a :class:`PublicSchema`.
 """
 
-from .results import CounterfactualSet, FeatureAttribution, LocallyLinearMaps, RecoursePaths
+from .results import (CounterfactualSet, FeatureAttribution, GlobalImportance, LocallyLinearMaps,
+                      RecoursePaths)
 from .counterfactual import DPCounterfactualGenerator
-from .explain import DPLimeExplainer
+from .explain import DPLimeExplainer, DPShapExplainer
 from .locally_linear import DPLocallyLinearClassifier
 from .preprocessing import PublicSchema
 from .recourse import PrivRecourse
@@ -25,7 +27,9 @@ __all__ = [
     "DPCounterfactualGenerator",
     "DPLimeExplainer",
     "DPLocallyLinearClassifier",
+    "DPShapExplainer",
     "FeatureAttribution",
+    "GlobalImportance",
     "LocallyLinearMaps",
     "PrivRecourse",
     "PublicSchema",

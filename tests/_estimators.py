@@ -13,10 +13,11 @@ Any other estimator of the package needs one
 """
 
 import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import get_tags
 
 from skdpx.counterfactual import DPCounterfactualGenerator
-from skdpx.explain import DPLimeExplainer
+from skdpx.explain import DPLimeExplainer, DPShapExplainer
 from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.model_selection import DPGridSearchCV, DPRandomSearchCV
 from skdpx.preprocessing import PublicSchemaEncoder
@@ -28,6 +29,18 @@ from ._reference import DPNearestCentroid
 
 #: What a DP estimator without an entry is checked with (its own parameters of these).
 DP_TEST_PARAMS = {"epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0}
+
+class RowMean(RegressorMixin, BaseEstimator):
+    """A black box for any number of columns (the common checks vary it): the row's mean."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def predict(self, X):
+        if hasattr(X, "toarray"):  # CSR rows (a sparse fit's records)
+            X = X.toarray()
+        return np.asarray(X, dtype=float).mean(axis=1)
+
 
 #: The methods a fitted estimator is asked, when it has them.
 FITTED_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function",
@@ -85,6 +98,13 @@ TEST_TABLE = _Table({
                    "random_state": 0},
         "supervised": True,
         "methods": ["transform", "explain"],
+    },
+    # a black box that takes any number of columns; few points and coalitions: fast
+    DPShapExplainer: {
+        "params": {"estimator": RowMean(), "n_background": 3, "n_coalitions": 16,
+                   "epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},
+        "supervised": False,
+        "methods": ["explain"],
     },
     PublicSchemaEncoder: {
         "params": {"bounds": (-10.0, 10.0)},

@@ -11,6 +11,32 @@ import numpy as np
 from skdpx.privacy import noise_source
 
 
+def audit_gaussian(values, noise_multiplier, sensitivity, delta, n_trials=20000):
+    """audit_gdp's epsilon of the privacy core's Gaussian release of the exact values
+    ``values["data"]`` against ``values["neighbour"]`` (one row apart), each run
+    projected on their difference (the likelihood-ratio statistic)."""
+    from skdpx.privacy import Commitment, GDPAuditWarning, audit_gdp, gaussian_event
+    from skdpx.privacy import gaussian_release
+
+    direction = (values["data"] - values["neighbour"]).ravel()
+    direction = direction / np.linalg.norm(direction)
+    z = noise_multiplier
+
+    def release(dataset, random_state, n):
+        noise = noise_source(random_state)
+        commitment = Commitment(gaussian_event(z, steps=n), "audit")
+        out = np.stack([gaussian_release(values[dataset], noise_multiplier=z,
+                                         sensitivity=sensitivity, noise=noise,
+                                         commitment=commitment) for _ in range(n)])
+        return out.reshape(n, -1) @ direction
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("error", GDPAuditWarning)
+        return audit_gdp(release, "data", "neighbour", n_trials=n_trials, delta=delta,
+                         batched=True, random_state=0).epsilon
+
+
 def quiet_fit(estimator, X, y=None):
     """``estimator.fit(X, y)`` (``fit(X)`` when ``y`` is None) with its warnings
     (seeds, DP bounds, uncapped ledgers: on purpose in tests) not shown."""
@@ -83,29 +109,3 @@ def run_python(code, *args, timeout=120):
                             capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, result.stderr
     return result.stdout
-
-
-def audit_gaussian_sums(sums, noise_multiplier, sensitivity, delta, n_trials=20000):
-    """:func:`~skdpx.privacy.audit_gdp` of one Gaussian release of ``sums["data"]`` against
-    ``sums["neighbour"]`` (the exact private sums of two neighbouring datasets), the
-    releases projected on the direction of their difference; the epsilon lower bound."""
-    from skdpx.privacy import (Commitment, GDPAuditWarning, audit_gdp, gaussian_event,
-                               gaussian_release)
-
-    direction = (np.asarray(sums["data"]) - np.asarray(sums["neighbour"])).ravel()
-    direction = direction / np.linalg.norm(direction)
-    z = noise_multiplier
-
-    def release(dataset, random_state, n):
-        noise = noise_source(random_state)
-        commitment = Commitment(gaussian_event(z, steps=n), "audit")
-        out = np.stack([gaussian_release(sums[dataset], noise_multiplier=z,
-                                         sensitivity=sensitivity, noise=noise,
-                                         commitment=commitment) for _ in range(n)])
-        return out.reshape(n, -1) @ direction
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warnings.simplefilter("error", GDPAuditWarning)
-        return audit_gdp(release, "data", "neighbour", n_trials=n_trials, delta=delta,
-                         batched=True, random_state=0).epsilon

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skdpx.recourse._clustering import histograms, lloyd_table
+from skdpx.privacy._kmeans import histograms, lloyd_table
 from skdpx.utils._dask import is_dask_collection, partition_sum
 
 da = pytest.importorskip("dask.array")

@@ -30,7 +30,7 @@ from skdpx.inspection import partial_dependence
 from skdpx.inspection._partial_dependence import _PartialDependence
 from skdpx.privacy import PrivacyLedger
 
-from ._helpers import audit_gaussian_sums
+from ._helpers import audit_gaussian
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
@@ -271,8 +271,7 @@ def _audit(under_noise=1.0):
     canary = np.array([[0.5, 1.0, 0.5]])  # the black box's 1 at every grid point
     with_canary = type(data)(np.vstack([_ROWS[:300], canary]), extra=data.extra)
     sums = {"data": est._centred_sums(with_canary), "neighbour": est._centred_sums(data)}
-    return audit_gaussian_sums(sums, est.noise_multiplier_ * under_noise, est.sensitivity_,
-                               _DELTA)
+    return audit_gaussian(sums, est.noise_multiplier_ * under_noise, est.sensitivity_, _DELTA)
 
 
 def test_audit_stays_below_the_claim():

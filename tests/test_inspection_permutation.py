@@ -36,7 +36,7 @@ from skdpx.inspection import partial_dependence, permutation_importance
 from skdpx.inspection._permutation_importance import _PermutationImportance
 from skdpx.privacy import BudgetError, PrivacyLedger, noise_source
 
-from ._helpers import audit_gaussian_sums
+from ._helpers import audit_gaussian
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdpx.exceptions.PrivacyLeakWarning")
 
@@ -410,8 +410,7 @@ def _audit(under_noise=1.0):
                         classes=data.classes, extra=data.extra)
     sums = {"data": est._score_sums(canary, probabilities, noise_source(0)),
             "neighbour": est._score_sums(data, probabilities, noise_source(0))}
-    return audit_gaussian_sums(sums, est.noise_multiplier_ * under_noise, est.sensitivity_,
-                               _DELTA)
+    return audit_gaussian(sums, est.noise_multiplier_ * under_noise, est.sensitivity_, _DELTA)
 
 
 def test_audit_stays_below_the_claim():

@@ -60,6 +60,8 @@ PUBLIC_TO_SKDPX = {
     "skdpx.results._base": "the result base and its JSON/plot helpers, for every result object",
     "skdpx.preprocessing._schema": "the public schema's table helpers, for utils and privacy",
     "skdpx.privacy._selection": "private selection (run counts, score releases) for the searches",
+    "skdpx.privacy._kmeans": "DP k-means (noisy Lloyd tables), shared by PrivRecourse and "
+                             "dp_background / DPShapExplainer",
     "skdpx.privacy._audit": "the audit's epsilon bound from samples, for the attacks' results",
     "skdpx.privacy._estimator": "a fit's row-count plumbing (the count a caller gave, the rows' "
                                 "number read only for FitCount.release), for the estimator base",

@@ -21,7 +21,7 @@ from skdpx import DPLimeExplainer, PrivRecourse
 from skdpx.explain._local_loss import blocked_sums
 from skdpx.privacy import PrivacyLedger
 from skdpx.privacy._bounds import octave_counts
-from skdpx.recourse._clustering import histograms, lloyd_table
+from skdpx.privacy._kmeans import histograms, lloyd_table
 from skdpx.utils import _chunks, _memory
 from skdpx.utils._validation import UnitCubeRows
 from skdpx.utils._dask import partition_sum

@@ -30,7 +30,8 @@ from skdpx.privacy import (
 )
 from skdpx.recourse import RecourseGraph, recourse_graph
 from skdpx.recourse._graph import admissible_nodes
-from skdpx.recourse import _clustering, _model
+from skdpx.privacy import _kmeans as _clustering
+from skdpx.recourse import _model
 from skdpx.privacy import _dpsgd
 
 from ._helpers import seeded as _seeded

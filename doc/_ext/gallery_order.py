@@ -9,6 +9,7 @@ ORDER = [
     "plot_locally_linear_digits.py",
     "plot_dplime_adult.py",
     "plot_dplime_dp_black_box.py",
+    "plot_global_explanations.py",
     "plot_counterfactuals_digits.py",
     "plot_recourse_adult.py",
     "plot_private_search.py",

@@ -72,12 +72,13 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._sklearn_compat import HasMethods, Interval, StrOptions, is_classifier
+from .._sklearn_compat import HasMethods, Interval, StrOptions
 from ..base import DPEstimator, FitData
 from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, COUNT_SHARE, EstimatorLedger,
                        NonPrivateDpEvent, SpendPlan, calibrate_noise, check_bounds,
                        gaussian_event, gaussian_release)
 from ..utils._blackbox import BlackBoxOutputError, check_output, finite_rows, map_rows
+from ..utils._blackbox import output_range as _output_range
 from ..utils._tables import validate_table
 
 __all__ = ["partial_dependence"]
@@ -119,54 +120,6 @@ def _declared_bounds(schema, bounds):
         nan = np.full(schema.n_encoded, np.nan)
         return nan, nan.copy()
     return check_bounds(bounds, schema.n_encoded, allow_missing=True)
-
-
-def _output_range(estimator, response_method, output_bounds):
-    """The method called, and the public range ``(lo, hi)`` of its output (validation only)."""
-    name = type(estimator).__name__
-    classifier = is_classifier(estimator)
-    method = response_method
-    if method == "auto":
-        if classifier:
-            method = ("predict_proba" if hasattr(estimator, "predict_proba")
-                      else "decision_function")
-        else:
-            method = "predict"
-    if not classifier and method != "predict":
-        raise ValueError(f"{name} is not a classifier: response_method must be 'auto' or "
-                         f"'predict' for it, got {response_method!r}. Nothing was spent.")
-    if classifier and method == "predict":
-        raise ValueError("response_method='predict' is not supported for a classifier (its "
-                         "labels are not averaged): use 'predict_proba' or "
-                         "'decision_function'. Nothing was spent.")
-    if not hasattr(estimator, method):
-        raise ValueError(f"{name} has no {method} method (response_method="
-                         f"{response_method!r}). Nothing was spent.")
-    if method == "predict_proba":
-        if output_bounds is not None:
-            raise ValueError("output_bounds is the range of a decision function or of a "
-                             "regressor's output; probabilities are in [0, 1]: leave "
-                             "output_bounds=None. Nothing was spent.")
-        return method, (0.0, 1.0)
-    if output_bounds is None:
-        raise ValueError(
-            f"{name}.{method} has no public range: pass output_bounds=(lower, upper), its "
-            "declared range (outputs are clipped to it; it is never read from the data). "
-            "Nothing was spent.")
-    return method, _check_output_bounds(output_bounds)
-
-
-def _check_output_bounds(output_bounds):
-    """The declared ``output_bounds`` as ``(lo, hi)``: finite, ``lo < hi`` (before any spend)."""
-    try:
-        lo, hi = (float(v) for v in output_bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"output_bounds must be a pair (lower, upper) of numbers, got "
-                         f"{output_bounds!r}. Nothing was spent.") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"output_bounds must be finite with lower < upper, got "
-                         f"{output_bounds!r}. Nothing was spent.")
-    return lo, hi
 
 
 class _PartialDependence(DPEstimator):

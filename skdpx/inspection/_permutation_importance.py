@@ -103,10 +103,10 @@ from ..base import DPEstimator, FitData
 from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, ComposedDpEvent, EstimatorLedger,
                        NonPrivateDpEvent, SpendPlan, calibrate_noise, gaussian_event,
                        gaussian_release, label_codes)
-from ..utils._blackbox import BlackBoxOutputError, check_output, finite_rows, map_rows
+from ..utils._blackbox import (BlackBoxOutputError, check_output, finite_rows, map_rows,
+                               output_range)
 from ..utils._tables import validate_table
-from ._partial_dependence import (_check_output_bounds, _declared_bounds, _grid_column,
-                                  _PublicBounds)
+from ._partial_dependence import _declared_bounds, _grid_column, _PublicBounds
 
 __all__ = ["permutation_importance"]
 
@@ -316,7 +316,7 @@ class _PermutationImportance(DPEstimator):
                 f"scoring={scoring!r} of a regressor needs output_bounds=(lower, upper): the "
                 "declared range of its predictions and of the target (both are clipped to "
                 "it; it is never read from the data). Nothing was spent.")
-        lo, hi = _check_output_bounds(self.output_bounds)
+        _, (lo, hi) = output_range(self.estimator, "predict", self.output_bounds)
         width = hi - lo
         return scoring, method, (-(width ** 2) if scoring.endswith("squared_error")
                                  else -width, 0.0)

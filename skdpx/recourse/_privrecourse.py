@@ -31,9 +31,9 @@ from ..privacy import (
 from ..utils._validation import UnitCubeRows
 from ..utils._dask import is_dask_collection, refuse_dask_queries
 from ..utils._tables import validate_table
+from ..privacy._kmeans import dp_lloyd, table_sensitivity
 from ..privacy._targets import validate_classes
 from . import _model
-from ._clustering import dp_lloyd, table_sensitivity
 from ._graph import RecourseGraph, recourse_graph
 
 __all__ = ["PrivRecourse"]
@@ -85,7 +85,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
        its noise calibrated so that the model alone is
        (``model_share * epsilon``, ``delta``)-DP;
     2. DP clustering by Lloyd's algorithm with noisy sums and noisy counts
-       (:mod:`skdpx.recourse._clustering`), calibrated so that the model and
+       (:mod:`skdpx.privacy._kmeans`), calibrated so that the model and
        all the clustering's releases compose to exactly (``epsilon``,
        ``delta``). The paper's convergent clustering publishes sampled data
        rows as centres (an exponential mechanism picks *which* row, but the

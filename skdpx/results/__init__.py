@@ -1,6 +1,6 @@
 """Result objects returned by the skdpx explainers.
 
-Four classes hold what an explainer releases:
+Five classes hold what an explainer releases:
 
 - :class:`FeatureAttribution`: one attribution vector per explained sample;
 - :class:`CounterfactualSet`: one counterfactual per query;
@@ -8,7 +8,10 @@ Four classes hold what an explainer releases:
   its counterfactual;
 - :class:`LocallyLinearMaps`: the global explanation of a
   :class:`~skdpx.locally_linear.DPLocallyLinearClassifier`, every class's linear
-  maps with their weights (one row per class).
+  maps with their weights (one row per class);
+- :class:`GlobalImportance`: the mean absolute attribution of many explained
+  samples per feature or column, with its noise and sampling uncertainty
+  (:meth:`FeatureAttribution.global_importance`).
 
 They share one private base, :class:`~skdpx.results._base._Result`, which does what is common:
 the ``meta`` dictionary (always holding the estimator's ``epsilon_spent`` and
@@ -36,5 +39,7 @@ DataFrame field is handed out as a copy).
 
 from ._attributions import FeatureAttribution, LocallyLinearMaps
 from ._records import CounterfactualSet, RecoursePaths
+from ._summary import GlobalImportance
 
-__all__ = ["FeatureAttribution", "CounterfactualSet", "RecoursePaths", "LocallyLinearMaps"]
+__all__ = ["FeatureAttribution", "CounterfactualSet", "RecoursePaths", "LocallyLinearMaps",
+           "GlobalImportance"]

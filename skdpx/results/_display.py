@@ -410,3 +410,167 @@ def plot_maps(result, image_shape=None, *, top_maps=3, classes=None, top_feature
         ax.set_xlabel(result._unit_label(grouped, scaled))
         ax.legend(fontsize="small")
     return fig
+
+
+def _swarm_offsets(x, lo, hi, n_bins=60, width=0.4):
+    """Vertical offsets that stack the dots ``x`` of one line where they crowd:
+    dots in one of ``n_bins`` bins of ``[lo, hi]`` alternate above and below the
+    line (vectorised over the dots; NaN dots get 0)."""
+    x = np.asarray(x, dtype=float)
+    offsets = np.zeros(len(x))
+    ok = np.isfinite(x)
+    if not ok.any():
+        return offsets
+    span = (hi - lo) or 1.0
+    bins = np.clip(((x[ok] - lo) / span * n_bins).astype(int), 0, n_bins - 1)
+    order = np.argsort(bins, kind="stable")
+    sorted_bins = bins[order]
+    first = np.searchsorted(sorted_bins, sorted_bins, side="left")
+    rank = np.arange(len(order)) - first  # the dot's place in its bin
+    step = min(width / max(np.bincount(bins).max() / 2.0, 1.0), 0.08)
+    out = np.empty(len(order))
+    out[order] = ((rank + 1) // 2) * np.where(rank % 2 == 0, 1.0, -1.0) * step
+    offsets[ok] = out
+    return offsets
+
+
+def _colour_values(result, values, frame, name, block, feature, j):
+    """The values that colour one beeswarm line, or None (a one-hot block, or not given).
+
+    ``frame``: a DataFrame of original columns (the line's column by ``name``,
+    if numeric); else ``values``, the encoded features (the line's feature:
+    ``feature`` when grouped, ``j`` otherwise)."""
+    if block:
+        return None
+    if frame is not None:
+        if name not in frame.columns:
+            return None
+        column = frame[name]
+        if column.dtype.kind not in "iufb":
+            return None
+        return np.asarray(column, dtype=float)
+    if values is None:
+        return None
+    return values[:, j if feature is None else feature]
+
+
+def plot_beeswarm(result, feature_values=None, *, top_k=10, grouped=None, scaled=None, ax=None,
+                  cmap=None, **kwargs):
+    """:meth:`FeatureAttribution.plot_beeswarm <skdpx.FeatureAttribution.plot_beeswarm>`,
+    which documents it."""
+    n = len(result)
+    frame = None
+    if feature_values is not None and hasattr(feature_values, "columns"):
+        frame = feature_values  # the original columns, matched by name
+        if len(frame) != n:
+            raise ValueError(f"feature_values has {len(frame)} rows, expected {n} (one per "
+                             "explained sample)")
+    elif feature_values is not None:
+        try:
+            feature_values = np.asarray(feature_values, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError("feature_values must be a DataFrame of the original columns or "
+                             "numbers in the encoded features, one row per explained sample: "
+                             f"{exc}") from None
+        if feature_values.shape != (n, result.n_features):
+            raise ValueError(f"feature_values must have shape {(n, result.n_features)} (one "
+                             "row per explained sample, one column per encoded feature), got "
+                             f"{feature_values.shape}")
+    grouped, scaled, (names, values, block) = _one_unit(result, result.values, grouped, scaled)
+    summary = result.global_importance(grouped, scaled)
+    order = [names.index(name) for name in summary.ranking()]
+    if top_k is not None:
+        order = order[:top_k]
+    order = order[::-1]  # the most important on top
+    floor = None
+    if result.std is not None:
+        floor = result._floor_rows(slice(None), grouped, scaled)
+    ax = _new_axes(ax, figsize=(7.0, 0.45 * len(order) + 1.6))
+    finite = values[:, order][np.isfinite(values[:, order])]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    groups = result.groups if grouped and result.groups is not None else None
+    kwargs.setdefault("s", 12)
+    if cmap is None:  # blue (low) to red (high) through purple, as shap's beeswarm
+        from matplotlib.colors import LinearSegmentedColormap
+
+        cmap = LinearSegmentedColormap.from_list("skdpx_low_high", ["#008bfb", "#ff0052"])
+    colored = None
+    for pos, j in enumerate(order):  # a loop over the lines drawn (columns), not rows
+        x = values[:, j]
+        y = pos + _swarm_offsets(x, lo, hi)
+        if floor is not None and np.isfinite(floor[:, j]).any():
+            band = float(np.nanmedian(floor[:, j]))
+            # a spread is non-negative: its band starts at 0
+            ax.fill_betweenx([pos - 0.45, pos + 0.45], 0.0 if block[j] else -band, band,
+                             color="0.92", zorder=0)
+            with np.errstate(invalid="ignore"):
+                alpha = np.where(np.abs(x) <= floor[:, j], 0.3, 1.0)
+        else:
+            alpha = np.ones(n)
+        fv = _colour_values(result, feature_values, frame, names[j], block[j],
+                            None if groups is None else groups[j][1][0], j)
+        if fv is not None:
+            vmin, vmax = np.nanpercentile(fv, [5, 95]) if np.isfinite(fv).any() else (0, 1)
+            if vmin == vmax:
+                vmin, vmax = np.nanmin(fv), np.nanmax(fv)
+            if vmin == vmax:
+                vmin, vmax = vmin - 0.5, vmax + 0.5
+            colors = np.clip((fv - vmin) / (vmax - vmin), 0.0, 1.0)
+            colored = ax.scatter(x, y, c=colors, cmap=cmap, vmin=0.0, vmax=1.0, alpha=alpha,
+                                 linewidths=0, **kwargs)
+        else:
+            ax.scatter(x, y, color="tab:gray" if block[j] else "tab:blue", alpha=alpha,
+                       linewidths=0, **kwargs)
+    labels = []
+    for j in order:
+        k = summary.feature_names.index(names[j])
+        label = names[j] + (" (spread)" if block[j] else "")
+        if np.isfinite(summary.noise_floor[k]) and not summary.supported[k]:
+            label += "\n(noise alone explains it)"
+        labels.append(label)
+    ax.set_yticks(np.arange(len(order)), labels)
+    ax.set_ylim(-0.6, len(order) - 0.4)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_xlabel(result._unit_label(grouped, scaled))
+    title = f"{n} explained samples, ordered by mean |value|"
+    if floor is not None:
+        title += " above its noise floor;\nfaded: within the row's noise floor (2 std), " \
+                 "shaded: the median floor"
+    ax.set_title(title, fontsize="medium")
+    if colored is not None:
+        bar = ax.figure.colorbar(colored, ax=ax, ticks=[0, 1], aspect=40, pad=0.02)
+        bar.set_ticklabels(["low", "high"])
+        bar.set_label("feature value")
+    return ax
+
+
+def plot_global_importance(result, *, top_k=10, ax=None, **kwargs):
+    """:meth:`GlobalImportance.plot <skdpx.results.GlobalImportance.plot>`, which documents it."""
+    names = result.ranking()
+    if top_k is not None:
+        names = names[:top_k]
+    idx = np.array([result.feature_names.index(name) for name in names[::-1]], dtype=int)
+    ax = _new_axes(ax, figsize=(6.4, 0.4 * len(idx) + 1.4))
+    m = result.importance[idx]
+    lower = np.nan_to_num(m - result.low[idx])
+    upper = np.nan_to_num(result.high[idx] - m)
+    kwargs.setdefault("color", "tab:blue")
+    bars = ax.barh(np.arange(len(idx)), m, xerr=[np.maximum(lower, 0), np.maximum(upper, 0)],
+                   error_kw={"elinewidth": 0.8, "capsize": 2}, **kwargs)
+    for bar, ok, known in zip(bars, result.supported[idx], np.isfinite(result.noise_floor[idx])):
+        if known and not ok:
+            bar.set_alpha(0.35)
+    level = result.noise_level[idx]
+    if np.isfinite(level).any():
+        ax.scatter(level, np.arange(len(idx)), marker="|", s=200, color="black", zorder=3,
+                   label="noise-only level")
+        ax.legend(fontsize="small", loc="lower right")
+    ax.set_yticks(np.arange(len(idx)), [result.feature_names[j] for j in idx])
+    import textwrap
+
+    ax.set_xlabel(textwrap.fill(result.meta.get("unit", "mean |attribution|"), 70))
+    lvl = result.meta.get("level", 0.9)
+    ax.set_title(f"mean |value| over {result.meta.get('n_samples', '?')} samples; error bars: "
+                 f"{lvl:g} interval of the population mean;\nfaded: the noise alone explains it",
+                 fontsize="medium")
+    return ax

@@ -16,11 +16,15 @@ a public probe point made from the declared schema
 about the black box, and is refused.
 """
 
+import math
 import warnings
 
 import numpy as np
 
-__all__ = ["BlackBoxOutputError", "call_checked", "check_output", "map_rows", "probe_black_box"]
+from .._sklearn_compat import is_classifier
+
+__all__ = ["BlackBoxOutputError", "call_checked", "check_output", "map_rows", "output_range",
+           "probe_black_box"]
 
 #: Where the public probe points come from, for the messages.
 PROBE_POINTS = ("public probe points made from the declared bounds and categories (the "
@@ -205,3 +209,54 @@ def finite_rows(out):
     """``row_ok`` for float outputs: the rows with no NaN (infinities are clipped later)."""
     out = np.asarray(out, dtype=float)
     return ~np.isnan(out.reshape(len(out), -1)).any(axis=1)
+
+
+def output_range(estimator, response_method, output_bounds, *, required=True):
+    """The method called, and the public range ``(lo, hi)`` of its output (validation only).
+
+    Shared by :func:`skdpx.inspection.partial_dependence` (whose sums need
+    a range: ``required``) and :class:`skdpx.explain.DPShapExplainer`
+    (whose releases do not read the black box: without ``output_bounds``
+    the range is ``(-inf, inf)``, nothing clipped).
+    """
+    name = type(estimator).__name__
+    classifier = is_classifier(estimator)
+    method = response_method
+    if method == "auto":
+        if classifier:
+            method = ("predict_proba" if hasattr(estimator, "predict_proba")
+                      else "decision_function")
+        else:
+            method = "predict"
+    if not classifier and method != "predict":
+        raise ValueError(f"{name} is not a classifier: response_method must be 'auto' or "
+                         f"'predict' for it, got {response_method!r}. Nothing was spent.")
+    if classifier and method == "predict":
+        raise ValueError("response_method='predict' is not supported for a classifier (its "
+                         "labels are not averaged): use 'predict_proba' or "
+                         "'decision_function'. Nothing was spent.")
+    if not hasattr(estimator, method):
+        raise ValueError(f"{name} has no {method} method (response_method="
+                         f"{response_method!r}). Nothing was spent.")
+    if method == "predict_proba":
+        if output_bounds is not None:
+            raise ValueError("output_bounds is the range of a decision function or of a "
+                             "regressor's output; probabilities are in [0, 1]: leave "
+                             "output_bounds=None. Nothing was spent.")
+        return method, (0.0, 1.0)
+    if output_bounds is None:
+        if not required:
+            return method, (-math.inf, math.inf)
+        raise ValueError(
+            f"{name}.{method} has no public range: pass output_bounds=(lower, upper), its "
+            "declared range (outputs are clipped to it; it is never read from the data). "
+            "Nothing was spent.")
+    try:
+        lo, hi = (float(v) for v in output_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"output_bounds must be a pair (lower, upper) of numbers, got "
+                         f"{output_bounds!r}. Nothing was spent.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"output_bounds must be finite with lower < upper, got "
+                         f"{output_bounds!r}. Nothing was spent.")
+    return method, (lo, hi)

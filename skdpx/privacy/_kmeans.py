@@ -1,5 +1,9 @@
 """DP k-means by Lloyd's algorithm with noisy sums and noisy counts.
 
+Shared by :class:`~skdpx.recourse.PrivRecourse` (the graph's nodes) and
+:func:`~skdpx.explain.dp_background` (a weighted DP summary of the rows, a
+SHAP background); one copy, in the privacy core, which both may import.
+
 Rows are in the unit cube of the public bounds and centred (``x - 1/2``), so
 one row's contribution ``u = (x - 1/2, 1)`` to its cluster's (sum, count)
 row of the (n_clusters, d + 1) table has ``||u||^2 <= d / 4 + 1``. Each
@@ -32,7 +36,8 @@ no capital gain), and they never recover under noise.
 
 import numpy as np
 
-from ..privacy import check_relation, gaussian_release
+from ._ledger import check_relation
+from ._mechanisms import gaussian_release
 from ..utils._dask import partition_sum
 
 __all__ = [
