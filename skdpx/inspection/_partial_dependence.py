@@ -112,6 +112,16 @@ class _PublicBounds:
         return self.lower.copy(), self.upper.copy()
 
 
+def _declared_bounds(schema, bounds):
+    """(lower, upper) in encoded units from the public ``schema`` or ``bounds`` (NaN: none)."""
+    if schema.encoder is not None:
+        return schema.lower.copy(), schema.upper.copy()
+    if bounds is None:
+        nan = np.full(schema.n_encoded, np.nan)
+        return nan, nan.copy()
+    return check_bounds(bounds, schema.n_encoded, allow_missing=True)
+
+
 class _PartialDependence(DPEstimator):
     """The DP release of one partial dependence (the machinery of :func:`partial_dependence`).
 
@@ -172,16 +182,6 @@ class _PartialDependence(DPEstimator):
                              f"dependence); got {len(features)}. Nothing was spent.")
         return features
 
-    def _declared_bounds(self):
-        """(lower, upper) in encoded units from the public schema or ``bounds`` (NaN: none)."""
-        schema = self.schema_
-        if schema.encoder is not None:
-            return schema.lower.copy(), schema.upper.copy()
-        if self.bounds is None:
-            nan = np.full(schema.n_encoded, np.nan)
-            return nan, nan.copy()
-        return check_bounds(self.bounds, schema.n_encoded, allow_missing=True)
-
     def _grid(self, features, lower, upper):
         """The public grid: encoded columns set, their values (G, width), grid_values."""
         schema = self.schema_
@@ -236,7 +236,7 @@ class _PartialDependence(DPEstimator):
         self._require_delta("partial_dependence's Gaussian release")
         method, (lo, hi) = _output_range(self.estimator, self.response_method,
                                          self.output_bounds)
-        lower, upper = self._declared_bounds()
+        lower, upper = _declared_bounds(self.schema_, self.bounds)
         columns, grid, values, labels, points = self._grid(features, lower, upper)
         frame = frame if self.schema_.kind == "frame" else None
         # the declared levels of each categorical grid feature (None: numeric)
@@ -304,7 +304,7 @@ class _PartialDependence(DPEstimator):
     # ------------------------------------------------------------------ plan
     def _fit_bounds(self, relation):
         # only the grid features' declared bounds are read; nothing is estimated
-        return _PublicBounds(*self._declared_bounds())
+        return _PublicBounds(*_declared_bounds(self.schema_, self.bounds))
 
     def _sensitivity(self, data, relation):
         lo, hi = data.extra["range"]
