@@ -82,6 +82,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
+from scipy.stats import qmc
 from sklearn.utils.validation import check_is_fitted
 
 from .._sklearn_compat import HasMethods, Interval, StrOptions
@@ -795,6 +796,28 @@ class DPShapExplainer(_DPBackgroundFit):
                   "response_method": self._method,
                   "std": "background noise: counts (linear, exact) + centres (parametric "
                          f"bootstrap, {self.n_std_draws} draws)"})
+
+    def _against_reference(self, Zq, Zr):
+        """SHAP values of encoded public queries ``Zq`` with ``background_`` and with
+        the encoded public rows ``Zr`` as a uniform background, with one fixed public
+        design of coalitions (an unscrambled Sobol sequence: the same for every
+        explainer, so that scores compare): for :class:`~skdpx.model_selection.DPShapFidelity`."""
+        g = len(self.schema_.groups)
+        shape = design_shape(g, self.n_coalitions)
+        uniforms = None
+        if shape[0]:
+            m = max(0, math.ceil(math.log2(shape[0])))
+            uniforms = qmc.Sobol(shape[1], scramble=False).random_base2(m)[:shape[0]]
+        design = shapley_design(g, self.n_coalitions, uniforms)
+        bg = self.background_
+        values, _, _, _ = self._shap(Zq, bg, design)
+        n = len(Zr)
+        reference = DPBackground(data=None, weights=np.full(n, 1.0 / n), counts=np.ones(n),
+                                 encoded=Zr, encoded_std=np.zeros_like(Zr), count_std=0.0,
+                                 feature_names=bg.feature_names, lower=bg.lower,
+                                 upper=bg.upper, meta={})
+        ref, _, _, _ = self._shap(Zq, reference, design)
+        return values, ref
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

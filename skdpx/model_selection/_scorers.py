@@ -1052,36 +1052,19 @@ class DPShapFidelity(DPScorer):
                              f"{type(estimator).__name__}.")
 
     def public_score(self, estimator):
-        from scipy.stats import qmc
         from sklearn.utils.validation import check_is_fitted
 
-        from ..explain._dpshap import DPBackground, design_shape, shapley_design
         from ..utils._tables import validate_table
 
         self._check_explainer(estimator)
         check_is_fitted(estimator, "background_")
-        bg = estimator.background_
         Zq = np.asarray(validate_table(estimator, self.X_query, reset=False), dtype=float)
         Zr = np.asarray(validate_table(estimator, self.X_reference, reset=False), dtype=float)
         for what, Z in (("X_query", Zq), ("X_reference", Zr)):
             if len(Z) == 0 or not np.isfinite(Z).all():
                 raise ValueError(f"DPShapFidelity: {what} must hold complete records (at least "
                                  "one, no missing or infinite value).")
-        g = len(estimator.schema_.groups)
-        shape = design_shape(g, estimator.n_coalitions)
-        uniforms = None
-        if shape[0]:
-            m = max(0, math.ceil(math.log2(shape[0])))
-            sobol = qmc.Sobol(shape[1], scramble=False).random_base2(m)
-            uniforms = sobol[:shape[0]]
-        design = shapley_design(g, estimator.n_coalitions, uniforms)
-        values, _, _, _ = estimator._shap(Zq, bg, design)
-        n = len(Zr)
-        reference = DPBackground(data=None, weights=np.full(n, 1.0 / n), counts=np.ones(n),
-                                 encoded=Zr, encoded_std=np.zeros_like(Zr), count_std=0.0,
-                                 feature_names=bg.feature_names, lower=bg.lower,
-                                 upper=bg.upper, meta={})
-        ref, _, _, _ = estimator._shap(Zq, reference, design)
+        values, ref = estimator._against_reference(Zq, Zr)
         base = float((ref ** 2).sum())
         total = float(((values - ref) ** 2).sum())
         if base <= 0.0:
