@@ -483,3 +483,33 @@ def test_a_nullable_integer_grid_column_is_set_in_its_dtype():
     r = partial_dependence(model, df, "age", bounds=_FRAME_BOUNDS, categories=_FRAME_LEVELS,
                            grid_resolution=5, accountant=ledger)
     assert np.isfinite(r.average).all() and len(ledger.events) == 2  # the count, the sums
+
+
+def test_categorical_dtype_from_the_rows_does_not_reach_the_black_box():
+    # (outside review, issue 40) the frame's other categorical columns reached the black
+    # box with the dtype the rows made (astype("category")): one added row with a new
+    # declared level shifted every other row's codes. They come over the declared levels.
+    import pandas as pd
+    from sklearn.base import BaseEstimator, RegressorMixin
+
+    class Codes(RegressorMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            return self
+
+        def predict(self, X):
+            return (X["c"].cat.codes.to_numpy() == 1).astype(float)
+
+    rng = np.random.default_rng(0)
+    c = rng.choice(["a", "b"], 300)
+    D = pd.DataFrame({"c": pd.Series(c).astype("category"), "x": rng.uniform(0, 1, 300)})
+    D2 = pd.concat([D.astype({"c": object}), pd.DataFrame({"c": ["A"], "x": [0.5]})],
+                   ignore_index=True).astype({"c": "category"})
+    kw = dict(bounds={"x": (0, 1)}, categories={"c": ["A", "a", "b"]}, epsilon=np.inf,
+              output_bounds=(0, 1), grid_resolution=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = partial_dependence(Codes().fit(D), D, ["x"], **kw)
+        r2 = partial_dependence(Codes().fit(D), D2, ["x"], **kw)
+    # at epsilon=inf the average is exact: the sums move by the added row's own output
+    sums1, sums2 = np.asarray(r1.average) * 300, np.asarray(r2.average) * 301
+    assert np.abs(sums2 - sums1).max() <= 1.0 + 1e-9

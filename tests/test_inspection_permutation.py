@@ -559,3 +559,31 @@ def test_nullable_integer_and_missing_values_reach_the_black_box():
     r = permutation_importance(model, df, y, accountant=ledger, random_state=0,
                                **_FRAME_PUBLIC)
     assert np.isfinite(r.importances_mean).all() and len(ledger.events) == 2
+
+
+def test_categorical_dtype_from_the_rows_does_not_reach_the_black_box():
+    # a DataFrame's categorical dtype made with astype("category") holds the rows' own
+    # levels: one added row with a new declared level would shift every other row's
+    # category codes. The rows reach the black box over the declared levels instead.
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    class Codes(ClassifierMixin, BaseEstimator):
+        classes_ = np.array([0, 1])
+
+        def predict(self, X):
+            return (X["c"].cat.codes.to_numpy() == 1).astype(int)
+
+    rng = np.random.default_rng(0)
+    c = rng.choice(["a", "b"], 300)
+    D = pd.DataFrame({"c": pd.Series(c).astype("category"), "x": rng.uniform(0, 1, 300)})
+    y = (c == "b").astype(int)
+    D2 = pd.concat([D.astype({"c": object}), pd.DataFrame({"c": ["A"], "x": [0.5]})],
+                   ignore_index=True).astype({"c": "category"})
+    kw = dict(bounds={"x": (0, 1)}, categories={"c": ["A", "a", "b"]}, epsilon=np.inf,
+              replacement="uniform", n_repeats=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = permutation_importance(Codes(), D, y, **kw)
+        r2 = permutation_importance(Codes(), D2, np.append(y, 0), **kw)
+    # the baseline's sum of accuracies moves by the added row's own score at most
+    assert abs(r2.baseline_score * 301 - r1.baseline_score * 300) <= 1.0 + 1e-9

@@ -297,3 +297,23 @@ def test_a_sample_with_empty_strings_and_a_mapping_on_the_left():
     merged = {"bounds": {"c": (0, 1)}, "categories": {"a": ["z"]}} | schema
     assert merged.bounds == {"c": (0, 1), "b": (1, 4)}
     assert merged.categories == {"a": ["x", "y"]}  # the schema's, on the right, wins
+
+
+def test_a_fitted_schema_holds_the_declared_levels_not_the_rows():
+    # (issue 40 review) a categorical dtype made by astype("category") holds the levels
+    # the private rows have; the fitted schema (a pickled attribute of every estimator)
+    # kept it, and showed which declared levels no row has
+    import pickle
+
+    import pandas as pd
+
+    from skdpx.utils._tables import validate_table
+    from sklearn.base import BaseEstimator
+
+    X = pd.DataFrame({"a": [0.1, 0.2, 0.3], "c": pd.Series(["x", "y", "x"]).astype("category")})
+    est = BaseEstimator()
+    validate_table(est, X, reset=True, categories={"c": ["x", "y", "z"]})
+    schema = pickle.loads(pickle.dumps(est.schema_))
+    assert list(schema.dtypes[1].categories) == ["x", "y", "z"]
+    assert list(schema.encoder._dtypes[1].categories) == ["x", "y", "z"]
+    assert list(schema.public_frame(X)["c"].cat.categories) == ["x", "y", "z"]

@@ -359,7 +359,7 @@ class _PartialDependence(DPEstimator):
                 return block if idx is None else block.iloc[idx]
 
             for rows in row_slices(frame.shape[0], X.shape[1] * 2):
-                block = frame.iloc[rows].copy()
+                block = self.schema_.public_frame(frame.iloc[rows]).copy()
                 for g, point in enumerate(extra["points"]):
                     for label, value, levels in zip(extra["labels"], point, extra["levels"]):
                         block[label] = _grid_column(block[label].dtype,

@@ -532,7 +532,7 @@ class _PermutationImportance(DPEstimator):
             n, t = Z.shape[0], target[rows]
             draws = self._draws(domains, probabilities, aux.random((n, len(domains), R, 2)))
             if frame is not None:
-                block = frame.iloc[rows]
+                block = schema.public_frame(frame.iloc[rows])
                 add(0, lambda idx, b=block: b.iloc[idx], n, t)
                 for j, (d, values) in enumerate(zip(domains, draws)):
                     for r in range(R):

@@ -41,6 +41,25 @@ def _missing(values):
     return np.equal(values, None) | np.not_equal(values, values)
 
 
+def public_dtypes(columns, dtypes, levels):
+    """``dtypes`` with every pandas categorical dtype made over its column's declared
+    ``levels`` (its ``ordered`` kept), or ``object`` where none are declared.
+
+    A categorical dtype made by ``astype("category")`` holds the levels that the
+    rows hold: kept in a fitted schema it would show which levels the private rows
+    have, and rows scored with it would have codes that one added row shifts.
+    """
+    import pandas as pd
+
+    out = []
+    for column, dtype in zip(columns, dtypes):
+        if isinstance(dtype, pd.CategoricalDtype):
+            dtype = (pd.CategoricalDtype(list(levels[column]), ordered=bool(dtype.ordered))
+                     if column in levels else np.dtype(object))
+        out.append(dtype)
+    return out
+
+
 class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
     """One-hot and fixed-range scaling with a declared, public schema.
 
@@ -208,6 +227,10 @@ class PublicSchemaEncoder(TransformerMixin, BaseEstimator):
             and not (isinstance(self.bounds, dict) and column in self.bounds)]
         if undeclared:
             raise ValueError(undeclared_columns_message(undeclared))
+        # a categorical dtype holds the levels of the rows it was made from
+        # (astype("category")): kept (fitted, pickled), it would show which levels the
+        # private rows have; over the declared levels it shows nothing
+        self._dtypes = public_dtypes(columns, dtypes, levels)
         self.numeric_features_ = numeric
         self.categorical_features_ = [c for c in columns if c in levels]
         self._levels = levels

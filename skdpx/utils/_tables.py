@@ -74,6 +74,8 @@ class TableSchema:
             self.integer, self.categorical = self.encoder.integer_, self.encoder.categorical_
             self.groups = [(str(c), idx) for c, idx in self.encoder.feature_groups_.items()]
             self.feature_names_out = self.encoder.get_feature_names_out()
+            if self.kind == "frame":  # categorical dtypes over the declared levels
+                self.dtypes = list(self.encoder._dtypes)
         else:
             self.encoder = None
             nan = np.full(n_features, np.nan)
@@ -229,6 +231,27 @@ class TableSchema:
         if self.kind == "sparse":
             return sparse.csr_matrix(Z)
         return Z
+
+    def public_frame(self, frame):
+        """``frame`` (rows with the input's columns) with every categorical column over
+        its declared levels (a value outside them: missing), a rule on each row alone.
+
+        A dtype made by ``astype("category")`` holds the levels the rows hold: rows
+        scored with it have category codes that one added row shifts (a black box
+        reading ``.cat.codes`` would then see every row move).
+        """
+        import pandas as pd
+
+        if self.kind != "frame":
+            return frame
+        cats = [(c, d) for c, d in zip(self.columns, self.dtypes)
+                if isinstance(d, pd.CategoricalDtype)]
+        if not cats:
+            return frame
+        frame = frame.copy()
+        for column, dtype in cats:
+            frame[column] = pd.Categorical(frame[column].astype(object), dtype=dtype)
+        return frame
 
     def records(self, Z, lower=None, upper=None, index=None):
         """Encoded rows (a NaN row: none) as a DataFrame of the input's columns.
