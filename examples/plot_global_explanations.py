@@ -162,8 +162,9 @@ ax.figure.tight_layout()
 # replaced by a draw from that column's DP marginal (not a permutation of the
 # private rows: one added row would move every other row's replacement). One
 # Gaussian release at epsilon 0.5 of the baseline and the replaced scores'
-# sums over a DP row count; ``noise_std`` is the noise's standard deviation
-# of each mean (error bars), ``importances_std`` the spread over repeats.
+# sums over a DP row count; ``noise_std`` is the score release's noise in
+# each mean (the error bars: a lower bound, since the DP marginal's own noise
+# also moves the importances), ``importances_std`` the spread over repeats.
 result = permutation_importance(
     black_box, X_private, y_private, n_repeats=3, epsilon=0.5, delta=5e-6,
     bounds=schema.bounds, categories=schema.categories, accountant=ledger, random_state=0)
@@ -171,7 +172,7 @@ order = result.importances_mean.argsort()
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax.barh([result.feature_names[i] for i in order], result.importances_mean[order],
         xerr=1.645 * result.noise_std[order], color="tab:blue", alpha=0.8)
-ax.set_xlabel("drop in accuracy (90% noise interval)")
+ax.set_xlabel("drop in accuracy (90% interval of the score release's noise)")
 ax.set_title("DP permutation importance, epsilon 0.5")
 fig.tight_layout()
 

@@ -335,3 +335,14 @@ def test_shap_fidelity_scores_a_privacy_utility_curve_on_public_rows():
     assert scorer.public_score(est) < near - 0.1
     with pytest.raises(ValueError, match="scores a DPShapExplainer"):
         scorer.public_score(LinearRegression())
+
+
+def test_explanations_say_their_noise_is_shared_between_rows():
+    # every value comes from one released background: global_importance must not
+    # average the noise over the rows (tests/test_global_importance.py)
+    est = DPShapExplainer(_LINEAR, n_background=4, bounds=(0, 1), epsilon=1.0).fit(
+        np.random.default_rng(0).uniform(0, 1, (2000, 3)))
+    fa = est.explain(_QUERIES)
+    assert fa.meta["noise_between_rows"] == "shared"
+    gi = fa.global_importance()
+    np.testing.assert_allclose(gi.noise_std, fa.std.mean(axis=0))

@@ -792,6 +792,8 @@ class DPShapExplainer(_DPBackgroundFit):
             feature_names=[c for c, _ in self.schema_.groups],
             epsilon_spent=self.epsilon_spent_, delta_spent=self.delta_spent_,
             meta={"estimator": "DPShapExplainer", "n_background": len(self.background_),
+                  # every value's noise comes from the one released background
+                  "noise_between_rows": "shared",
                   "coalitions": len(design[0]), "exact_shapley": bool(exact),
                   "response_method": self._method,
                   "std": "background noise: counts (linear, exact) + centres (parametric "

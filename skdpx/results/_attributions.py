@@ -578,9 +578,18 @@ class FeatureAttribution(_FeatureUnits, _Result):
 
         Notes
         -----
-        The intervals assume independent noise between rows: a
+        The intervals above assume independent noise between rows: a
         ``DPLimeExplainer`` answer ``"reused"`` for another query repeats an
-        earlier answer's noise, so drop repeated queries first.
+        earlier answer's noise, so drop repeated queries first. When the
+        result says its noise is one draw shared by every row
+        (``meta["noise_between_rows"] == "shared"``: the SHAP values of one
+        :class:`~skdpx.DPShapExplainer` background), the noise does not
+        average out over rows: ``noise_std`` is the mean of the ``b_i`` and
+        the floor's spread the mean of the rows' noise-only standard
+        deviations (bounds: the standard deviation of a sum is at most the
+        sum of theirs), not divided by ``sqrt(n)``; ``sampling_se`` adds
+        ``noise_std`` in quadrature (the common draw moves every row alike,
+        which the rows' spread does not show).
 
         Examples
         --------
@@ -603,7 +612,8 @@ class FeatureAttribution(_FeatureUnits, _Result):
         if self.std is not None:
             std = self.std * self.feature_range if scaled else self.std
         groups = self.groups if grouped else None
-        fields = summarize(values, std, groups, level=float(level))
+        shared = self.meta.get("noise_between_rows") == "shared"
+        fields = summarize(values, std, groups, level=float(level), shared=shared)
         names = self.group_names if groups is not None else list(self.feature_names)
         meta = {"n_samples": len(self), "level": float(level), "grouped": grouped,
                 "scaled": scaled,

@@ -185,7 +185,7 @@ def _row_quantities(values, std, groups):
     return y, bound, level, var0, block_col
 
 
-def summarize(values, std, groups, level=0.9):
+def summarize(values, std, groups, level=0.9, shared=False):
     """The fields of :class:`GlobalImportance` from values and stds in one unit.
 
     Parameters
@@ -197,6 +197,12 @@ def summarize(values, std, groups, level=0.9):
         Per original column (one-hot blocks as spreads), or per feature (None).
     level : float
         The intervals' nominal two-sided level.
+    shared : bool, default=False
+        True: the rows' noise is one draw shared by all of them (the SHAP
+        values of one DP background): the standard deviations of means are
+        bounded by the means of the rows' standard deviations (Minkowski)
+        instead of being divided by ``sqrt(n)``, and the population interval
+        adds the noise's, which the rows' spread does not show.
 
     Returns
     -------
@@ -211,9 +217,14 @@ def summarize(values, std, groups, level=0.9):
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         importance = y.mean(axis=0) if n else np.full(y.shape[1], np.nan)
-        noise_std = np.sqrt((bound**2).sum(axis=0)) / n
+        if shared:  # one draw for every row: sd(sum) <= sum(sd)
+            noise_std = bound.mean(axis=0) if n else np.full(y.shape[1], np.nan)
+            spread0 = np.sqrt(var0).mean(axis=0) if n else np.full(y.shape[1], np.nan)
+        else:
+            noise_std = np.sqrt((bound**2).sum(axis=0)) / n
+            spread0 = np.sqrt(var0.sum(axis=0)) / n
         noise_level = lvl.mean(axis=0) if n else np.full(y.shape[1], np.nan)
-        floor = noise_level + _FLOOR_SDS * np.sqrt(var0.sum(axis=0)) / n
+        floor = noise_level + _FLOOR_SDS * spread0
         ddof = 1 if n > 1 else 0
         sampling_se = (y.std(axis=0, ddof=ddof) / math.sqrt(n) if n > 1
                        else np.full(y.shape[1], np.nan))
@@ -222,6 +233,9 @@ def summarize(values, std, groups, level=0.9):
         corrected = y - np.nan_to_num(lvl, nan=0.0)
         corrected_se = (corrected.std(axis=0, ddof=ddof) / math.sqrt(n) if n > 1
                         else np.full(y.shape[1], np.nan))
+        if shared:  # the common draw moves every row alike: not in the rows' spread
+            sampling_se = np.sqrt(sampling_se**2 + np.nan_to_num(noise_std, nan=0.0)**2)
+            corrected_se = np.sqrt(corrected_se**2 + np.nan_to_num(noise_std, nan=0.0)**2)
         low = np.maximum(corrected.mean(axis=0) - z * corrected_se, 0.0)
         high = importance + z * sampling_se
         rows_low = np.maximum(importance - noise_level - z * noise_std, 0.0)
