@@ -13,8 +13,8 @@ largest-level decoding:
   k-means background against the reference (Kernel SHAP with 100 random
   private rows as background), per column, for ``r`` in ``--records`` and
   the argmax decoding, with the time per query relative to the argmax;
-* **coverage**: one DP fit at epsilon 1 (seed 0 of the main benchmark, the
-  one whose coverage was 62%): the std computed as DPShapExplainer does
+* **coverage**: ``--seeds`` DP fits at epsilon 1 (seeds 0, 1, ... of the
+  main benchmark; seed 0's coverage was 62% there): the std computed as DPShapExplainer does
   (counts' part exact; centres by a parametric bootstrap of ``--draws``
   draws), once with the argmax decoding and once with the mixture of
   ``--coverage-records`` records per centre (the same expansion's uniforms
@@ -29,7 +29,7 @@ The expansion's uniforms come from numpy's generator here (a benchmark's
 post-processing, not the package).
 
 Run: python benchmarks/dpshap_mixture_diagnostic.py [--queries 20]
-     [--records 1 2 4 8 16] [--coverage-records 4] [--draws 8]
+     [--records 1 2 4 8 16] [--coverage-records 4] [--draws 8] [--seeds 1]
 """
 
 import argparse
@@ -110,6 +110,7 @@ def main():
     parser.add_argument("--records", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     parser.add_argument("--coverage-records", type=int, default=4)
     parser.add_argument("--draws", type=int, default=8)
+    parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args()
     started, t0 = start(), time.perf_counter()
@@ -134,7 +135,8 @@ def main():
     mix_rng = np.random.default_rng(10)
     out = {"settings": {"queries": args.queries, "coalitions": len(design[0]),
                         "reference_rows": 100, "n_background": 50, "records": args.records,
-                        "coverage_records": args.coverage_records, "draws": args.draws},
+                        "coverage_records": args.coverage_records, "draws": args.draws,
+                        "seeds": args.seeds},
            "reference_base_value": ref_base, "columns": names,
            "categorical": categorical.tolist(),
            "reference_abs_sum_per_column": np.abs(reference).sum(0).tolist()}
@@ -172,13 +174,16 @@ def main():
     out["noiseless_kmeans"] = error_rows
     print(f"capital columns at 0: relative {error_rows[-1]['relative']:.3f}", flush=True)
 
-    # coverage: one DP fit, std with the argmax and with the mixture
-    est, table = recorded_fit(black_box, X_private, public, 1.0, 100, args.coalitions)
-    dp = est.background_
-    normals = rng.standard_normal((args.draws, *dp.encoded.shape))
-    noiseless_bg = noiseless_background(est, table)
+    # coverage: DP fits, std with the argmax and with the mixture
     coverage_rows = []
-    for r in (None, args.coverage_records):
+    for seed, r in ((seed, r) for seed in range(args.seeds)
+                    for r in (None, args.coverage_records)):
+        if r is None:
+            est, table = recorded_fit(black_box, X_private, public, 1.0, 100 + seed,
+                                      args.coalitions)
+            dp = est.background_
+            normals = rng.standard_normal((args.draws, *dp.encoded.shape))
+            noiseless_bg = noiseless_background(est, table)
         mix = None if r is None else mix_rng.random((len(dp), r + 1, n_cat))
         t = time.perf_counter()
         values, std = values_std(est, Zq, dp, design, mix, normals)
@@ -188,7 +193,7 @@ def main():
         covered = np.abs(values - noiseless) <= 1.645 * std
         coverage_rows.append({
             "decoding": "argmax" if r is None else f"mixture, {r} records per centre",
-            "epsilon": 1.0, "seed": 0, "n_points": len(dp),
+            "epsilon": 1.0, "seed": seed, "n_points": len(dp),
             **errors(values, reference), "to_noiseless_table": errors(values, noiseless),
             "coverage": float(covered.mean()),
             "coverage_numeric": float(covered[:, ~categorical].mean()),
