@@ -133,7 +133,8 @@ def mixture_range(results):
     """The noiseless k-means error over the mixture's numbers of records, as text."""
     values = [r["relative"] for r in results["noiseless_kmeans"]
               if r["decoding"].startswith("mixture")]
-    return f"{min(values):.0%} to {max(values):.0%}"
+    low, high = f"{min(values):.0%}", f"{max(values):.0%}"
+    return low if low == high else f"{low} to {high}"
 
 
 def capital_share(results):
