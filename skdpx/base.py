@@ -415,7 +415,8 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
                 _check_exhausted(self, counted)
                 if count.imprecise:  # said from the DP count, never from the rows
                     warnings.warn(
-                        f"{type(self).__name__}: the DP count of the rows is {count.raw:.0f} "
+                        f"{getattr(self, '_public_name', None) or type(self).__name__}: "
+                        f"the DP count of the rows is {count.raw:.0f} "
                         f"(noise std {count.std:.3g}), so the fit is planned for "
                         f"{count.n:.0f} rows; on so few rows its releases are mostly noise. "
                         "Use more rows or a larger epsilon.", UtilityWarning,

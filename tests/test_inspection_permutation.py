@@ -34,7 +34,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from skdpx.inspection import partial_dependence, permutation_importance
 from skdpx.inspection._permutation_importance import _PermutationImportance
-from skdpx.privacy import BudgetError, PrivacyLedger, noise_source
+from skdpx.privacy import BudgetError, PrivacyLedger, UtilityWarning, noise_source
 
 from ._helpers import audit_gaussian
 
@@ -587,3 +587,13 @@ def test_categorical_dtype_from_the_rows_does_not_reach_the_black_box():
         r2 = permutation_importance(Codes(), D2, np.append(y, 0), **kw)
     # the baseline's sum of accuracies moves by the added row's own score at most
     assert abs(r2.baseline_score * 301 - r1.baseline_score * 300) <= 1.0 + 1e-9
+
+
+def test_a_warning_names_the_function_not_the_private_class():
+    # (outside review, issue 40, F5) the UtilityWarning named _PermutationImportance
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (400, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    model = LogisticRegression().fit(X, y)
+    with pytest.warns(UtilityWarning, match=r"^permutation_importance: the DP count"):
+        permutation_importance(model, X[:5], y[:5], bounds=(0, 1), epsilon=0.05, n_repeats=1)

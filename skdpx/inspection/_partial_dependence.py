@@ -131,6 +131,9 @@ class _PartialDependence(DPEstimator):
     sensitivity and the standard deviation.
     """
 
+    #: the name messages give (the function the user called)
+    _public_name = "partial_dependence"
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["predict"])],

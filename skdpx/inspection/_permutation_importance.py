@@ -237,6 +237,9 @@ class _PermutationImportance(DPEstimator):
     the module's docstring for the sensitivity and the standard deviation.
     """
 
+    #: the name messages give (the function the user called)
+    _public_name = "permutation_importance"
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["predict"])],
