@@ -48,14 +48,26 @@ def public_dtypes(columns, dtypes, levels):
     A categorical dtype made by ``astype("category")`` holds the levels that the
     rows hold: kept in a fitted schema it would show which levels the private rows
     have, and rows scored with it would have codes that one added row shifts.
+
+    An *ordered* dtype is a declaration (``astype("category")`` never makes
+    one; build it from a codebook, not from the rows): its order is kept for
+    the declared levels it has, the other declared levels follow in their
+    declared order.
     """
     import pandas as pd
 
     out = []
     for column, dtype in zip(columns, dtypes):
         if isinstance(dtype, pd.CategoricalDtype):
-            dtype = (pd.CategoricalDtype(list(levels[column]), ordered=bool(dtype.ordered))
-                     if column in levels else np.dtype(object))
+            if column not in levels:
+                dtype = np.dtype(object)
+            else:
+                declared = list(levels[column])
+                order = declared
+                if dtype.ordered:
+                    own = [c for c in dtype.categories if c in declared]
+                    order = own + [c for c in declared if c not in own]
+                dtype = pd.CategoricalDtype(order, ordered=bool(dtype.ordered))
         out.append(dtype)
     return out
 
