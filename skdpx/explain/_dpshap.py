@@ -563,9 +563,11 @@ class DPShapExplainer(_DPBackgroundFit):
     >>> explainer = DPShapExplainer(model, n_background=10, bounds=(0, 1),
     ...                             accountant=ledger).fit(X[3000:])
     >>> fa = explainer.explain([[1.0, 1.0, 1.0]])
-    >>> fa.values[0, :2].round(1).tolist(), bool(abs(fa.values[0, 2]) < 0.01)
-    ([0.5, -1.0], True)
-    >>> bool((fa.std < 0.05).all())
+    >>> # w_j (1 - mean of x_j in the background): about 0.5 and -1.0, give or take
+    >>> # the noise (secure: each run differs; std about 0.03)
+    >>> bool(np.allclose(fa.values[0], [0.5, -1.0, 0.0], atol=0.2))
+    True
+    >>> bool((fa.std < 0.1).all())
     True
     >>> round(float(fa.values.sum() + fa.base_value[0]), 6)  # additivity: f at the query
     -1.0
