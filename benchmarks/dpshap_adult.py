@@ -88,11 +88,7 @@ def noiseless_background(est, table):
 
 def uniform_background(est, rows):
     """A background of given private rows with equal weights (the reference)."""
-    Z = est.schema_.encode(rows)
-    return _dpshap.DPBackground(data=rows, weights=np.full(len(Z), 1.0 / len(Z)),
-                                counts=np.ones(len(Z)), encoded=Z, encoded_std=0 * Z,
-                                count_std=0.0, feature_names=list(rows.columns),
-                                lower=est.bounds_[0], upper=est.bounds_[1], meta={})
+    return est._uniform_background(est.schema_.encode(rows), data=rows)
 
 
 def errors(values, reference):

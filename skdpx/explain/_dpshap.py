@@ -826,13 +826,18 @@ class DPShapExplainer(_DPBackgroundFit):
         design = shapley_design(g, self.n_coalitions, uniforms)
         bg = self.background_
         values, _, _, _ = self._shap(Zq, bg, design)
-        n = len(Zr)
-        reference = DPBackground(data=None, weights=np.full(n, 1.0 / n), counts=np.ones(n),
-                                 encoded=Zr, encoded_std=np.zeros_like(Zr), count_std=0.0,
-                                 feature_names=bg.feature_names, lower=bg.lower,
-                                 upper=bg.upper, meta={})
-        ref, _, _, _ = self._shap(Zq, reference, design)
+        ref, _, _, _ = self._shap(Zq, self._uniform_background(Zr), design)
         return values, ref
+
+    def _uniform_background(self, Z, data=None):
+        """Public (or evaluation) rows, encoded ``Z``, as a background of equal weights
+        and no noise: the reference SHAP values are computed against."""
+        n = len(Z)
+        bg = self.background_
+        return DPBackground(data=data, weights=np.full(n, 1.0 / n), counts=np.ones(n),
+                            encoded=Z, encoded_std=np.zeros_like(Z), count_std=0.0,
+                            feature_names=bg.feature_names, lower=bg.lower, upper=bg.upper,
+                            meta={})
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
