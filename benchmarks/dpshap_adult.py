@@ -18,21 +18,24 @@ Measured, per query and column:
   on a few queries to report its difference to it (its own coalitions);
 * **another subsample**: the same with another random subsample of as many
   rows (the reference's own sampling error);
-* **noiseless k-means**: the same coalitions with the background of
-  ``dp_background(epsilon=inf)`` (the summary's own error, without noise);
+* **noiseless**: the same coalitions with the background of
+  ``dp_background(epsilon=inf)`` (the summary's own error, without noise:
+  noiseless clusters and per-cluster marginals, the records drawn from them);
 * **DP**: ``DPShapExplainer`` at epsilon 1 (``--seeds`` fits), 0.1 and inf.
 
 Errors: the mean absolute error per value, and relative to the size of the
 values (``sum |phi - ref| / sum |ref|`` over all queries and columns).
 Coverage: the share of values whose difference to the answer with the
-*noiseless last Lloyd table* (the same run's table before its noise,
-recorded for evaluation only) lies within ``+- 1.645 std``.
+*noiseless last table* (the same run's clusters' counts and histograms
+before their noise, recorded for evaluation only, the records drawn with
+the same uniforms) lies within ``+- 1.645 std``.
 
 Time per query, side by side in one run on the first ``--timed`` queries:
 shap's KernelExplainer with ``shap.kmeans(X, 50)`` (default nsamples,
 ordinal codes of the categorical columns, the model called on a DataFrame
 rebuilt from them) against DPShapExplainer.explain with its defaults
-(2048 coalitions, 8 bootstrap draws of 256 coalitions for std) and with ``n_std_draws=0``.
+(100 records, 2048 coalitions, 8 bootstrap draws of 256 coalitions for std)
+and with ``n_std_draws=0``.
 
 Run: python benchmarks/dpshap_adult.py [--queries 100] [--seeds 2] [--coalitions 256]
      [--reference-rows 100] [--timed 5] [--out benchmarks/results/dpshap_adult.json]
@@ -57,33 +60,41 @@ DELTA = 1e-6
 N_BACKGROUND = 50
 
 
-def recorded_fit(black_box, X, public, epsilon, seed, n_coalitions):
-    """A fitted DPShapExplainer and its last Lloyd table before its noise (evaluation only)."""
-    tables = []
+def recorded_fit(black_box, X, public, epsilon, seed, n_coalitions, n_records=100):
+    """A fitted DPShapExplainer and what its noiseless twin needs (evaluation only): the
+    last release's table before its noise and the records' uniforms."""
+    tables, uniforms = [], []
     real = _kmeans.gaussian_release
+    real_background = DPShapExplainer._background
 
     def recording(value, **kw):
         tables.append(np.array(value, dtype=float))
         return real(value, **kw)
 
+    def background(self, table, sigma, u, relation):
+        uniforms.append(u)
+        return real_background(self, table, sigma, u, relation)
+
     _kmeans.gaussian_release = recording
+    DPShapExplainer._background = background
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # seeded releases, uncapped ledgers: a benchmark
-            est = DPShapExplainer(black_box, n_background=N_BACKGROUND, epsilon=epsilon,
-                                  delta=DELTA, n_coalitions=n_coalitions,
+            est = DPShapExplainer(black_box, n_background=N_BACKGROUND, n_records=n_records,
+                                  epsilon=epsilon, delta=DELTA, n_coalitions=n_coalitions,
                                   accountant=PrivacyLedger(), random_state=seed,
                                   **public).fit(X)
     finally:
         _kmeans.gaussian_release = real
-    return est, tables[-1]
+        DPShapExplainer._background = real_background
+    return est, (tables[-1], uniforms[-1])
 
 
-def noiseless_background(est, table):
-    d = table.shape[1] - 1
-    counts = table[:, d]
-    centers01 = np.clip(table[:, :d] / np.maximum(counts, 1.0)[:, None], -0.5, 0.5) + 0.5
-    return est._background(centers01, counts, 0.0, est.sensitivity_, "add_or_remove")
+def noiseless_background(est, recorded):
+    """The background of the same clusters' marginals before their noise, drawn with the
+    same uniforms: what the released one estimates."""
+    table, uniforms = recorded
+    return est._background(table, 0.0, uniforms, "add_or_remove")
 
 
 def uniform_background(est, rows):
@@ -143,7 +154,7 @@ def main():
     rows = [{"background": f"another random subsample of {args.reference_rows} rows "
                            "(non-private)", "epsilon": "inf", **errors(other, reference),
              "coverage": None, "mean_std": 0.0, "n_points": args.reference_rows},
-            {"background": "k-means, noiseless (epsilon=inf)", "epsilon": "inf",
+            {"background": "clusters' marginals, noiseless (epsilon=inf)", "epsilon": "inf",
              **errors(kmeans_values, reference), "coverage": None, "mean_std": 0.0,
              "n_points": len(base.background_)}]
     categorical = np.array([c in schema["categories"] for c in X_private.columns])
@@ -158,11 +169,12 @@ def main():
                                                   rng.random(_dpshap.design_shape(
                                                       g, _dpshap._STD_COALITIONS)))
                           if len(design[0]) > _dpshap._STD_COALITIONS else None)
-            normals = rng.standard_normal((est.n_std_draws, *est.background_.encoded.shape))
+            normals = rng.standard_normal((est.n_std_draws,
+                                           *est.background_._source["cells"].shape))
             std = est._std(Zq, values, phi_b, design, std_design, normals)
             noiseless, _, _, _ = est._shap(Zq, noiseless_background(est, table), design)
             covered = np.abs(values - noiseless) <= 1.645 * std
-            row = {"background": f"DP k-means (epsilon={epsilon:g}, seed {seed})",
+            row = {"background": f"DP (epsilon={epsilon:g}, seed {seed})",
                    "epsilon": epsilon, "seed": seed, **errors(values, reference),
                    "to_kmeans": errors(values, kmeans_values),
                    "to_noiseless_table": errors(values, noiseless),

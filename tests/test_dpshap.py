@@ -137,25 +137,30 @@ class _Sharp(RegressorMixin, BaseEstimator):
         return np.tanh(4 * (X[:, 0] - 0.5)) * X[:, 1] + np.sin(3 * X[:, 2])
 
 
-def _noiseless_pair(seed, monkeypatch, n_std_draws=8, rows=_ROWS[:1500], n_background=6):
-    """(released, noiseless) FeatureAttribution of the same queries and coalitions."""
-    tables = []
+def _noiseless_pair(seed, monkeypatch, n_std_draws=8, rows=_ROWS[:1500], n_background=6,
+                    n_records=30):
+    """(released, noiseless) FeatureAttribution of the same queries and coalitions: the
+    noiseless one from the last table before its noise, with the same draws."""
+    tables, calls = [], []
     real = _kmeans.gaussian_release
+    real_background = DPShapExplainer._background
 
     def recording(value, **kw):
         out = real(value, **kw)
         tables.append(np.array(value, dtype=float))
         return out
 
+    def background(self, table, sigma, uniforms, relation):
+        calls.append(uniforms)
+        return real_background(self, table, sigma, uniforms, relation)
+
     with monkeypatch.context() as patch:
         patch.setattr(_kmeans, "gaussian_release", recording)
+        patch.setattr(DPShapExplainer, "_background", background)
         est = _fit(_Sharp(), rows, n_background=n_background, random_state=seed,
-                   n_std_draws=n_std_draws, epsilon=1.0)
-    table = tables[-1]  # the last Lloyd table, before its noise
-    d = table.shape[1] - 1
-    counts = table[:, d]
-    centers01 = np.clip(table[:, :d] / np.maximum(counts, 1.0)[:, None], -0.5, 0.5) + 0.5
-    exact_bg = est._background(centers01, counts, 0.0, est.sensitivity_, "add_or_remove")
+                   n_std_draws=n_std_draws, n_records=n_records, epsilon=1.0)
+    # the clusters' marginals before their noise, drawn with the same uniforms
+    exact_bg = real_background(est, tables[-1], 0.0, calls[-1], "add_or_remove")
     fa = est.explain(_QUERIES)
     design = _dpshap.shapley_design(3, est.n_coalitions)  # 3 columns: every coalition
     exact, _, _, _ = est._shap(_QUERIES, exact_bg, design)
@@ -168,8 +173,8 @@ def test_std_covers_the_noiseless_backgrounds_answer(monkeypatch):
         fa, exact = _noiseless_pair(seed, monkeypatch)
         inside.append(np.abs(fa.values - exact) <= 1.645 * fa.std)
     coverage = np.mean(inside)
-    # 720 intervals (40 fits x 6 queries x 3 columns); measured 0.915 (0.875 with 2
-    # bootstrap draws, 0.26 with the counts' part of std alone)
+    # 720 intervals (40 fits x 6 queries x 3 columns); measured 0.924 (0.157 with the
+    # counts' part of std alone, n_std_draws=0)
     assert 0.85 <= coverage <= 0.97, coverage
 
 
@@ -219,7 +224,7 @@ def test_bad_input_spends_nothing(kw, message):
 
 
 # --------------------------------------------------------------------------
-# An empirical audit of the background's release (one Lloyd table)
+# An empirical audit of the background's last release (the clusters' marginals)
 # --------------------------------------------------------------------------
 _DELTA = 1e-5
 
@@ -231,8 +236,13 @@ def _audit(under_noise=1.0):
     rows = np.clip(_ROWS[:300], 0, 1)
     canary = np.array([[1.0, 1.0, 1.0]])
     centres = np.array([[0.2, 0.2, 0.2], [0.8, 0.8, 0.8], [0.2, 0.8, 0.5], [0.8, 0.2, 0.5]])
-    tables = {"data": _kmeans.lloyd_table(np.vstack([rows, canary]), centres),
-              "neighbour": _kmeans.lloyd_table(rows, centres)}
+    layout = _dpshap._layout(est.schema_)
+    tables = {"data": _kmeans.cluster_marginals_table(np.vstack([rows, canary]), centres,
+                                                      layout),
+              "neighbour": _kmeans.cluster_marginals_table(rows, centres, layout)}
+    # the canary adds 1 to its cluster's count and one cell per column: the sensitivity
+    diff = tables["data"] - tables["neighbour"]
+    assert np.linalg.norm(diff) == pytest.approx(est.sensitivity_)
     audited = audit_gaussian(tables, est.noise_multiplier_ * under_noise, est.sensitivity_,
                              _DELTA)
     # the claim of one of the fit's max_iter + 1 releases at its noise multiplier
@@ -346,3 +356,31 @@ def test_explanations_say_their_noise_is_shared_between_rows():
     assert fa.meta["noise_between_rows"] == "shared"
     gi = fa.global_importance()
     np.testing.assert_allclose(gi.noise_std, fa.std.mean(axis=0))
+
+
+@pytest.mark.parametrize("relation", ["add_or_remove", "replace_one"])
+def test_the_marginals_table_reaches_its_stated_sensitivity_and_no_more(relation):
+    # 2 numeric columns and a 3-level one-hot block; a row moved to another cluster and
+    # to other cells of every column is the worst case under replace-one
+    layout = [(np.array([0]), 4), (np.array([1]), 4), (np.array([2, 3, 4]), None)]
+    centres = np.array([[0.1, 0.1, 1, 0, 0], [0.9, 0.9, 0, 0, 1]], dtype=float)
+    rng = np.random.default_rng(1)
+    rows = np.hstack([rng.uniform(0, 1, (200, 2)), np.eye(3)[rng.integers(0, 3, 200)]])
+    a, b = np.array([[0.0, 0.0, 1, 0, 0]]), np.array([[1.0, 1.0, 0, 0, 1]])
+    base = _kmeans.cluster_marginals_table(rows, centres, layout)
+    if relation == "add_or_remove":
+        changed = _kmeans.cluster_marginals_table(np.vstack([rows, a]), centres, layout)
+    else:
+        changed = _kmeans.cluster_marginals_table(np.vstack([rows[1:], b]), centres, layout)
+        base = _kmeans.cluster_marginals_table(np.vstack([rows[1:], a]), centres, layout)
+    stated = _kmeans.marginals_sensitivity(len(layout), relation)
+    assert np.linalg.norm(changed - base) == pytest.approx(stated)
+    # random neighbours never exceed it
+    for _ in range(200):
+        x, y = (np.hstack([rng.uniform(0, 1, (1, 2)), np.eye(3)[rng.integers(0, 3, 1)]])
+                for _ in range(2))
+        t1 = _kmeans.cluster_marginals_table(np.vstack([rows, x]), centres, layout)
+        t0 = (_kmeans.cluster_marginals_table(rows, centres, layout)
+              if relation == "add_or_remove"
+              else _kmeans.cluster_marginals_table(np.vstack([rows, y]), centres, layout))
+        assert np.linalg.norm(t1 - t0) <= stated + 1e-9

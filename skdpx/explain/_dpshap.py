@@ -102,12 +102,12 @@ from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, EstimatorLedger, NonPrivate
                        SpendPlan, UtilityWarning, calibrate_noise, gaussian_event,
                        noise_source)
 from ..exceptions import PrivacyLeakWarning
-from ..privacy._kmeans import dp_lloyd, table_sensitivity
+from ..privacy._kmeans import dp_cluster_marginals, marginals_sensitivity
 from ..results import FeatureAttribution
 from ..utils._blackbox import BlackBoxOutputError, check_output, output_range
 from ..utils._stacklevel import _outside_stacklevel
 from ..utils._tables import validate_table
-from ..utils._validation import BoundsScaler, UnitCubeRows
+from ..utils._validation import UnitCubeRows
 
 __all__ = ["DPBackground", "DPShapExplainer", "dp_background"]
 
@@ -129,42 +129,57 @@ class DPBackground:
     Attributes
     ----------
     data : DataFrame or ndarray of shape (n_points, n_features)
-        The centres as records of the kind the rows came in (a DataFrame
-        with the same columns and dtypes when a DataFrame came in):
-        categorical columns at the largest level of the centre's one-hot
-        mixture, integer columns rounded, numeric columns within the bounds.
+        The records, of the kind the rows came in (a DataFrame with the same
+        columns and dtypes when a DataFrame came in): ``n_points`` is about
+        ``n_records``, drawn from the kept clusters' released marginals.
     weights : ndarray of shape (n_points,)
-        The noisy counts over their sum (sum to 1).
+        Each record's share of its cluster's noisy count (sum to 1).
     counts : ndarray of shape (n_points,)
-        The noisy counts of the last Lloyd table (clusters whose noisy count
-        is not positive are left out).
+        Each record's part of its cluster's noisy count (the cluster's count
+        over its number of records).
+    cluster : ndarray of int of shape (n_points,)
+        The record's cluster (an index into ``cluster_counts``).
+    cluster_counts : ndarray of shape (n_clusters,)
+        The kept clusters' noisy counts (clusters whose noisy count is below
+        ``COUNT_THRESHOLD`` noise standard deviations are left out).
     encoded : ndarray of shape (n_points, n_encoded)
-        The centres in encoded units (one-hot blocks hold level shares).
-    encoded_std : ndarray of shape (n_points, n_encoded)
-        The noise's standard deviation in each entry of ``encoded`` (first
-        order: the noisy sum over the noisy count), from public facts and DP
-        outputs.
+        The records in encoded units (one-hot blocks for categorical columns).
     count_std : float
-        The noise's standard deviation of each count.
+        The noise's standard deviation of each released count and histogram
+        cell.
+    cluster_std : ndarray of shape (n_clusters,)
+        The noise's standard deviation of each kept cluster's count and cells:
+        ``count_std``, and ``count_std * sqrt(r)`` for the last one when it
+        is the sum of the ``r`` clusters left out (kept when that sum reaches
+        ``COUNT_THRESHOLD`` times its noise std).
     feature_names : list of str
         The input's columns.
     meta : dict
         ``epsilon_spent``, ``delta_spent``, ``noise_multiplier``,
-        ``sensitivity`` (of the Lloyd table), ``max_iter``, ``n_rows`` (the
-        DP row count), ``relation``.
+        ``sensitivity`` (of the last release, the marginals' table),
+        ``max_iter``, ``n_rows`` (the DP row count), ``relation``.
     """
 
-    def __init__(self, *, data, weights, counts, encoded, encoded_std, count_std,
-                 feature_names, lower, upper, meta):
+    def __init__(self, *, data, weights, counts, encoded, count_std, feature_names, lower,
+                 upper, meta, cluster=None, cluster_counts=None, cluster_std=None,
+                 source=None):
         self.data = data
         self.weights = weights
         self.counts = counts
         self.encoded = encoded
-        self.encoded_std = encoded_std
         self.count_std = float(count_std)
         self.feature_names = list(feature_names)
         self.lower, self.upper = lower, upper
         self.meta = dict(meta)
+        n = len(weights)
+        self.cluster = np.arange(n) if cluster is None else np.asarray(cluster)
+        self.cluster_counts = (np.asarray(counts, dtype=float) if cluster_counts is None
+                               else np.asarray(cluster_counts, dtype=float))
+        self.cluster_std = (np.full(len(self.cluster_counts), self.count_std)
+                            if cluster_std is None else np.asarray(cluster_std, dtype=float))
+        # what the records were drawn from (released cells, public layout, allocation and
+        # the post-processing uniforms): the std's bootstrap draws them again
+        self._source = source
 
     def __len__(self):
         return len(self.weights)
@@ -174,18 +189,19 @@ class DPBackground:
                 f"epsilon_spent={self.meta['epsilon_spent']:g})")
 
     def to_frame(self):
-        """The records with their ``weight`` and noisy ``count`` as two more columns
-        (a pandas DataFrame; ``attrs["meta"]`` holds ``meta``)."""
+        """The records with their ``weight``, noisy ``count`` and ``cluster`` as three
+        more columns (a pandas DataFrame; ``attrs["meta"]`` holds ``meta``)."""
         import pandas as pd
 
         data = self.data
         frame = (data.copy() if isinstance(data, pd.DataFrame)
                  else pd.DataFrame(np.asarray(data), columns=self.feature_names))
-        clash = {"weight", "count"} & set(map(str, frame.columns))
+        clash = {"weight", "count", "cluster"} & set(map(str, frame.columns))
         if clash:
             raise ValueError(f"columns clash with the added ones: {sorted(clash)}")
         frame["weight"] = self.weights
         frame["count"] = self.counts
+        frame["cluster"] = self.cluster
         frame.attrs["meta"] = dict(self.meta)
         return frame
 
@@ -291,12 +307,91 @@ def _point_values(f, Zq, Zb, masks, M, m, columns_of_group, f_query, f_backgroun
     return np.einsum("gn,qnb->qbg", M, y) + delta[:, :, None] * m[None, None, :]
 
 
+# ---------------------------------------------------------------------------
+# The background's records: post-processing of the released per-cluster marginals
+# ---------------------------------------------------------------------------
+#: bins of a numeric column's per-cluster histogram (equal, over its public bounds)
+N_BINS = 16
+
+#: clusters whose noisy count is below this many noise standard deviations are left out
+#: (most clusters with no row get none: 0.13% of them pass; with the old rule "count > 0",
+#: half of the empty clusters joined the background as noise-made records at the cube's
+#: corners, measured on Adult: 11-14 of 33-35 points)
+COUNT_THRESHOLD = 3.0
+
+#: histogram cells below this many noise standard deviations count as 0 (as
+#: skdpx.inspection's marginals: clipping at 0 alone leaves spurious mass in every
+#: empty cell)
+CELL_THRESHOLD = 2.0
+
+
+def _layout(schema):
+    """One entry per original column, from the public schema: ``(columns, N_BINS)``
+    for a numeric column, ``(columns, None)`` for a categorical one-hot block."""
+    return [(np.asarray(idx), None if schema.categorical[idx].all() else N_BINS)
+            for _, idx in schema.groups]
+
+
+def _allocation(counts, n_records):
+    """Records per cluster, in proportion to the (noisy) counts, at least one each."""
+    return np.maximum(1, np.rint(n_records * counts / counts.sum())).astype(int)
+
+
+def _records(cells, sigma, layout, m, uniforms, lower, upper):
+    """Encoded records drawn from clusters' column histograms (post-processing).
+
+    ``cells`` (k, n_cells): the clusters' released histograms (the count
+    column left out), ``sigma`` (scalar or (k,)) their noise std; ``m``
+    (k,): records per cluster; ``uniforms`` (k,
+    max(m), g, 3): uniforms on [0, 1) (an order key, a place in the stratum,
+    a place in the bin). Cells below ``CELL_THRESHOLD * sigma`` count as 0;
+    a cluster left with no mass in a column takes the column's histogram
+    over all the clusters (and the column's public domain if that is empty
+    too). Within a cluster, each column's values are drawn by stratified
+    sampling (record ``r`` of ``m`` takes the quantile ``(rank + u) / m``,
+    the ranks in an order of its own per column: a Latin hypercube of the
+    product of the cluster's marginals); a numeric value is uniform within
+    its bin.
+    """
+    k = len(m)
+    sigma = np.broadcast_to(np.asarray(sigma, dtype=float), (k,))[:, None]
+    cluster = np.repeat(np.arange(k), m)
+    slot = np.arange(cluster.size) - np.repeat(np.cumsum(m) - m, m)
+    U = uniforms[cluster, slot]  # (n, g, 3)
+    out = np.zeros((cluster.size, len(lower)))
+    start = 0
+    for j, (columns, n_bins) in enumerate(layout):  # a loop over columns
+        width = len(columns) if n_bins is None else n_bins
+        H = np.asarray(cells[:, start:start + width], dtype=float)
+        start += width
+        H = np.where(H >= CELL_THRESHOLD * sigma, np.clip(H, 0.0, None), 0.0)  # per row
+        empty = ~(H.sum(axis=1) > 0)
+        if empty.any():
+            pooled = H.sum(axis=0)
+            H[empty] = pooled if pooled.sum() > 0 else 1.0
+        cum = np.cumsum(H / H.sum(axis=1, keepdims=True), axis=1)
+        # the rank of each record within its cluster, in the order of the keys U[:, j, 0]
+        order = np.lexsort((U[:, j, 0], cluster))
+        rank = np.empty(cluster.size)
+        rank[order] = slot
+        u = (rank + U[:, j, 1]) / m[cluster]
+        b = np.minimum((u[:, None] >= cum[cluster]).sum(axis=1), width - 1)
+        if n_bins is None:
+            out[:, columns] = np.eye(width)[b]
+        else:
+            c = columns[0]
+            out[:, c] = lower[c] + (b + U[:, j, 2]) / n_bins * (upper[c] - lower[c])
+    return out
+
+
+
 class _DPBackgroundFit(DPEstimator):
     """The DP release of a background (the machinery of :func:`dp_background`)."""
 
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "n_points": [Interval(Integral, 1, None, closed="left")],
+        "n_records": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "categories": [dict, None],
     }
@@ -304,9 +399,10 @@ class _DPBackgroundFit(DPEstimator):
     #: the ledger's label prefix
     _prefix = "dp_background: "
 
-    def __init__(self, n_points=50, *, max_iter=3, epsilon=1.0, delta=1e-6, bounds=None,
-                 categories=None, accountant=None, random_state=None):
+    def __init__(self, n_points=50, *, n_records=100, max_iter=3, epsilon=1.0, delta=1e-6,
+                 bounds=None, categories=None, accountant=None, random_state=None):
         self.n_points = n_points
+        self.n_records = n_records
         self.max_iter = max_iter
         self.epsilon = epsilon
         self.delta = delta
@@ -330,27 +426,30 @@ class _DPBackgroundFit(DPEstimator):
         return {}
 
     def _plan_spend(self, data, relation, bounds, count):
-        """The ``max_iter + 1`` Gaussian releases of DP k-means, from public facts."""
+        """The ``max_iter + 1`` Gaussian releases (initial histograms, ``max_iter - 1``
+        Lloyd tables, the clusters' marginals), from public facts."""
         d = data.X.shape[1]
+        g = len(self.schema_.groups)
         releases = self.max_iter + 1
         k = self._n_points()
-        sensitivity = table_sensitivity(d, relation)
-        what = (f"DP background: {d} initial histograms and {self.max_iter} Lloyd tables of "
-                f"{k} clusters ({releases} Gaussian releases)")
+        sensitivity = marginals_sensitivity(g, relation)
+        what = (f"DP background: {d} initial histograms, {self.max_iter - 1} Lloyd tables and "
+                f"the marginals of {g} columns in {k} clusters ({releases} Gaussian releases)")
         if math.isinf(self.epsilon):
             return SpendPlan(NonPrivateDpEvent(), f"non-private {what} (epsilon=inf)",
                              relation=relation, noise_multiplier=0.0, sensitivity=sensitivity)
         z = calibrate_noise(self.epsilon, self.delta, steps=releases,
                             prior=count.prior(bounds.event))
         sigma = z * sensitivity
-        if count.n < 2.0 * k * sigma:  # the DP count and public facts only
+        if count.n < COUNT_THRESHOLD * k * sigma:  # the DP count and public facts only
             warnings.warn(
                 f"{type(self).__name__}: about {count.n:.0f} rows (a DP count) in {k} clusters "
                 f"is about {count.n / k:.0f} rows a cluster, against a noise std of "
-                f"{sigma:.0f} on each cluster's count and sums at epsilon={self.epsilon}: the "
-                "background's centres and weights will be mostly noise. Use fewer points, "
-                "more rows or a larger epsilon. Said before the clustering's budget is "
-                "spent.", UtilityWarning, stacklevel=_outside_stacklevel())
+                f"{sigma:.0f} on each cluster's count and histogram cells at epsilon="
+                f"{self.epsilon}; a cluster needs a count of {COUNT_THRESHOLD:g} noise stds "
+                "to enter the background: most of it will be left out or noise. Use fewer "
+                "points, more rows or a larger epsilon. Said before the clustering's budget "
+                "is spent.", UtilityWarning, stacklevel=_outside_stacklevel())
         return SpendPlan(gaussian_event(z, steps=releases), f"{what} (Gaussian)",
                          relation=relation, noise_multiplier=z, sensitivity=sensitivity)
 
@@ -358,45 +457,67 @@ class _DPBackgroundFit(DPEstimator):
         X = data.X
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
         self.bounds_ = (lower, upper)
-        centers01, counts = dp_lloyd(X, self._n_points(), self.max_iter, plan.noise_multiplier,
-                                     relation=plan.relation, noise=noise,
-                                     commitment=commitment, prepare=UnitCubeRows(lower, upper))
+        layout = _layout(self.schema_)
+        _, table = dp_cluster_marginals(X, self._n_points(), self.max_iter,
+                                        plan.noise_multiplier, layout, relation=plan.relation,
+                                        noise=noise, commitment=commitment,
+                                        prepare=UnitCubeRows(lower, upper))
         self.noise_multiplier_ = plan.noise_multiplier
         self.sensitivity_ = plan.sensitivity
-        self.background_ = self._background(centers01, counts, plan.noise_multiplier,
-                                            plan.sensitivity, plan.relation)
+        # the records' draws: post-processing randomness, not privacy noise
+        uniforms = noise.auxiliary().random((len(table), self.n_records, len(layout), 3))
+        self.background_ = self._background(table, plan.noise_multiplier * plan.sensitivity,
+                                            uniforms, plan.relation)
 
-    def _background(self, centers01, counts, noise_multiplier, sensitivity, relation):
-        """The :class:`DPBackground` of released centres (unit cube) and counts
-        (post-processing)."""
+    def _background(self, table, sigma, uniforms, relation):
+        """The :class:`DPBackground` of the released table (per cluster: the count, then
+        the columns' histograms), from its kept clusters (post-processing)."""
         lower, upper = self.bounds_
-        sigma = noise_multiplier * sensitivity
-        keep = counts > 0
-        if not keep.any():  # said from the DP counts: nothing to weigh
+        counts = table[:, 0]
+        keep = counts >= COUNT_THRESHOLD * sigma if sigma > 0 else counts > 0
+        if not keep.any() and not (counts.sum() >= COUNT_THRESHOLD * sigma
+                                   * math.sqrt(len(counts))):  # the DP counts only
             raise ValueError(
-                f"{type(self).__name__}: every noisy count of the background is <= 0 (noise "
-                f"std {sigma:.3g}): no background can be weighed; the budget was spent. Use "
-                "more rows, fewer points or a larger epsilon.")
-        centers01, counts = centers01[keep], counts[keep]
-        scaler = BoundsScaler(lower, upper)
-        encoded = scaler.inverse_transform(centers01)
-        # the centre's noise (first order): the noisy centred sum over the noisy count
-        std01 = sigma * np.sqrt(1.0 + (centers01 - 0.5) ** 2) / np.maximum(counts, 1.0)[:, None]
-        encoded_std = std01 * (upper - lower)[None, :]
+                f"{type(self).__name__}: no cluster's noisy count, nor their sum, reaches "
+                f"{COUNT_THRESHOLD:g} times its noise std ({sigma:.3g} each): no background "
+                "can be weighed; the budget was spent. Use more rows, fewer points or a "
+                "larger epsilon.")
+        stds = np.full(int(keep.sum()), float(sigma))
+        rest = np.flatnonzero(~keep)
+        cells, picked = table[keep, 1:], np.flatnonzero(keep)
+        if len(rest):
+            # the clusters left out, summed into one (post-processing): the rows of small
+            # clusters keep their weight when the sum stands out of its noise
+            rest_std = sigma * math.sqrt(len(rest))
+            total = table[rest, 0].sum()
+            if total > 0 and total >= COUNT_THRESHOLD * rest_std:
+                cells = np.vstack([cells, table[rest, 1:].sum(axis=0)])
+                stds = np.append(stds, rest_std)
+                picked = np.append(picked, rest[0])
+        counts = np.append(counts[keep], table[rest, 0].sum())[:len(stds)]
+        m = _allocation(counts, self.n_records)
+        layout = _layout(self.schema_)
+        uniforms = uniforms[picked][:, :m.max()]
+        encoded = _records(cells, stds, layout, m, uniforms, lower, upper)
         schema = self.schema_
         data = schema.decode(encoded, lower, upper)
         if schema.kind == "sparse":
             data = data.toarray()
-        weights = counts / counts.sum()
+        cluster = np.repeat(np.arange(len(m)), m)
+        per_record = (counts / m)[cluster]
         names = [c for c, _ in schema.groups]
+        noise_multiplier = self.noise_multiplier_
         # the spend and the DP row count are set by fit, once the ledger holds them
         meta = {"epsilon_spent": np.nan, "delta_spent": np.nan,
-                "noise_multiplier": float(noise_multiplier), "sensitivity": float(sensitivity),
-                "max_iter": int(self.max_iter), "n_rows": np.nan,
-                "relation": relation}
-        return DPBackground(data=data, weights=weights, counts=counts, encoded=encoded,
-                            encoded_std=encoded_std, count_std=sigma, feature_names=names,
-                            lower=lower, upper=upper, meta=meta)
+                "noise_multiplier": float(noise_multiplier),
+                "sensitivity": float(self.sensitivity_), "max_iter": int(self.max_iter),
+                "n_rows": np.nan, "relation": relation}
+        return DPBackground(data=data, weights=per_record / counts.sum(), counts=per_record,
+                            encoded=encoded, count_std=sigma, feature_names=names,
+                            lower=lower, upper=upper, meta=meta, cluster=cluster,
+                            cluster_counts=counts, cluster_std=stds,
+                            source={"cells": cells, "layout": layout, "m": m,
+                                    "uniforms": uniforms})
 
     def fit(self, X, y=None):
         super().fit(X, y)
@@ -407,13 +528,15 @@ class _DPBackgroundFit(DPEstimator):
         return self
 
 
-def dp_background(X, n_points=50, *, epsilon=1.0, delta=1e-6, bounds=None, categories=None,
-                  accountant=None, random_state=None, max_iter=3):
+def dp_background(X, n_points=50, *, n_records=100, epsilon=1.0, delta=1e-6, bounds=None,
+                  categories=None, accountant=None, random_state=None, max_iter=3):
     """A weighted DP summary of private rows, usable as a SHAP background.
 
-    DP k-means (noisy Lloyd tables of per-cluster sums and counts, through
-    the privacy core) of the rows of ``X``: ``n_points`` centres, as records
-    the black box can score, weighted by their noisy counts. Spends
+    DP k-means of the rows of ``X`` (noisy Lloyd tables, through the privacy
+    core) into ``n_points`` clusters, then one release of each cluster's
+    count and per-column histograms; about ``n_records`` records the black
+    box can score are drawn from the kept clusters' marginals (post-processing),
+    each weighted by its share of its cluster's noisy count. Spends
     (``epsilon``, ``delta``) on ``accountant``, committed before any row is
     read. The privacy unit is one row of ``X``; the neighbouring relation is
     the ledger's (add-or-remove one row by default). See
@@ -425,10 +548,14 @@ def dp_background(X, n_points=50, *, epsilon=1.0, delta=1e-6, bounds=None, categ
     X : array-like or DataFrame of shape (n_samples, n_features)
         The private rows.
     n_points : int, default=50
-        The number of clusters (points of the summary; clusters whose noisy
-        count is not positive are left out).
+        The number of clusters (clusters whose noisy count is below
+        ``COUNT_THRESHOLD`` = 3 noise stds are left out).
+    n_records : int, default=100
+        About this many records are drawn, in proportion to the kept
+        clusters' counts (at least one a cluster): the background's size,
+        which the cost of each SHAP value is proportional to.
     epsilon : float, default=1.0
-        ``np.inf``: noiseless k-means (the non-private baseline).
+        ``np.inf``: noiseless clusters and marginals (the non-private baseline).
     delta : float, default=1e-6
     bounds : tuple, dict or None, default=None
         Public bounds (``(lower, upper)``, or ``{column: (lower, upper)}``
@@ -442,7 +569,8 @@ def dp_background(X, n_points=50, *, epsilon=1.0, delta=1e-6, bounds=None, categ
         None: secure noise; a seed makes the release reproducible (and not
         private), with a ``PrivacyLeakWarning``.
     max_iter : int, default=3
-        Lloyd iterations (each one a Gaussian release of the table).
+        Releases after the initial histograms: ``max_iter - 1`` Lloyd tables,
+        then the clusters' marginals.
 
     Returns
     -------
@@ -466,14 +594,18 @@ def dp_background(X, n_points=50, *, epsilon=1.0, delta=1e-6, bounds=None, categ
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(0.2, 0.05, (3000, 2)), rng.normal(0.8, 0.05, (3000, 2))])
     >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-6)
-    >>> bg = dp_background(X, 2, bounds=(0, 1), accountant=ledger,
+    >>> bg = dp_background(X, 2, n_records=20, bounds=(0, 1), accountant=ledger,
     ...                    random_state=0)  # a seed: reproducible, not private
-    >>> np.sort(bg.data[:, 0]).round(1).tolist(), round(float(bg.weights.sum()), 6)
-    ([0.2, 0.8], 1.0)
+    >>> len(bg), len(bg.cluster_counts), round(float(bg.weights.sum()), 6)
+    (20, 2, 1.0)
+    >>> means = sorted(bg.data[bg.cluster == c, 0].mean() for c in range(2))
+    >>> bool(abs(means[0] - 0.2) < 0.05 and abs(means[1] - 0.8) < 0.05)
+    True
     >>> round(ledger.epsilon_spent, 2)
     1.0
     """
-    release = _DPBackgroundFit(n_points, max_iter=max_iter, epsilon=epsilon, delta=delta,
+    release = _DPBackgroundFit(n_points, n_records=n_records, max_iter=max_iter,
+                               epsilon=epsilon, delta=delta,
                                bounds=bounds, categories=categories, accountant=accountant,
                                random_state=random_state).fit(X)
     return release.background_
@@ -499,7 +631,11 @@ class DPShapExplainer(_DPBackgroundFit):
         The black box: a classifier (``predict_proba`` or
         ``decision_function``) or a regressor (``predict``).
     n_background : int, default=50
-        The points of the DP background.
+        The clusters of the DP background (:func:`dp_background`'s
+        ``n_points``).
+    n_records : int, default=100
+        About this many records are drawn from the clusters' released
+        marginals: the background's size (the cost per query grows with it).
     response_method : {"auto", "predict_proba", "decision_function", "predict"}, default="auto"
         As scikit-learn's: a classifier's ``predict_proba``, else its
         ``decision_function``; a regressor's ``predict``. A binary
@@ -514,13 +650,14 @@ class DPShapExplainer(_DPBackgroundFit):
         is at most this (exact Shapley values of the background's game),
         else this many, drawn in complementary pairs (Kernel SHAP).
     n_std_draws : int, default=8
-        Parametric-bootstrap draws of the centres for ``std``, each with at
-        most 256 coalitions (eight cost about as much as the values with
-        2048; 0: the counts' share of ``std`` only, which misses most of it).
+        Parametric-bootstrap draws of the clusters' histograms for ``std``,
+        each with at most 256 coalitions (0: the counts' share of ``std``
+        only, which misses most of it).
     max_iter : int, default=3
-        Lloyd iterations of the background's DP k-means.
+        Releases of the background after its initial histograms (``max_iter
+        - 1`` Lloyd tables, then the clusters' marginals).
     epsilon : float, default=1.0
-        ``np.inf``: noiseless k-means background (the non-private baseline).
+        ``np.inf``: noiseless background (the non-private baseline).
     delta : float, default=1e-6
     bounds : tuple, dict or None, default=None
         Public bounds of the rows (None: estimated with DP inside
@@ -539,8 +676,10 @@ class DPShapExplainer(_DPBackgroundFit):
         The released background.
     bounds_ : tuple of ndarray
         The bounds used (declared or DP), in encoded units.
-    noise_multiplier_, sensitivity_ : float
-        Of each Lloyd table's release.
+    noise_multiplier_ : float
+        Of each of the background's ``max_iter + 1`` Gaussian releases.
+    sensitivity_ : float
+        Of the last release (the clusters' counts and histograms).
     schema_, n_features_in_, feature_names_in_, epsilon_spent_, delta_spent_
 
     References
@@ -596,12 +735,13 @@ class DPShapExplainer(_DPBackgroundFit):
 
     _prefix = "DPShapExplainer: "
 
-    def __init__(self, estimator=None, *, n_background=50, response_method="auto",
-                 target_class=None, output_bounds=None, n_coalitions=2048, n_std_draws=8,
-                 max_iter=3, epsilon=1.0, delta=1e-6, bounds=None, categories=None,
-                 accountant=None, random_state=None):
+    def __init__(self, estimator=None, *, n_background=50, n_records=100,
+                 response_method="auto", target_class=None, output_bounds=None,
+                 n_coalitions=2048, n_std_draws=8, max_iter=3, epsilon=1.0, delta=1e-6,
+                 bounds=None, categories=None, accountant=None, random_state=None):
         self.estimator = estimator
         self.n_background = n_background
+        self.n_records = n_records
         self.response_method = response_method
         self.target_class = target_class
         self.output_bounds = output_bounds
@@ -722,31 +862,45 @@ class DPShapExplainer(_DPBackgroundFit):
 
     def _std(self, Zq, values, phi_b, design, std_design, normals):
         """The background noise's standard deviation in each value (see the module's
-        docstring): the counts' part exactly linear, the centres' by a bootstrap.
+        docstring): the counts' part exactly linear, the histograms' by a bootstrap.
 
-        The bootstrap's differences ``phi_b' - phi_b`` are computed with at most
-        ``_STD_COALITIONS`` coalitions (the same for the released and the drawn
-        centres, so that their sampling cancels in the difference): each draw
-        then costs a fraction of the values' own coalitions.
+        ``normals`` (n_draws, n_clusters, n_cells): standard normals for the
+        bootstrap's histograms. Its differences ``phi_c' - phi_c`` (per
+        cluster) are computed with at most ``_STD_COALITIONS`` coalitions
+        (the same for the released and the drawn records, so that their
+        sampling cancels in the difference), and the records are drawn again
+        with the background's own uniforms (common random numbers).
         """
         bg = self.background_
-        w, C = bg.weights, bg.counts.sum()
-        var = bg.count_std ** 2 * (((phi_b - values[:, None, :]) / C) ** 2).sum(axis=1)
-        if self.n_std_draws and bg.count_std > 0:
+        C = bg.cluster_counts.sum()
+        k = len(bg.cluster_counts)
+        # a cluster's values: the mean of its records' (equal weights within a cluster)
+        share = np.zeros((k, len(bg.cluster)))
+        share[bg.cluster, np.arange(len(bg.cluster))] = 1.0
+        share /= share.sum(axis=1, keepdims=True)
+        phi_c = np.einsum("kn,qng->qkg", share, phi_b)
+        sd = bg.cluster_std
+        var = ((sd[None, :, None] * (phi_c - values[:, None, :]) / C) ** 2).sum(axis=1)
+        source = bg._source
+        if len(normals) and bg.count_std > 0 and source is not None:
             if std_design is not None:
                 design = std_design
                 _, _, phi_b, _ = self._shap(Zq, bg, design)
-            lower, upper = bg.lower, bg.upper
-            acc = np.zeros_like(phi_b)
+                phi_c = np.einsum("kn,qng->qkg", share, phi_b)
+            acc = np.zeros_like(phi_c)
             for z in normals:  # a loop over draws, not rows
-                Zb = np.clip(bg.encoded + z * bg.encoded_std, lower, upper)
-                drawn = DPBackground(data=None, weights=w, counts=bg.counts, encoded=Zb,
-                                     encoded_std=bg.encoded_std, count_std=bg.count_std,
-                                     feature_names=bg.feature_names, lower=lower, upper=upper,
-                                     meta=bg.meta)
+                Zb = _records(source["cells"] + sd[:, None] * z, sd,
+                              source["layout"], source["m"], source["uniforms"], bg.lower,
+                              bg.upper)
+                drawn = DPBackground(data=None, weights=bg.weights, counts=bg.counts,
+                                     encoded=Zb, count_std=bg.count_std,
+                                     feature_names=bg.feature_names, lower=bg.lower,
+                                     upper=bg.upper, meta=bg.meta, cluster=bg.cluster,
+                                     cluster_counts=bg.cluster_counts, cluster_std=sd)
                 _, _, phi_d, _ = self._shap(Zq, drawn, design)
-                acc += (phi_d - phi_b) ** 2
-            var = var + np.einsum("b,qbg->qg", w ** 2, acc / len(normals))
+                acc += (np.einsum("kn,qng->qkg", share, phi_d) - phi_c) ** 2
+            w = bg.cluster_counts / C
+            var = var + np.einsum("k,qkg->qg", w ** 2, acc / len(normals))
         return np.sqrt(var)
 
     def explain(self, X):
@@ -781,7 +935,8 @@ class DPShapExplainer(_DPBackgroundFit):
                              "infinite or undeclared value: SHAP values are computed at "
                              "complete records. Nothing was spent.")
         g = len(self.schema_.groups)
-        n_draws = self.n_std_draws if self.background_.count_std > 0 else 0
+        n_draws = (self.n_std_draws if self.background_.count_std > 0
+                   and self.background_._source is not None else 0)
         # coalitions and the bootstrap's draws: not privacy noise (the background is
         # released), from the privacy core's auxiliary generator; seeded or secure as
         # random_state says (a seed's PrivacyLeakWarning was given by fit)
@@ -792,7 +947,9 @@ class DPShapExplainer(_DPBackgroundFit):
             aux = noise.auxiliary()
             u_values = aux.random(design_shape(g, self.n_coalitions))
             u_std = aux.random(design_shape(g, _STD_COALITIONS) if n_draws else (0, g + 1))
-            normals = aux.standard_normal((n_draws, *self.background_.encoded.shape))
+            source = self.background_._source
+            normals = aux.standard_normal((n_draws, *source["cells"].shape) if n_draws
+                                          else (0,))
         design = shapley_design(g, self.n_coalitions, u_values)
         std_design = None
         if n_draws and len(design[0]) > _STD_COALITIONS:
@@ -809,8 +966,8 @@ class DPShapExplainer(_DPBackgroundFit):
                   "noise_between_rows": "shared",
                   "coalitions": len(design[0]), "exact_shapley": bool(exact),
                   "response_method": self._method,
-                  "std": "background noise: counts (linear, exact) + centres (parametric "
-                         f"bootstrap, {self.n_std_draws} draws)"})
+                  "std": "background noise: counts (linear, exact) + histograms "
+                         f"(parametric bootstrap, {n_draws} draws)"})
 
     def _against_reference(self, Zq, Zr):
         """SHAP values of encoded public queries ``Zq`` with ``background_`` and with
@@ -835,7 +992,7 @@ class DPShapExplainer(_DPBackgroundFit):
         n = len(Z)
         bg = self.background_
         return DPBackground(data=data, weights=np.full(n, 1.0 / n), counts=np.ones(n),
-                            encoded=Z, encoded_std=np.zeros_like(Z), count_std=0.0,
+                            encoded=Z, count_std=0.0,
                             feature_names=bg.feature_names, lower=bg.lower, upper=bg.upper,
                             meta={})
 

@@ -32,6 +32,20 @@ the centres from the released histograms is post-processing (the
 auxiliary generator of the noise source). Uniform initial centres in the
 cube put most of them where there are no data (on Adult, 9 rows in 10 have
 no capital gain), and they never recover under noise.
+
+**Per-cluster marginals** (:func:`dp_cluster_marginals`, the SHAP
+background's last release): after the Lloyd iterations, each row goes to
+its nearest (public, released) centre and the table of, per cluster, its
+count and one histogram per *original column* is released once: a numeric
+column's ``n_bins`` equal bins over [0, 1], a categorical column's one-hot
+block (its levels' counts). A row adds 1 to its cluster's count and 1 to
+one cell of each of the ``g`` columns' histograms (a missing categorical
+value, an all-zero block: to none), so the L2 sensitivity is ``sqrt(g +
+1)`` under add-or-remove; under replace-one the row leaves its cells and
+enters others (in another cluster, or the same one with the count
+unchanged): ``sqrt(2 (g + 1))`` (:func:`marginals_sensitivity`). Each
+released cell carries the same noise std, so the spend is one more
+Gaussian release at the same multiplier.
 """
 
 import numpy as np
@@ -41,7 +55,8 @@ from ._mechanisms import gaussian_release
 from ..utils._dask import partition_sum
 
 __all__ = [
-    "dp_lloyd", "init_sensitivity", "lloyd_step", "lloyd_table", "marginal_histograms",
+    "cluster_marginals_table", "dp_cluster_marginals", "dp_lloyd", "init_sensitivity",
+    "lloyd_step", "lloyd_table", "marginal_histograms", "marginals_sensitivity",
     "table_sensitivity",
 ]
 
@@ -67,6 +82,14 @@ def init_sensitivity(n_features, relation="add_or_remove"):
     ``sqrt(2 d)`` (replace-one)."""
     check_relation(relation)
     return float(np.sqrt((1.0 if relation == "add_or_remove" else 2.0) * n_features))
+
+
+def marginals_sensitivity(n_columns, relation="add_or_remove"):
+    """L2 sensitivity of the per-cluster table of counts and column histograms
+    (:func:`cluster_marginals_table`, ``g`` original columns): ``sqrt(g + 1)``
+    (add-or-remove), ``sqrt(2 (g + 1))`` (replace-one)."""
+    check_relation(relation)
+    return float(np.sqrt((1.0 if relation == "add_or_remove" else 2.0) * (n_columns + 1)))
 
 
 def nearest(X, centers, chunk=8192):
@@ -130,6 +153,52 @@ def lloyd_step(X01, centers01, noise_multiplier, *, relation, noise, commitment,
     return gaussian_release(table, noise_multiplier=noise_multiplier,
                             sensitivity=table_sensitivity(d, relation), noise=noise,
                             commitment=commitment)
+
+
+def cluster_marginals_table(X01, centers01, layout):
+    """The exact (n_clusters, 1 + n_cells) table: per cluster, its count, then each
+    column's histogram (see the module's docstring).
+
+    ``layout``: public, one entry per original column, ``(columns, n_bins)``:
+    ``n_bins`` equal bins over [0, 1] of the single encoded column
+    ``columns[0]`` (numeric), or ``(columns, None)``: the counts of a one-hot
+    block (categorical). Each row goes to its nearest centre. A loop over
+    columns, one ``np.bincount`` each.
+    """
+    k = len(centers01)
+    labels = nearest(X01, centers01)
+    parts = [np.bincount(labels, minlength=k)[:, None].astype(float)]
+    for columns, n_bins in layout:  # a loop over columns
+        if n_bins is None:
+            parts.append(np.stack([np.bincount(labels, weights=X01[:, c], minlength=k)
+                                   for c in columns], axis=1))
+        else:
+            b = np.minimum((np.clip(X01[:, columns[0]], 0.0, 1.0) * n_bins).astype(int),
+                           n_bins - 1)
+            parts.append(np.bincount(labels * n_bins + b, minlength=k * n_bins)
+                         .reshape(k, n_bins).astype(float))
+    return np.hstack(parts)
+
+
+def dp_cluster_marginals(X01, n_clusters, n_iter, noise_multiplier, layout, *, relation,
+                         noise, commitment, prepare=None):
+    """DP clusters and their per-column marginals: ``n_iter + 1`` Gaussian releases.
+
+    The initial histograms and ``n_iter - 1`` Lloyd tables (:func:`dp_lloyd`)
+    place the centres; the last release is the table of per-cluster counts
+    and column histograms (:func:`cluster_marginals_table`) at those
+    centres, with noise std ``noise_multiplier * marginals_sensitivity(g,
+    relation)``. Returns ``(centers01, table)``: the public centres the rows
+    were assigned to and the noisy table.
+    """
+    centers, _ = dp_lloyd(X01, n_clusters, n_iter - 1, noise_multiplier, relation=relation,
+                          noise=noise, commitment=commitment, prepare=prepare)
+    table = partition_sum(cluster_marginals_table, X01, centers01=centers, layout=layout,
+                          prepare=prepare)
+    released = gaussian_release(table, noise_multiplier=noise_multiplier,
+                                sensitivity=marginals_sensitivity(len(layout), relation),
+                                noise=noise, commitment=commitment)
+    return centers, released
 
 
 def dp_lloyd(X01, n_clusters, n_iter, noise_multiplier, *, relation, noise, commitment,
