@@ -219,6 +219,7 @@ def auc_interval(auc, n1, n0, z=1.96):
 def attack(name, eps, kind, runs, probe, black_box, schema, args):
     """Every run's target fitted and attacked; the pooled AttackResult and the spend."""
     members, non_members, claimed, seconds = [], [], [], time.perf_counter()
+    silent = 0
     for r, run in enumerate(runs):
         C, m = run["candidates"][kind], run["member"][kind]
         if m.all() or not m.any():  # one side empty: nothing to compare in this run
@@ -227,7 +228,18 @@ def attack(name, eps, kind, runs, probe, black_box, schema, args):
         target = make_target(name, eps, black_box, schema, args, seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # seeded fits, uncapped ledgers: evaluation only
-            target.fit(pd.concat([run["pool"], C[m]], ignore_index=True))
+            try:
+                target.fit(pd.concat([run["pool"], C[m]], ignore_index=True))
+            except ValueError as exc:
+                # DPShapExplainer: no cluster stood out of its noise, nothing was released
+                # (the budget was spent): the attacker sees no explanation, a coin
+                if "no cluster's noisy count" not in str(exc):
+                    raise
+                members.append(np.zeros(int(m.sum())))
+                non_members.append(np.zeros(int((~m).sum())))
+                claimed.append(target.epsilon)
+                silent += 1
+                continue
             result = membership_inference(target, C[m], None, C[~m], None, signal=probe,
                                           random_state=seed)
         members.append(result.scores_members)
@@ -235,10 +247,10 @@ def attack(name, eps, kind, runs, probe, black_box, schema, args):
         claimed.append(getattr(target, "epsilon_spent_", np.inf))
     pooled = AttackResult(np.concatenate(members), np.concatenate(non_members),
                           signal="background_probe")
-    return pooled, float(np.max(claimed)), time.perf_counter() - seconds
+    return pooled, float(np.max(claimed)), time.perf_counter() - seconds, silent
 
 
-def record(name, eps, kind, result, claimed, seconds):
+def record(name, eps, kind, result, claimed, seconds, silent=0):
     low, high = auc_interval(result.auc, result.n_members, result.n_non_members)
     return {"target": name, "targets": kind,
             "epsilon": None if not np.isfinite(eps) else float(eps),
@@ -248,7 +260,8 @@ def record(name, eps, kind, result, claimed, seconds):
             "epsilon_lower_bound": result.epsilon_lower_bound(DELTA),
             "max_epsilon_lower_bound": result.max_epsilon_lower_bound(DELTA),
             "n_members": result.n_members, "n_non_members": result.n_non_members,
-            "seconds": round(seconds, 1)}
+            # runs whose DP background released nothing (no cluster above its noise)
+            "runs_without_release": int(silent), "seconds": round(seconds, 1)}
 
 
 def fmt_eps(e):
@@ -327,9 +340,9 @@ def main(argv=None):
           f"(fair coins); {len(FEATURES)} columns; reference {args.reference} rows", flush=True)
     def one(name, eps, kind):
         with threadpool_limits(limits=1):
-            result, claimed, seconds = attack(name, eps, kind, runs, probe, black_box, schema,
+            result, claimed, seconds, silent = attack(name, eps, kind, runs, probe, black_box, schema,
                                               args)
-        row = record(name, eps, kind, result, claimed, seconds)
+        row = record(name, eps, kind, result, claimed, seconds, silent)
         print_row(row)
         return row
 

@@ -180,12 +180,12 @@ fig.tight_layout()
 # SHAP values with a DP background
 # --------------------------------
 # :class:`~skdpx.DPShapExplainer` releases a weighted DP summary of the
-# private rows (20 DP k-means centres and noisy counts, epsilon 0.5) and
-# computes Kernel SHAP values over the original columns against it; every
-# SHAP value after that is post-processing: 10 applicants explained for
-# nothing more. Their ``std`` is the background noise's effect (an
-# underestimate on Adult: see :ref:`shap`). The same global view summarises
-# them.
+# private rows (20 DP clusters' counts and per-column histograms, epsilon
+# 0.5, and records drawn from them) and computes Kernel SHAP values over the
+# original columns against it; every SHAP value after that is
+# post-processing: 10 applicants explained for nothing more. Their ``std``
+# is the background noise's effect (its coverage on Adult: see
+# :ref:`shap`). The same global view summarises them.
 shap_explainer = DPShapExplainer(
     black_box, n_background=20, epsilon=0.5, delta=5e-6, bounds=schema.bounds,
     categories=schema.categories, accountant=ledger, random_state=0).fit(X_private)

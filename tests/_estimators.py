@@ -102,7 +102,7 @@ TEST_TABLE = _Table({
     # a black box that takes any number of columns; few points and coalitions: fast
     DPShapExplainer: {
         "params": {"estimator": RowMean(), "n_background": 3, "n_coalitions": 16,
-                   "epsilon": 50.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},
+                   "epsilon": 5000.0, "delta": 1e-5, "bounds": (-10.0, 10.0), "random_state": 0},
         "supervised": False,
         "methods": ["explain"],
     },

@@ -219,8 +219,10 @@ def test_shap_kernel_explainer_on_raw_rows_leaks():
 
 
 def test_dpshap_background_leaks_without_noise_and_not_with_it():
-    """DPShapExplainer's k-means background: a member's rare value moves a centre off the
-    common value (exact k-means), which the probe reads; with noise the probe sees noise."""
+    """DPShapExplainer's background: a member's rare value is a cell of its cluster's
+    histogram, drawn into records without noise, which the probe reads (less crisply than
+    an exact centre: the records of the common value are spread over its bin); with noise,
+    31 rows do not stand out of it and nothing is released at all."""
     import warnings
 
     from skdpx.explain import DPShapExplainer
@@ -230,21 +232,21 @@ def test_dpshap_background_leaks_without_noise_and_not_with_it():
     X_bb = np.random.RandomState(6).randint(4, size=(400, 3)) / 3
     black_box = LogisticRegression().fit(X_bb, (X_bb[:, 0] + X_bb[:, 1] > 1).astype(int))
     probe = background_probe(reference, n_probes=1)
-    figures = {}
-    for epsilon in (np.inf, 0.5):
-        scores = np.empty(len(candidates))
-        for i, (row, joined) in enumerate(zip(candidates, member)):
-            rows = np.vstack([background, row[None]]) if joined else background
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # seeded, uncapped: evaluation only
-                shap = DPShapExplainer(black_box, n_background=4, epsilon=epsilon,
-                                       delta=1e-5, bounds=(0, 1), n_std_draws=0,
-                                       random_state=i).fit(rows)
-            scores[i] = probe(shap, row[None], None)[0]
-        result = AttackResult(scores[member], scores[~member])
-        figures[epsilon] = result.auc
-        if epsilon == np.inf:  # every centre holds 0 in column 0 unless a member moved it
-            np.testing.assert_allclose(scores[~member], 0.0, atol=1e-12)
-            assert scores[member].min() > 1e-6
-    assert figures[np.inf] == 1.0
-    assert 0.2 < figures[0.5] < 0.8, figures
+    scores = np.empty(len(candidates))
+    for i, (row, joined) in enumerate(zip(candidates, member)):
+        rows = np.vstack([background, row[None]]) if joined else background
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # seeded, uncapped: evaluation only
+            shap = DPShapExplainer(black_box, n_background=4, epsilon=np.inf, delta=1e-5,
+                                   bounds=(0, 1), n_std_draws=0, random_state=i).fit(rows)
+        scores[i] = probe(shap, row[None], None)[0]
+    # measured 0.77 (0.75, 0.73 with 400, 1000 records); 1.0 with the exact k-means
+    # centres this background replaced
+    assert AttackResult(scores[member], scores[~member]).auc > 0.65
+    for i, row in enumerate(candidates[:4]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match="no cluster's noisy count"):
+                DPShapExplainer(black_box, n_background=4, epsilon=0.5, delta=1e-5,
+                                bounds=(0, 1), n_std_draws=0, random_state=i).fit(
+                    np.vstack([background, row[None]]))

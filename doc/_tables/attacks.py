@@ -190,10 +190,11 @@ def background(results):
                       f"{r['auc']:.2f} [{r['auc_low']:.2f}, {r['auc_high']:.2f}]",
                       f"{r['tpr_at_1%']:.2f}", f"{r['tpr_at_5%']:.2f}",
                       f"{r['epsilon_lower_bound']:.2f} (max {r['max_epsilon_lower_bound']:.1f})",
-                      claimed])
+                      claimed, r.get("runs_without_release", 0)])
     return pd.DataFrame(table, columns=["target", "candidates", "eps", "members + non",
                                         "AUC [95% CI]", "TPR@1%", "TPR@5%",
-                                        "eps lower bound", "claimed eps"])
+                                        "eps lower bound", "claimed eps",
+                                        "runs that released nothing"])
 
 
 def background_private_max_auc(results):

@@ -8,42 +8,47 @@ of them) and its answers are exact functions of those rows. Here the
 background is released once, with DP, and everything after it is
 post-processing.
 
-**The background** (:func:`dp_background`) is DP k-means of the rows
-(:mod:`skdpx.privacy._kmeans`, shared with PrivRecourse): the rows are
-clipped to the public bounds (declared, or estimated with DP inside
-``epsilon``), one-hot encoded over the declared ``categories`` and scaled
-into the unit cube; initial centres are drawn from noisy per-feature
-histograms, then ``max_iter`` Lloyd iterations each release the table of
-per-cluster centred sums and counts with the Gaussian mechanism. The last
-table gives the centres (noisy sums over noisy counts) and the weights
-(the noisy counts, negative ones set to 0, over their sum). Its L2
-sensitivity is ``sqrt(d / 4 + 1)`` under add-or-remove one row (the
-default relation; ``d`` encoded columns), ``sqrt(max(d / 2 + 2, d))``
-under replace-one; the ``max_iter + 1`` releases, the DP row count and the
-DP bounds (when not declared) compose to (``epsilon``, ``delta``) in the
-ledger, committed before any row is read. The privacy unit is one row of
-``X``.
+**The background** (:func:`dp_background`) is a mixture of DP clusters'
+marginals (:mod:`skdpx.privacy._kmeans`, whose k-means PrivRecourse shares):
+the rows are clipped to the public bounds (declared, or estimated with DP
+inside ``epsilon``), one-hot encoded over the declared ``categories`` and
+scaled into the unit cube; initial centres are drawn from noisy per-feature
+histograms, ``max_iter - 1`` Lloyd iterations release the table of
+per-cluster centred sums and counts, and the last release is, at the
+centres so found, each cluster's count and one histogram per original
+column (``N_BINS`` = 16 equal bins of a numeric column's bounds; a
+categorical column's declared levels). A row adds 1 to its cluster's count
+and to one cell of each of the ``g`` columns: L2 sensitivity ``sqrt(g +
+1)`` under add-or-remove one row (the default relation), ``sqrt(2 (g +
+1))`` under replace-one. The ``max_iter + 1`` Gaussian releases at one
+noise multiplier, the DP row count and the DP bounds (when not declared)
+compose to (``epsilon``, ``delta``) in the ledger, committed before any row
+is read. The privacy unit is one row of ``X``.
 
-**Categorical columns.** A centre's one-hot block is a mixture of levels
-(the cluster's level shares). The released background is made of *records*
-the black box can score: each block is decoded to its largest level, each
-integer column rounded, each numeric column clipped to its bounds (what
-``shap.kmeans(..., round_values=True)`` does with the nearest value).
-Keeping the mixture would need one record per combination of levels of
-every categorical column (a product of their numbers of levels per centre):
-on Adult, millions of rows per centre. The cost: a minority level may
-vanish from the background, as it does from ``shap.kmeans``. Measured on
-Adult (benchmarks/dpshap_mixture_diagnostic.py, 40 queries), that cost is
-small: expanding each centre into ``r`` records whose levels follow its
-shares (weight ``w_b / r`` each) left the noiseless k-means background's
-relative error at 78% for ``r`` from 1 to 8 (80% with the largest level) at
-1.9, 6.1 and 12.5 times the time per query for ``r`` = 2, 4, 8, and did not
-raise the coverage of ``std`` (two fits: 60.5% and 81.2% with the largest
-level, 60.4% and 73.8% with ``r = 4``). The larger error there is numeric:
-capital-gain holds 54% of it; a centre holds its cluster's *mean* of
-capital-gain (mostly zeros and a few large gains), a value few rows have;
-with the centres' capital-gain and capital-loss at 0 (an evaluation probe)
-the error was 32%.
+**Records** (post-processing). Clusters whose noisy count is below
+``COUNT_THRESHOLD`` (3) noise stds are left out; their sum, as one more
+cluster, is kept when it reaches 3 stds of its own noise (``sqrt(r)``
+times, for ``r`` clusters). About ``n_records`` records are drawn, in
+proportion to the kept counts (at least one a cluster), each weighted by
+its share of its cluster's noisy count. A record's columns are drawn from
+its cluster's histograms (cells below ``CELL_THRESHOLD`` = 2 noise stds at
+0), independently across columns, by stratified sampling within the
+cluster (a Latin hypercube: record ``r`` of ``m`` takes the quantile
+``(rank + u) / m`` of each column, in an order of that column's own), a
+numeric value uniform within its bin, a categorical one a declared level.
+The uniforms come from the privacy core's auxiliary generator (not privacy
+noise) and are kept with the background, for the bootstrap of ``std``.
+
+Why not the centres: a centre is its cluster's *mean*, a record few rows
+resemble. On Adult, 92% of the rows have no capital gain but a centre holds
+its cluster's mean gain, and a black box answers a mean gain otherwise
+than it answers the mixture of zeros and large gains; the categorical
+columns' largest level drops minorities. With 50 noiseless centres the
+SHAP values were off by 80% (relative to Kernel SHAP on private rows,
+``benchmarks/dpshap_adult.py``), with the noiseless clusters' marginals by
+39%. The cost: the within-cluster dependence between columns is not kept
+(the product of the cluster's marginals), and a background of ``n_records``
+records costs ``n_records`` black-box rows per coalition and query.
 
 **The SHAP values** (:class:`DPShapExplainer`) are Kernel SHAP over the
 *original* columns (a categorical column is one player, its one-hot levels
@@ -60,27 +65,25 @@ for the black box, no loop over points) and ``values = sum_b w_b phi_b``,
 
 **Uncertainty** (``std``, post-processing of DP outputs and public facts):
 the difference to the SHAP values with the *noiseless* background (the
-same last Lloyd table without its noise), to first order. The counts'
-noise (std ``sigma = noise_multiplier * sensitivity``, independent per
-count) moves the weights ``w = c / C``: ``d values / d c_b = (phi_b -
-values) / C``, exactly propagated, ``var_count = sigma^2 sum_b ((phi_b -
-values) / C)^2``. The centres' noise (std per coordinate ``sqrt(sigma^2 +
-m^2 sigma^2) / max(c_b, 1)`` in unit-cube units, ``m`` the centred mean)
-goes through the black box: a parametric bootstrap draws ``n_std_draws``
-perturbed copies of every centre (decoded again: a one-hot block may flip
-level), recomputes each ``phi_b`` with at most 256 coalitions common to the
-released and the drawn centres, and
-``var_centre = sum_b w_b^2 mean_draws((phi_b' - phi_b)^2)`` (each draw
-gives one independent sample per background point). ``std = sqrt(var_count
-+ var_centre)``. ``+- 1.645 std`` covered the noiseless last table's answer
-91.5% of the time on a synthetic problem (tests/test_dpshap.py) but only 62%
-and 85% in two fits on Adult (benchmarks/dpshap_adult.py): there it
-underestimates the noise's effect. What it leaves out: the
-noise of the earlier Lloyd iterations (which moved the assignment of rows
-to clusters, i.e. which summary was made: the noiseless k-means from the
-same start may differ more), the gap between a 50-point summary and the
-full background (the summary's own error, not noise), and the sampling of
-coalitions when they are not enumerated.
+same clusters' counts and histograms without their noise, the records
+drawn with the same uniforms), to first order. The counts' noise (std
+``sigma_c`` per kept cluster) moves the weights: with ``phi_c`` the mean
+SHAP values of cluster ``c``'s records and ``C`` the kept counts' sum,
+``d values / d count_c = (phi_c - values) / C``, exactly propagated:
+``var_count = sum_c (sigma_c (phi_c - values) / C)^2``. The histograms'
+noise goes through the records and the black box: a parametric bootstrap
+draws ``n_std_draws`` noisy copies of the released cells (std ``sigma_c``
+each), draws the records again with the *same* uniforms, recomputes each
+``phi_c`` with at most 256 coalitions common to the released and the drawn
+records, and ``var_cells = sum_c (C_c / C)^2 mean_draws((phi_c' -
+phi_c)^2)`` (clusters' noises are independent). ``std = sqrt(var_count +
+var_cells)``. ``+- 1.645 std`` covered the noiseless answer 92.4% of the
+time on a synthetic problem (tests/test_dpshap.py; 15.7% with the counts'
+part alone). What it leaves out: the noise of the earlier Lloyd iterations
+(which moved rows between clusters, so which summary was made), the gap
+between the clusters' marginals and the full background (the summary's own
+error, not noise), and the sampling of coalitions when they are not
+enumerated.
 
 **What it protects.** The rows of ``X`` given to ``fit`` (the background
 rows), not the black box's training rows: the guarantee holds when the
