@@ -384,3 +384,16 @@ def test_the_marginals_table_reaches_its_stated_sensitivity_and_no_more(relation
               if relation == "add_or_remove"
               else _kmeans.cluster_marginals_table(np.vstack([rows, y]), centres, layout))
         assert np.linalg.norm(t1 - t0) <= stated + 1e-9
+
+
+def test_values_at_a_bound_stay_at_it_in_the_records():
+    # zero-inflated column 0 (as Adult's capital gain): its records are exactly 0 where
+    # the rows are, not spread over the first bin; column 1 piles at its upper bound
+    X = _RNG.uniform(0, 1, (2000, 3))
+    X[:1600, 0] = 0.0
+    X[:, 1] = np.minimum(X[:, 1] * 2, 1.0)  # half the rows at 1
+    bg = dp_background(X, 4, n_records=200, bounds=(0, 1), epsilon=np.inf,
+                       accountant=PrivacyLedger())
+    share_zero = bg.weights @ (bg.data[:, 0] == 0.0)
+    share_one = bg.weights @ (bg.data[:, 1] == 1.0)
+    assert 0.7 < share_zero < 0.9 and 0.4 < share_one < 0.6, (share_zero, share_one)

@@ -16,8 +16,9 @@ scaled into the unit cube; initial centres are drawn from noisy per-feature
 histograms, ``max_iter - 1`` Lloyd iterations release the table of
 per-cluster centred sums and counts, and the last release is, at the
 centres so found, each cluster's count and one histogram per original
-column (``N_BINS`` = 16 equal bins of a numeric column's bounds; a
-categorical column's declared levels). A row adds 1 to its cluster's count
+column (a numeric column's value at its lower bound, ``N_BINS`` = 16 equal
+bins between its bounds, its value at its upper bound; a categorical
+column's declared levels). A row adds 1 to its cluster's count
 and to one cell of each of the ``g`` columns: L2 sensitivity ``sqrt(g +
 1)`` under add-or-remove one row (the default relation), ``sqrt(2 (g +
 1))`` under replace-one. The ``max_iter + 1`` Gaussian releases at one
@@ -35,7 +36,8 @@ its cluster's histograms (cells below ``CELL_THRESHOLD`` = 2 noise stds at
 0), independently across columns, by stratified sampling within the
 cluster (a Latin hypercube: record ``r`` of ``m`` takes the quantile
 ``(rank + u) / m`` of each column, in an order of that column's own), a
-numeric value uniform within its bin, a categorical one a declared level.
+numeric value uniform within its bin (or at its bound), a categorical one a declared
+level.
 The uniforms come from the privacy core's auxiliary generator (not privacy
 noise) and are kept with the background, for the bootstrap of ``std``.
 
@@ -313,7 +315,9 @@ def _point_values(f, Zq, Zb, masks, M, m, columns_of_group, f_query, f_backgroun
 # ---------------------------------------------------------------------------
 # The background's records: post-processing of the released per-cluster marginals
 # ---------------------------------------------------------------------------
-#: bins of a numeric column's per-cluster histogram (equal, over its public bounds)
+#: bins of a numeric column's per-cluster histogram (equal, within its public bounds; two
+#: more cells hold the values at each bound: on Adult, 92% of the rows have a capital gain
+#: of exactly 0, which a bin [0, 6250) spread uniformly would turn into gains of up to 6250)
 N_BINS = 16
 
 #: clusters whose noisy count is below this many noise standard deviations are left out
@@ -364,7 +368,7 @@ def _records(cells, sigma, layout, m, uniforms, lower, upper):
     out = np.zeros((cluster.size, len(lower)))
     start = 0
     for j, (columns, n_bins) in enumerate(layout):  # a loop over columns
-        width = len(columns) if n_bins is None else n_bins
+        width = len(columns) if n_bins is None else n_bins + 2
         H = np.asarray(cells[:, start:start + width], dtype=float)
         start += width
         H = np.where(H >= CELL_THRESHOLD * sigma, np.clip(H, 0.0, None), 0.0)  # per row
@@ -381,9 +385,11 @@ def _records(cells, sigma, layout, m, uniforms, lower, upper):
         b = np.minimum((u[:, None] >= cum[cluster]).sum(axis=1), width - 1)
         if n_bins is None:
             out[:, columns] = np.eye(width)[b]
-        else:
+        else:  # cell 0: the lower bound, cells 1..n_bins: bins, the last: the upper bound
             c = columns[0]
-            out[:, c] = lower[c] + (b + U[:, j, 2]) / n_bins * (upper[c] - lower[c])
+            t = np.clip((b - 1 + U[:, j, 2]) / n_bins, 0.0, 1.0)
+            t = np.where(b == 0, 0.0, np.where(b == n_bins + 1, 1.0, t))
+            out[:, c] = lower[c] + t * (upper[c] - lower[c])
     return out
 
 

@@ -37,8 +37,8 @@ no capital gain), and they never recover under noise.
 background's last release): after the Lloyd iterations, each row goes to
 its nearest (public, released) centre and the table of, per cluster, its
 count and one histogram per *original column* is released once: a numeric
-column's ``n_bins`` equal bins over [0, 1], a categorical column's one-hot
-block (its levels' counts). A row adds 1 to its cluster's count and 1 to
+column's ``n_bins`` equal bins of (0, 1) and one cell for each bound, a
+categorical column's one-hot block (its levels' counts). A row adds 1 to its cluster's count and 1 to
 one cell of each of the ``g`` columns' histograms (a missing categorical
 value, an all-zero block: to none), so the L2 sensitivity is ``sqrt(g +
 1)`` under add-or-remove; under replace-one the row leaves its cells and
@@ -160,9 +160,11 @@ def cluster_marginals_table(X01, centers01, layout):
     column's histogram (see the module's docstring).
 
     ``layout``: public, one entry per original column, ``(columns, n_bins)``:
-    ``n_bins`` equal bins over [0, 1] of the single encoded column
-    ``columns[0]`` (numeric), or ``(columns, None)``: the counts of a one-hot
-    block (categorical). Each row goes to its nearest centre. A loop over
+    ``n_bins + 2`` cells of the single encoded column ``columns[0]``
+    (numeric): a value at 0 (its lower bound), ``n_bins`` equal bins of (0,
+    1), a value at 1 (its upper bound; values are clipped to the bounds, and
+    many columns pile at one: no capital gain, a capped amount); or
+    ``(columns, None)``: the counts of a one-hot block (categorical). Each row goes to its nearest centre. A loop over
     columns, one ``np.bincount`` each.
     """
     k = len(centers01)
@@ -173,10 +175,13 @@ def cluster_marginals_table(X01, centers01, layout):
             parts.append(np.stack([np.bincount(labels, weights=X01[:, c], minlength=k)
                                    for c in columns], axis=1))
         else:
-            b = np.minimum((np.clip(X01[:, columns[0]], 0.0, 1.0) * n_bins).astype(int),
-                           n_bins - 1)
-            parts.append(np.bincount(labels * n_bins + b, minlength=k * n_bins)
-                         .reshape(k, n_bins).astype(float))
+            x = np.clip(X01[:, columns[0]], 0.0, 1.0)
+            b = np.where(x <= 0.0, 0, np.where(x >= 1.0, n_bins + 1,
+                                               1 + np.minimum((x * n_bins).astype(int),
+                                                              n_bins - 1)))
+            width = n_bins + 2
+            parts.append(np.bincount(labels * width + b, minlength=k * width)
+                         .reshape(k, width).astype(float))
     return np.hstack(parts)
 
 
