@@ -38,14 +38,14 @@ background's last release): after the Lloyd iterations, each row goes to
 its nearest (public, released) centre and the table of, per cluster, its
 count and one histogram per *original column* is released once: a numeric
 column's ``n_bins`` equal bins of (0, 1) and one cell for each bound, a
-categorical column's one-hot block (its levels' counts). A row adds 1 to its cluster's count and 1 to
-one cell of each of the ``g`` columns' histograms (a missing categorical
-value, an all-zero block: to none), so the L2 sensitivity is ``sqrt(g +
-1)`` under add-or-remove; under replace-one the row leaves its cells and
-enters others (in another cluster, or the same one with the count
-unchanged): ``sqrt(2 (g + 1))`` (:func:`marginals_sensitivity`). Each
-released cell carries the same noise std, so the spend is one more
-Gaussian release at the same multiplier.
+categorical column's one-hot block (its levels' counts). A row adds 1 to
+its cluster's count and 1 to one cell of each of the ``g`` columns'
+histograms (a missing categorical value, an all-zero block: to none), so
+the L2 sensitivity is ``sqrt(g + 1)`` under add-or-remove; under
+replace-one the row leaves its cells and enters others (in another
+cluster, or the same one with the count unchanged): ``sqrt(2 (g + 1))``
+(:func:`marginals_sensitivity`). Each released cell carries the same noise
+std, so the spend is one more Gaussian release at the same multiplier.
 """
 
 import numpy as np
@@ -164,8 +164,9 @@ def cluster_marginals_table(X01, centers01, layout):
     (numeric): a value at 0 (its lower bound), ``n_bins`` equal bins of (0,
     1), a value at 1 (its upper bound; values are clipped to the bounds, and
     many columns pile at one: no capital gain, a capped amount); or
-    ``(columns, None)``: the counts of a one-hot block (categorical). Each row goes to its nearest centre. A loop over
-    columns, one ``np.bincount`` each.
+    ``(columns, None)``: the counts of a one-hot block (categorical). Each
+    row goes to its nearest centre. A loop over columns, one ``np.bincount``
+    each.
     """
     k = len(centers01)
     labels = nearest(X01, centers01)
