@@ -218,6 +218,37 @@ class _Domain:
 MARGINAL_THRESHOLD = 2.0
 
 
+def _marginal_noise_std(counts, floor, sigma_h, width):
+    """The bound of the marginal's noise's standard deviation in one feature's importance.
+
+    From DP outputs and public facts only: ``counts`` the feature's released
+    histogram, ``floor`` the threshold (``MARGINAL_THRESHOLD sigma_h``),
+    ``sigma_h`` the histogram's noise's standard deviation, ``width`` the
+    score's range ``L``. ``sigma_h / T sqrt(max_g sum_b (g_b - q . g)^2)``
+    over the kept bins, ``g`` in ``[0, L]^K``, ``q`` the released
+    distribution, ``T`` the kept bins' released total (see the module's
+    docstring); ``width`` when no bin is kept (nothing is known of the
+    marginal). Post-processing.
+    """
+    if sigma_h == 0:
+        return 0.0
+    counts = np.asarray(counts, dtype=float)
+    kept = counts[(counts >= max(floor, 0.0)) & (counts > 0)]
+    if kept.size == 0:
+        return float(width)
+    total = kept.sum()
+    # the maximum of a convex function over the cube is at a vertex: g = L on a set S
+    # of k bins, 0 elsewhere, sum_b (g_b - q.g)^2 = L^2 (k (1 - Q)^2 + (K - k) Q^2),
+    # Q = q(S); for each k the farthest Q from k / K, the k smallest (or, the same
+    # value, the K - k largest) masses
+    q = np.sort(kept / total)
+    K = q.size
+    k = np.arange(K + 1)
+    Q = np.concatenate([[0.0], np.cumsum(q)])
+    spread = np.max(k * (1.0 - Q) ** 2 + (K - k) * Q ** 2)
+    return float(sigma_h * width * math.sqrt(spread) / total)
+
+
 def _probabilities(counts, widths, floor=0.0):
     """A distribution over bins from (DP) counts: counts below ``floor`` at 0; none left:
     the public domain (in proportion to the bins' widths). Post-processing."""
@@ -566,10 +597,16 @@ class _PermutationImportance(DPEstimator):
             # post-processing: each feature's distribution from its released counts
             ends = np.cumsum([d.n_bins for d in domains])
             floor = MARGINAL_THRESHOLD * plan.z_hist * plan.s_hist
+            per_feature = np.split(released, ends[:-1])
             probabilities = [_probabilities(c, d.widths, floor)
-                             for c, d in zip(np.split(released, ends[:-1]), domains)]
+                             for c, d in zip(per_feature, domains)]
+            lo, hi = extra["range"]
+            marginal_std = np.array([
+                _marginal_noise_std(c, floor, plan.z_hist * plan.s_hist, hi - lo)
+                for c in per_feature])
         else:
             probabilities = [d.widths / d.widths.sum() for d in domains]
+            marginal_std = np.zeros(len(domains))
         sums = gaussian_release(self._score_sums(data, probabilities, noise),
                                 noise_multiplier=plan.z_scores, sensitivity=plan.s_scores,
                                 noise=noise, commitment=commitment)
@@ -582,8 +619,10 @@ class _PermutationImportance(DPEstimator):
         self.importances_ = importances
         self.importances_mean_ = mean
         self.importances_std_ = importances.std(axis=1)
-        self.noise_std_ = np.sqrt(sigma ** 2 * (1.0 + 1.0 / R)
-                                  + (mean * plan.count.std) ** 2) / n
+        self.score_noise_std_ = np.sqrt(sigma ** 2 * (1.0 + 1.0 / R)
+                                        + (mean * plan.count.std) ** 2) / n
+        self.marginal_noise_std_ = marginal_std
+        self.noise_std_ = np.sqrt(self.score_noise_std_ ** 2 + marginal_std ** 2)
         self.baseline_score_ = sums[0] / n + (lo + hi) / 2.0
         self.feature_names_ = np.asarray([d.name for d in domains], dtype=object)
         self.marginals_ = probabilities if self.replacement == "marginal" else None
@@ -719,7 +758,9 @@ def permutation_importance(estimator, X, y, *, scoring=None, n_repeats=5, epsilo
         categories=categories, accountant=accountant, random_state=random_state).fit(X, y)
     return Bunch(importances_mean=release.importances_mean_,
                  importances_std=release.importances_std_, importances=release.importances_,
-                 noise_std=release.noise_std_, feature_names=release.feature_names_,
+                 noise_std=release.noise_std_, score_noise_std=release.score_noise_std_,
+                 marginal_noise_std=release.marginal_noise_std_,
+                 feature_names=release.feature_names_,
                  baseline_score=release.baseline_score_, marginals=release.marginals_,
                  scoring=release.scoring_, epsilon_spent=release.epsilon_spent_,
                  delta_spent=release.delta_spent_, n_rows=release.n_rows_,
