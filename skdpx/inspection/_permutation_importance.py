@@ -95,7 +95,7 @@ the draws the importance is linear in the replacement distribution ``q``:
 ``B / n - sum_b q_b g_b``, with ``g_b`` the mean over the rows of the
 centred score when ``x_j`` is drawn within bin ``b`` (``g`` lies in a cube of
 side ``L``). The released distribution keeps the bins whose released count
-``r_b = c_b + e_b`` is at least ``2 sigma_h`` (``sigma_h = z_h *``
+``r_b = c_b + e_b`` is at least ``2 sigma_h`` (``sigma_h`` is ``z_h`` times
 the histogram's sensitivity), ``q^_b = r_b / T`` with ``T`` the kept bins'
 released total; to first order in the noise ``q^_b - c_b / T = (e_b - q_b
 sum_c e_c) / T``, so the importance moves by ``-(1 / T) sum_b e_b (g_b -
