@@ -67,7 +67,8 @@ def _features(results, task):
     dp = [r for r in runs if r["kind"] == "skdpx" and r["epsilon"] == 1.0
           and r["replacement"] == "marginal"]
     header = ["feature", "scikit-learn (exact)", "DP marginal, noiseless",
-              "uniform, noiseless", "epsilon 1: mean over releases", "noise_std"]
+              "uniform, noiseless", "epsilon 1: mean over releases",
+              "noise_std (the score part: run before the marginal's part)"]
     rows = []
     for j, name in enumerate(noiseless["feature_names"]):
         rows.append([name, f"{exact['importances_mean'][j]:.4f}",
@@ -86,3 +87,50 @@ def permutation_features_adult(results):
 def permutation_features_diabetes130(results):
     """diabetes130: each feature's importance (accuracy drop) by each method."""
     return _features(results, "diabetes130")
+
+
+# --------------------------------------------------------------------------
+# benchmarks/permutation_importance_coverage.py (permutation_importance_coverage*.json)
+# --------------------------------------------------------------------------
+def _setting(row):
+    return f"{row['task']}, n_bins={row['n_bins']}, epsilon {row['epsilon']:g}"
+
+
+def permutation_coverage_summary(results):
+    """Per setting: the coverage of the noiseless-marginal importance by +-1.645 noise_std
+    (lowest over the features) and by the score part alone, how conservative the total
+    is, and how many features are distinguishable from 0."""
+    header = ["setting", "releases", "coverage, total std (lowest feature)",
+              "coverage, score part only (lowest)", "total std / empirical std (median)",
+              "distinguishable: score part only -> total std"]
+    rows = []
+    for r in results["rows"]:
+        ratio = sorted(r["conservative"])[len(r["conservative"]) // 2]
+        rows.append([_setting(r), r["releases"], f"{min(r['coverage_total']):.2f}",
+                     f"{min(r['coverage_score_only']):.2f}", f"{ratio:.1f}",
+                     f"{r['distinguishable_score_only']:.1f} -> "
+                     f"{r['distinguishable_total']:.1f}"])
+    return header, rows
+
+
+def permutation_coverage(results):
+    """Per setting and feature: the noiseless-marginal importance, the coverage of
+    +-1.645 noise_std (and of the score part alone), the mean std and its parts, the
+    empirical std of importances_mean across releases, the mean error (its bias: the
+    marginal's threshold) and the root mean square error."""
+    header = ["setting", "feature", "noiseless-marginal importance", "coverage",
+              "coverage, score part only", "mean noise_std", "score part", "marginal part",
+              "empirical std", "mean error (bias)", "RMSE"]
+    rows = []
+    for r in results["rows"]:
+        means = [[run["importances_mean"][j] for run in r["runs"]]
+                 for j in range(len(r["features"]))]
+        for j, name in enumerate(r["features"]):
+            bias = sum(means[j]) / len(means[j]) - r["target"][j]
+            rows.append([_setting(r), name, f"{r['target'][j]:.4f}",
+                         f"{r['coverage_total'][j]:.2f}", f"{r['coverage_score_only'][j]:.2f}",
+                         f"{r['mean_noise_std'][j]:.4f}", f"{r['mean_score_noise_std'][j]:.4f}",
+                         f"{r['mean_marginal_noise_std'][j]:.4f}",
+                         f"{r['empirical_std'][j]:.4f}", f"{bias:+.4f}",
+                         f"{r['rmse_to_target'][j]:.4f}"])
+    return header, rows

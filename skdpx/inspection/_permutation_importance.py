@@ -76,18 +76,61 @@ marginal_share)`` (the scores) compose to one Gaussian mechanism of
 multiplier ``z`` (``1 / z^2 = 1 / z_h^2 + 1 / z_s^2``), calibrated with the
 count as prior. ``replacement="uniform"``: ``z_s = z``.
 
-**Standard deviation.** ``noise_std`` is the privacy noise's in each entry
-of ``importances_mean``, from public facts and DP outputs only: the sums'
-noise ``sigma = z_s * sensitivity`` enters once through ``B`` and ``R``
-times (averaged) through the ``S_jr``, and the count's noise (``s_n``) acts
-on the ratio to first order: ``noise_std_j = sqrt(sigma^2 (1 + 1 / R) +
+**Standard deviation.** ``noise_std`` is the standard deviation of the
+privacy noise's effect on each entry of ``importances_mean``, from public
+facts and DP outputs only, in two independent parts:
+``noise_std = sqrt(score_noise_std^2 + marginal_noise_std^2)``.
+
+*The score release* (``score_noise_std``): the sums' noise ``sigma = z_s *
+sensitivity`` enters once through ``B`` and ``R`` times (averaged) through
+the ``S_jr``, and the count's noise (``s_n``) acts on the ratio to first
+order: ``score_noise_std_j = sqrt(sigma^2 (1 + 1 / R) +
 (importances_mean_j s_n)^2) / n~``. The baseline's noise is common to all
-features: it does not change their ranking. It says nothing of the
-draws' own randomness (which the spread over repeats shows) nor of the
-marginal's noise, which moves the importance itself from release to release
-(measured: with the default marginal, ``+- 1.645 noise_std`` covered the
-noiseless importance of one feature only 53-60% of the time; see
-doc/inspection.rst). With the marginal it is a lower bound.
+features: it does not change their ranking.
+
+*The marginal* (``marginal_noise_std``; 0 with ``replacement="uniform"``
+and at ``epsilon=inf``): the histogram's noise moves the replacement
+distribution, and so the importance itself, from release to release. Over
+the draws the importance is linear in the replacement distribution ``q``:
+``B / n - sum_b q_b g_b``, with ``g_b`` the mean over the rows of the
+centred score when ``x_j`` is drawn within bin ``b`` (``g`` lies in a cube of
+side ``L``). The released distribution keeps the bins whose released count
+``r_b = c_b + e_b`` is at least ``2 sigma_h`` (``sigma_h`` is ``z_h`` times
+the histogram's sensitivity), ``q^_b = r_b / T`` with ``T`` the kept bins'
+released total; to first order in the noise ``q^_b - c_b / T = (e_b - q_b
+sum_c e_c) / T``, so the importance moves by ``-(1 / T) sum_b e_b (g_b -
+q.g)``, of variance ``sigma_h^2 / T^2 sum_b (g_b - q.g)^2`` over the ``K``
+kept bins. ``g`` depends on the private rows; its worst case is public.
+``sum_b (g_b - q.g)^2`` is convex in ``g``, so its maximum over the cube is
+at a vertex: ``g = L`` on a set ``S`` of ``k`` bins, ``0`` on the others,
+where it is ``L^2 (k (1 - Q)^2 + (K - k) Q^2)`` with ``Q = q(S)``; for each
+``k`` this is largest at the smallest ``Q`` (the ``k`` bins of least mass;
+the complement, the ``K - k`` of most mass, gives the same value): a search
+over ``k = 0 .. K`` of the sorted masses. So ``marginal_noise_std_j =
+sigma_h L sqrt(max_k (k (1 - Q_k)^2 + (K - k) Q_k^2)) / T``, with the
+released ``q^`` for ``q`` (they differ to second order). With ``K`` bins of
+equal mass it is ``sigma_h L sqrt(K) / (2 T)``, with one dominant bin about
+``sigma_h L sqrt(K - 1) / T``: fewer bins, a tighter bound. It is reached
+when the score is at one end of its range on some bins and at the other end
+on the rest (the tests build such a black box: ``+- 1.645 noise_std``
+covered the noiseless-marginal importance 89.7% of the time); for a smoother
+black box it is conservative (measured in doc/benchmarks: the total is
+several times the empirical spread across releases). No bin kept: ``L``
+(nothing is known of the marginal).
+
+Left out of ``noise_std``: the **threshold's bias**. A bin whose released
+count falls below ``2 sigma_h`` is dropped with its true mass (a bin of
+``c`` rows is dropped with probability ``Phi(2 - c / sigma_h)``, an expected
+lost mass of at most ``1.05 sigma_h`` rows a bin); its effect on the
+importance is at most ``L`` times the dropped true mass, which no public
+fact bounds usefully (up to a few ``sigma_h`` rows in each dropped bin, and
+the effect is a bias, not noise, on a feature whose sparse bins matter:
+measured, it shrank a normal feature's importance, whose tails were dropped,
+and raised Adult's capital-gain's). It is small when the
+bins hold many more rows than ``2 sigma_h`` (fewer bins, more rows, a
+larger epsilon); measured in doc/inspection.rst. Also left out: the draws'
+own randomness (which ``importances_std``, the spread over repeats, shows)
+and the second-order terms.
 
 **What it protects.** The rows of ``X`` and their labels ``y`` (the privacy
 unit is one row with its label), when the black box does not depend on
@@ -216,6 +259,37 @@ class _Domain:
 #: (replacement values where no row is, which inflated the importances of features
 #: with many empty bins: measured on diabetes130, see the user guide).
 MARGINAL_THRESHOLD = 2.0
+
+
+def _marginal_noise_std(counts, floor, sigma_h, width):
+    """The bound of the marginal's noise's standard deviation in one feature's importance.
+
+    From DP outputs and public facts only: ``counts`` the feature's released
+    histogram, ``floor`` the threshold (``MARGINAL_THRESHOLD sigma_h``),
+    ``sigma_h`` the histogram's noise's standard deviation, ``width`` the
+    score's range ``L``. ``sigma_h / T sqrt(max_g sum_b (g_b - q . g)^2)``
+    over the kept bins, ``g`` in ``[0, L]^K``, ``q`` the released
+    distribution, ``T`` the kept bins' released total (see the module's
+    docstring); ``width`` when no bin is kept (nothing is known of the
+    marginal). Post-processing.
+    """
+    if sigma_h == 0:
+        return 0.0
+    counts = np.asarray(counts, dtype=float)
+    kept = counts[(counts >= max(floor, 0.0)) & (counts > 0)]
+    if kept.size == 0:
+        return float(width)
+    total = kept.sum()
+    # the maximum of a convex function over the cube is at a vertex: g = L on a set S
+    # of k bins, 0 elsewhere, sum_b (g_b - q.g)^2 = L^2 (k (1 - Q)^2 + (K - k) Q^2),
+    # Q = q(S); for each k the farthest Q from k / K, the k smallest (or, the same
+    # value, the K - k largest) masses
+    q = np.sort(kept / total)
+    K = q.size
+    k = np.arange(K + 1)
+    Q = np.concatenate([[0.0], np.cumsum(q)])
+    spread = np.max(k * (1.0 - Q) ** 2 + (K - k) * Q ** 2)
+    return float(sigma_h * width * math.sqrt(spread) / total)
 
 
 def _probabilities(counts, widths, floor=0.0):
@@ -566,10 +640,16 @@ class _PermutationImportance(DPEstimator):
             # post-processing: each feature's distribution from its released counts
             ends = np.cumsum([d.n_bins for d in domains])
             floor = MARGINAL_THRESHOLD * plan.z_hist * plan.s_hist
+            per_feature = np.split(released, ends[:-1])
             probabilities = [_probabilities(c, d.widths, floor)
-                             for c, d in zip(np.split(released, ends[:-1]), domains)]
+                             for c, d in zip(per_feature, domains)]
+            lo, hi = extra["range"]
+            marginal_std = np.array([
+                _marginal_noise_std(c, floor, plan.z_hist * plan.s_hist, hi - lo)
+                for c in per_feature])
         else:
             probabilities = [d.widths / d.widths.sum() for d in domains]
+            marginal_std = np.zeros(len(domains))
         sums = gaussian_release(self._score_sums(data, probabilities, noise),
                                 noise_multiplier=plan.z_scores, sensitivity=plan.s_scores,
                                 noise=noise, commitment=commitment)
@@ -582,8 +662,10 @@ class _PermutationImportance(DPEstimator):
         self.importances_ = importances
         self.importances_mean_ = mean
         self.importances_std_ = importances.std(axis=1)
-        self.noise_std_ = np.sqrt(sigma ** 2 * (1.0 + 1.0 / R)
-                                  + (mean * plan.count.std) ** 2) / n
+        self.score_noise_std_ = np.sqrt(sigma ** 2 * (1.0 + 1.0 / R)
+                                        + (mean * plan.count.std) ** 2) / n
+        self.marginal_noise_std_ = marginal_std
+        self.noise_std_ = np.sqrt(self.score_noise_std_ ** 2 + marginal_std ** 2)
         self.baseline_score_ = sums[0] / n + (lo + hi) / 2.0
         self.feature_names_ = np.asarray([d.name for d in domains], dtype=object)
         self.marginals_ = probabilities if self.replacement == "marginal" else None
@@ -669,11 +751,13 @@ def permutation_importance(estimator, X, y, *, scoring=None, n_repeats=5, epsilo
         ``importances_mean`` (n_features,), ``importances_std`` (their
         spread over the repeats, as scikit-learn's; it includes the privacy
         noise), ``importances`` (n_features, n_repeats), ``noise_std`` (the
-        score release's noise's standard deviation of each
-        ``importances_mean`` entry, from public facts and DP outputs; with
-        ``replacement="marginal"`` the marginal's noise moves the
-        importances too, and ``noise_std`` is a lower bound of the
-        uncertainty), ``feature_names``,
+        privacy noise's standard deviation in each ``importances_mean``
+        entry, from public facts and DP outputs: ``sqrt(score_noise_std^2 +
+        marginal_noise_std^2)``), ``score_noise_std`` (the score release's
+        part), ``marginal_noise_std`` (a public bound of the DP marginal's
+        part; 0 with ``replacement="uniform"``; it leaves out the bias of
+        the marginal's threshold, see :mod:`skdpx.inspection`),
+        ``feature_names``,
         ``baseline_score`` (DP), ``marginals`` (the replacement
         distributions over the bins; None for "uniform"), ``scoring``,
         ``epsilon_spent``, ``delta_spent``, ``n_rows`` (the DP count),
@@ -719,7 +803,9 @@ def permutation_importance(estimator, X, y, *, scoring=None, n_repeats=5, epsilo
         categories=categories, accountant=accountant, random_state=random_state).fit(X, y)
     return Bunch(importances_mean=release.importances_mean_,
                  importances_std=release.importances_std_, importances=release.importances_,
-                 noise_std=release.noise_std_, feature_names=release.feature_names_,
+                 noise_std=release.noise_std_, score_noise_std=release.score_noise_std_,
+                 marginal_noise_std=release.marginal_noise_std_,
+                 feature_names=release.feature_names_,
                  baseline_score=release.baseline_score_, marginals=release.marginals_,
                  scoring=release.scoring_, epsilon_spent=release.epsilon_spent_,
                  delta_spent=release.delta_spent_, n_rows=release.n_rows_,
