@@ -231,9 +231,9 @@ def attack(name, eps, kind, runs, probe, black_box, schema, args):
             try:
                 target.fit(pd.concat([run["pool"], C[m]], ignore_index=True))
             except ValueError as exc:
-                # DPShapExplainer: no cluster stood out of its noise, nothing was released
-                # (the budget was spent): the attacker sees no explanation, a coin
-                if "no cluster's noisy count" not in str(exc):
+                # DPShapExplainer: every noisy count was <= 0, nothing was released (the
+                # budget was spent): the attacker sees no explanation, a coin
+                if "no background can be weighed" not in str(exc):
                     raise
                 members.append(np.zeros(int(m.sum())))
                 non_members.append(np.zeros(int((~m).sum())))

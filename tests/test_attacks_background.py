@@ -222,7 +222,7 @@ def test_dpshap_background_leaks_without_noise_and_not_with_it():
     """DPShapExplainer's background: a member's rare value is a cell of its cluster's
     histogram, drawn into records without noise, which the probe reads (less crisply than
     an exact centre: the records of the common value are spread over its bin); with noise,
-    31 rows do not stand out of it and nothing is released at all."""
+    31 rows do not stand out of it and the probe reads noise."""
     import warnings
 
     from skdpx.explain import DPShapExplainer
@@ -232,21 +232,21 @@ def test_dpshap_background_leaks_without_noise_and_not_with_it():
     X_bb = np.random.RandomState(6).randint(4, size=(400, 3)) / 3
     black_box = LogisticRegression().fit(X_bb, (X_bb[:, 0] + X_bb[:, 1] > 1).astype(int))
     probe = background_probe(reference, n_probes=1)
-    scores = np.empty(len(candidates))
-    for i, (row, joined) in enumerate(zip(candidates, member)):
-        rows = np.vstack([background, row[None]]) if joined else background
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # seeded, uncapped: evaluation only
-            shap = DPShapExplainer(black_box, n_background=4, epsilon=np.inf, delta=1e-5,
-                                   bounds=(0, 1), n_std_draws=0, random_state=i).fit(rows)
-        scores[i] = probe(shap, row[None], None)[0]
-    # measured 0.77 (0.75, 0.73 with 400, 1000 records); 1.0 with the exact k-means
-    # centres this background replaced
-    assert AttackResult(scores[member], scores[~member]).auc > 0.65
-    for i, row in enumerate(candidates[:4]):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with pytest.raises(ValueError, match="no cluster's noisy count"):
-                DPShapExplainer(black_box, n_background=4, epsilon=0.5, delta=1e-5,
-                                bounds=(0, 1), n_std_draws=0, random_state=i).fit(
-                    np.vstack([background, row[None]]))
+    figures = {}
+    for epsilon in (np.inf, 0.5):
+        scores = np.zeros(len(candidates))
+        for i, (row, joined) in enumerate(zip(candidates, member)):
+            rows = np.vstack([background, row[None]]) if joined else background
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # seeded, uncapped: evaluation only
+                try:
+                    shap = DPShapExplainer(black_box, n_background=4, epsilon=epsilon,
+                                           delta=1e-5, bounds=(0, 1), n_std_draws=0,
+                                           random_state=i).fit(rows)
+                except ValueError:  # every noisy count <= 0: nothing released, a 0
+                    continue
+            scores[i] = probe(shap, row[None], None)[0]
+        figures[epsilon] = AttackResult(scores[member], scores[~member]).auc
+    # measured 0.77 at inf (1.0 with the exact k-means centres this background replaced)
+    assert figures[np.inf] > 0.65
+    assert 0.2 < figures[0.5] < 0.8, figures

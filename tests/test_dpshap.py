@@ -397,3 +397,29 @@ def test_values_at_a_bound_stay_at_it_in_the_records():
     share_zero = bg.weights @ (bg.data[:, 0] == 0.0)
     share_one = bg.weights @ (bg.data[:, 1] == 1.0)
     assert 0.7 < share_zero < 0.9 and 0.4 < share_one < 0.6, (share_zero, share_one)
+
+
+def test_no_cluster_above_its_noise_gives_the_pooled_histograms_and_says_so():
+    # 60 rows at epsilon 0.2: no cluster's count (nor their sum, usually) stands 3 noise
+    # stds out; the background is then the pooled histograms, with a UtilityWarning
+    from skdpx.privacy import UtilityWarning
+
+    pooled = 0
+    for seed in range(8):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                est = DPShapExplainer(_LINEAR, n_background=4, bounds=(0, 1), epsilon=0.2,
+                                      delta=1e-6, random_state=seed).fit(_ROWS[:60])
+            except ValueError as exc:  # every noisy count <= 0: rare, said
+                assert "no background can be weighed" in str(exc)
+                continue
+        said = [w for w in caught if issubclass(w.category, UtilityWarning)
+                and "pooled histograms" in str(w.message)]
+        if said:
+            pooled += 1
+            bg = est.background_
+            assert len(bg.cluster_counts) == 1 and bg.cluster_std[0] > bg.count_std
+            fa = est.explain(_QUERIES)
+            assert np.isfinite(fa.values).all() and (fa.std > 0).all()
+    assert pooled >= 4

@@ -29,7 +29,10 @@ is read. The privacy unit is one row of ``X``.
 **Records** (post-processing). Clusters whose noisy count is below
 ``COUNT_THRESHOLD`` (3) noise stds are left out; their sum, as one more
 cluster, is kept when it reaches 3 stds of its own noise (``sqrt(r)``
-times, for ``r`` clusters). About ``n_records`` records are drawn, in
+times, for ``r`` clusters), or, when no cluster is kept, whenever it is
+positive (with a ``UtilityWarning``: the background is then the pooled
+histograms, mostly noise; ``std`` says how much). Only when every noisy
+count and their sum are <= 0 does the fit raise, after its spend. About ``n_records`` records are drawn, in
 proportion to the kept counts (at least one a cluster), each weighted by
 its share of its cluster's noisy count. A record's columns are drawn from
 its cluster's histograms (cells below ``CELL_THRESHOLD`` = 2 noise stds at
@@ -484,25 +487,32 @@ class _DPBackgroundFit(DPEstimator):
         lower, upper = self.bounds_
         counts = table[:, 0]
         keep = counts >= COUNT_THRESHOLD * sigma if sigma > 0 else counts > 0
-        if not keep.any() and not (counts.sum() >= COUNT_THRESHOLD * sigma
-                                   * math.sqrt(len(counts))):  # the DP counts only
-            raise ValueError(
-                f"{type(self).__name__}: no cluster's noisy count, nor their sum, reaches "
-                f"{COUNT_THRESHOLD:g} times its noise std ({sigma:.3g} each): no background "
-                "can be weighed; the budget was spent. Use more rows, fewer points or a "
-                "larger epsilon.")
         stds = np.full(int(keep.sum()), float(sigma))
         rest = np.flatnonzero(~keep)
         cells, picked = table[keep, 1:], np.flatnonzero(keep)
         if len(rest):
             # the clusters left out, summed into one (post-processing): the rows of small
-            # clusters keep their weight when the sum stands out of its noise
+            # clusters keep their weight when the sum stands out of its noise; when no
+            # cluster does, the sum is the background if it is positive at all (said below)
             rest_std = sigma * math.sqrt(len(rest))
             total = table[rest, 0].sum()
-            if total > 0 and total >= COUNT_THRESHOLD * rest_std:
+            if total > 0 and (total >= COUNT_THRESHOLD * rest_std or not keep.any()):
                 cells = np.vstack([cells, table[rest, 1:].sum(axis=0)])
                 stds = np.append(stds, rest_std)
                 picked = np.append(picked, rest[0])
+                if total < COUNT_THRESHOLD * rest_std:  # the DP counts only
+                    warnings.warn(
+                        f"{type(self).__name__}: no cluster's noisy count reaches "
+                        f"{COUNT_THRESHOLD:g} times its noise std ({sigma:.3g}), nor does their "
+                        f"sum ({total:.0f}, noise std {rest_std:.3g}): the background is the "
+                        "pooled histograms of all the clusters, mostly noise (its std says how "
+                        "much). Use more rows, fewer points or a larger epsilon.",
+                        UtilityWarning, stacklevel=_outside_stacklevel())
+        if not len(stds):  # the DP counts only
+            raise ValueError(
+                f"{type(self).__name__}: every cluster's noisy count, and their sum, is <= 0 "
+                f"(noise std {sigma:.3g} each): no background can be weighed; the budget was "
+                "spent. Use more rows, fewer points or a larger epsilon.")
         counts = np.append(counts[keep], table[rest, 0].sum())[:len(stds)]
         m = _allocation(counts, self.n_records)
         layout = _layout(self.schema_)
