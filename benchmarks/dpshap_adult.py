@@ -156,7 +156,8 @@ def main():
              "coverage": None, "mean_std": 0.0, "n_points": args.reference_rows},
             {"background": "clusters' marginals, noiseless (epsilon=inf)", "epsilon": "inf",
              **errors(kmeans_values, reference), "coverage": None, "mean_std": 0.0,
-             "n_points": len(base.background_)}]
+             "n_points": len(base.background_),
+             "clusters": len(base.background_.cluster_counts)}]
     categorical = np.array([c in schema["categories"] for c in X_private.columns])
 
     for epsilon, seeds in ((1.0, args.seeds), (0.1, 1)):
@@ -182,6 +183,7 @@ def main():
                    "coverage_numeric": float(covered[:, ~categorical].mean()),
                    "coverage_categorical": float(covered[:, categorical].mean()),
                    "n_points": len(est.background_),
+                   "clusters": len(est.background_.cluster_counts),
                    "seconds": round(time.perf_counter() - t, 1)}
             rows.append(row)
             print(f"epsilon {epsilon:g} seed {seed}: relative error {row['relative']:.3f}, "

@@ -423,3 +423,17 @@ def test_no_cluster_above_its_noise_gives_the_pooled_histograms_and_says_so():
             fa = est.explain(_QUERIES)
             assert np.isfinite(fa.values).all() and (fa.std > 0).all()
     assert pooled >= 4
+
+
+def test_empty_cells_noise_does_not_make_records():
+    # one value for every row in column 0: the noise of its 17 other cells (most below
+    # 2 noise stds, set to 0) must not make records elsewhere; clipping at 0 alone put
+    # about a quarter of the records there
+    X = _RNG.uniform(0, 1, (500, 3))
+    X[:, 0] = 0.0
+    shares = []
+    for seed in range(10):
+        bg = dp_background(X, 1, n_records=100, bounds=(0, 1), epsilon=1.0,
+                           accountant=PrivacyLedger(), random_state=seed)
+        shares.append(bg.weights @ (bg.data[:, 0] == 0.0))
+    assert np.mean(shares) > 0.9, shares

@@ -10,10 +10,12 @@ def _cov(value):
 
 def summary(results):
     """Per background: error to the reference, the std's coverage, the points kept."""
-    header = ["background", "points", "MAE to the reference",
+    header = ["background", "records (clusters)", "MAE to the reference",
               "relative error (sum |diff| / sum |ref|)", "median per-query relative error",
               "mean std", "noiseless-table answer within +-1.645 std"]
-    rows = [[r["background"], r["n_points"], f"{r['mae']:.3g}", f"{r['relative']:.1%}",
+    rows = [[r["background"], f"{r['n_points']}" + (f" ({r['clusters']})" if "clusters" in r
+                                                       else ""),
+             f"{r['mae']:.3g}", f"{r['relative']:.1%}",
              f"{r['per_query_relative_median']:.1%}", f"{r['mean_std']:.2g}",
              _cov(r["coverage"])] for r in results["rows"]]
     return header, rows

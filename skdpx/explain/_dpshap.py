@@ -49,9 +49,10 @@ resemble. On Adult, 92% of the rows have no capital gain but a centre holds
 its cluster's mean gain, and a black box answers a mean gain otherwise
 than it answers the mixture of zeros and large gains; the categorical
 columns' largest level drops minorities. With 50 noiseless centres the
-SHAP values were off by 80% (relative to Kernel SHAP on private rows,
-``benchmarks/dpshap_adult.py``), with the noiseless clusters' marginals by
-39%. The cost: the within-cluster dependence between columns is not kept
+SHAP values were off by 80% (relative to Kernel SHAP on 100 private rows,
+``benchmarks/dpshap_adult.py``); with the noiseless clusters' marginals
+about as far as another 100 private rows are (the user guide has the
+figures). The cost: the within-cluster dependence between columns is not kept
 (the product of the cluster's marginals), and a background of ``n_records``
 records costs ``n_records`` black-box rows per coalition and query.
 
@@ -70,8 +71,9 @@ for the black box, no loop over points) and ``values = sum_b w_b phi_b``,
 
 **Uncertainty** (``std``, post-processing of DP outputs and public facts):
 the difference to the SHAP values with the *noiseless* background (the
-same clusters' counts and histograms without their noise, the records
-drawn with the same uniforms), to first order. The counts' noise (std
+background this procedure makes from the last release without its noise:
+every non-empty cluster, no cell threshold, the records drawn with the same
+uniforms), to first order. The counts' noise (std
 ``sigma_c`` per kept cluster) moves the weights: with ``phi_c`` the mean
 SHAP values of cluster ``c``'s records and ``C`` the kept counts' sum,
 ``d values / d count_c = (phi_c - values) / C``, exactly propagated:
@@ -82,9 +84,10 @@ each), draws the records again with the *same* uniforms, recomputes each
 ``phi_c`` with at most 256 coalitions common to the released and the drawn
 records, and ``var_cells = sum_c (C_c / C)^2 mean_draws((phi_c' -
 phi_c)^2)`` (clusters' noises are independent). ``std = sqrt(var_count +
-var_cells)``. ``+- 1.645 std`` covered the noiseless answer 92.4% of the
-time on a synthetic problem (tests/test_dpshap.py; 15.7% with the counts'
-part alone). What it leaves out: the noise of the earlier Lloyd iterations
+var_cells)``. ``+- 1.645 std`` covered the noiseless answer 96.1% of the
+time on a synthetic problem (tests/test_dpshap.py; 14.3% with the counts'
+part alone: wider than needed there, median ``|diff| / std`` 0.55 against
+a normal's 0.67). What it leaves out: the noise of the earlier Lloyd iterations
 (which moved rows between clusters, so which summary was made), the gap
 between the clusters' marginals and the full background (the summary's own
 error, not noise), and the sampling of coalitions when they are not
@@ -722,10 +725,11 @@ class DPShapExplainer(_DPBackgroundFit):
     ...                             accountant=ledger).fit(X[3000:])
     >>> fa = explainer.explain([[1.0, 1.0, 1.0]])
     >>> # w_j (1 - mean of x_j in the background): about 0.5 and -1.0, give or take
-    >>> # the noise (secure: each run differs; std about 0.03)
-    >>> bool(np.allclose(fa.values[0], [0.5, -1.0, 0.0], atol=0.2))
+    >>> # the noise (secure: each run differs; std about 0.06; 4 runs in 760 were
+    >>> # beyond 0.2 of it or had a std above 0.1)
+    >>> bool(np.allclose(fa.values[0], [0.5, -1.0, 0.0], atol=0.3))
     True
-    >>> bool((fa.std < 0.1).all())
+    >>> bool((fa.std < 0.15).all())
     True
     >>> round(float(fa.values.sum() + fa.base_value[0]), 6)  # additivity: f at the query
     -1.0
