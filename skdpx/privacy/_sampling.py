@@ -96,11 +96,12 @@ import numpy as np
 
 # OpenDP's three modules a release uses, not ``opendp.prelude``: the prelude
 # also imports OpenDP's extras (its numpy and scikit-learn helpers, with
-# scikit-learn's decomposition), which no release here uses and which made a
-# fresh process's first release about 0.15 s slower (issue 41). They are
-# imported with the privacy core, not on the first release: imported there,
-# their modules' objects set off a full garbage collection of the process
-# (0.07-0.12 s) in the first fit, which then took about twice the second.
+# scikit-learn's decomposition), 0.02-0.04 s of CPU for modules no release
+# here uses (issue 41). The three are imported with the privacy core (about
+# 0.02 s), not on the first release: imported there, their objects set off a
+# full garbage collection of the process (0.07-0.12 s) in the first fit,
+# which then took more than twice the second (benchmarks/fixed_costs.py,
+# part first_fit).
 import opendp.domains as _domains
 import opendp.measurements as _measurements
 import opendp.metrics as _metrics
