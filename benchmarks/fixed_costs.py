@@ -30,11 +30,24 @@ Parts:
 * ``dplime``: DPLimeExplainer at m = 300,000, d = 50: fit, then 32 queries;
   the time per query, the peak of traced numpy memory during ``explain``
   (tracemalloc) and the process's peak resident memory.
+* ``first_fit`` (issue 41): ``import skdpx`` in a fresh process
+  (``import_skdpx``: numpy, scikit-learn and the rest with it;
+  ``import_skdpx_own``: skdpx alone, in another fresh process that imported
+  numpy, scipy.stats, scikit-learn's base and linear models first), then
+  three PrivRecourse fits on 10,000 synthetic rows x 20 with a fitted black
+  box, epsilon 1: ``first``, ``second``, ``third`` and ``ratio`` (first /
+  second; the issue's target: at most 1.1). ``gc_first`` and ``gc_second``:
+  the seconds each fit spent in full (generation 2) garbage collections. One
+  unrecorded run per checkout comes first, so that neither pays for
+  compiling its ``.pyc`` files.
 
 Run: python benchmarks/fixed_costs.py --before /path/to/old/checkout
      [--repeats 3] [--epochs 1] [--pause 5] [--parts calibration llc recourse dplime]
+     [--out benchmarks/results/fixed_costs.json]
 
-Saves ``benchmarks/results/fixed_costs.json``.
+Saves ``benchmarks/results/fixed_costs.json`` (or ``--out``); the first-fit
+run of issue 41 is ``--parts first_fit --out
+benchmarks/results/fixed_costs_first_fit.json``.
 """
 
 import argparse
@@ -52,7 +65,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "fixed_costs.json"
-PARTS = ("calibration", "llc", "recourse", "dplime")
+PARTS = ("calibration", "llc", "recourse", "dplime", "first_fit")
+#: The parts run by default (first_fit has its own results file).
+DEFAULT_PARTS = ("calibration", "llc", "recourse", "dplime")
 
 
 # ------------------------------------------------------------- the workers
@@ -150,7 +165,56 @@ def _dplime(args):
             "data_mib": X.nbytes / 2**20}
 
 
-WORKERS = {"calibration": _calibration, "llc": _llc, "recourse": _recourse, "dplime": _dplime}
+def _first_fit(args):
+    import gc
+    import importlib
+
+    if args.import_only:
+        for name in ("numpy", "scipy.stats", "sklearn.base", "sklearn.linear_model"):
+            importlib.import_module(name)
+
+    t, c = time.perf_counter(), time.process_time()
+    import skdpx
+    out = {"import_skdpx": time.perf_counter() - t, "cpu_import_skdpx": time.process_time() - c}
+    if args.import_only:
+        return {"import_skdpx_own": out["import_skdpx"],
+                "cpu_import_skdpx_own": out["cpu_import_skdpx"]}
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    n, d = 10_000, 20
+    X = rng.uniform(-1, 1, size=(n, d))
+    y = (X @ rng.normal(size=d) > 0).astype(int)
+    bounds = (-np.ones(d), np.ones(d))
+    black_box = LogisticRegression().fit(X[:500], y[:500])
+    full_gc, started = [0.0], [0.0]
+
+    def watch(phase, info):
+        if info["generation"] == 2:
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                full_gc[0] += time.perf_counter() - started[0]
+
+    gc.callbacks.append(watch)
+    for label in ("first", "second", "third"):
+        full_gc[0] = 0.0
+        t, c = time.perf_counter(), time.process_time()
+        skdpx.PrivRecourse(estimator=black_box, epsilon=1.0, bounds=bounds,
+                           classes=[0, 1]).fit(X, y)
+        out[label] = time.perf_counter() - t
+        out["cpu_" + label] = time.process_time() - c
+        out["gc_" + label] = full_gc[0]
+    gc.callbacks.remove(watch)
+    out["ratio"] = out["first"] / out["second"]
+    out["cpu_ratio"] = out["cpu_first"] / out["cpu_second"]
+    return out
+
+
+WORKERS = {"calibration": _calibration, "llc": _llc, "recourse": _recourse, "dplime": _dplime,
+           "first_fit": _first_fit}
 
 
 # -------------------------------------------------------------- the parent
@@ -167,6 +231,10 @@ def _run(part, checkout, args, rep=0):
         out["ratio"] = out["private"] / out["non_private"]
         out["cpu_ratio"] = out["cpu_private"] / out["cpu_non_private"]
         return out
+    if part == "first_fit":
+        # skdpx's own import time in a process of its own, after its dependencies
+        return {**_run_worker(part, checkout, args),
+                **_run_worker(part, checkout, args, "--import-only")}
     return _run_worker(part, checkout, args)
 
 
@@ -195,9 +263,10 @@ def main():
     parser.add_argument("--before", help="a checkout of the code before the change")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
+    parser.add_argument("--parts", nargs="+", default=list(DEFAULT_PARTS), choices=PARTS)
     parser.add_argument("--worker", choices=PARTS, help=argparse.SUPPRESS)
     parser.add_argument("--llc-fit", choices=("private", "non_private"), help=argparse.SUPPRESS)
+    parser.add_argument("--import-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--pause", type=float, default=5.0,
                         help="seconds to wait before each measured process (default 5)")
     parser.add_argument("--out", default=str(RESULTS))
@@ -213,6 +282,9 @@ def main():
     after = HERE.parent
     versions = {"after": after} | ({"before": Path(args.before)} if args.before else {})
     started, t0 = record_start(), time.perf_counter()
+    if "first_fit" in args.parts:
+        for checkout in versions.values():  # unrecorded: compiles the .pyc files
+            _run(part="first_fit", checkout=checkout, args=args)
     loads = [os.getloadavg()[0]]
     raw = {part: {v: [] for v in versions} for part in args.parts}
     for rep in range(args.repeats):
@@ -235,7 +307,7 @@ def main():
                                        capture_output=True, text=True).stdout.strip() or None
     save(args.out, {
         "benchmark": "fixed_costs",
-        **run_info(started, time.perf_counter() - t0, packages=("dp-accounting",)),
+        **run_info(started, time.perf_counter() - t0, packages=("dp-accounting", "opendp")),
         "before_commit": before_commit,
         "settings": {"repeats": args.repeats, "epochs": args.epochs, "parts": args.parts,
                      "pause": args.pause},

@@ -24,6 +24,8 @@ from scipy import stats
 from skdpx.privacy import _sampling
 from skdpx.privacy._sampling import exact_gaussian, exact_laplace
 
+from ._helpers import run_python
+
 _2_TO_M53 = 2.0**-53
 _Z = 4.0  # width of the binomial bands, in standard errors
 
@@ -347,3 +349,24 @@ def test_extreme_scales_release_finite_values(release, scale, sensitivity):
     # the map's losses over- or underflow float64 here; the check must not misfire
     out = release([5.0, -3.0], scale, sensitivity=sensitivity)
     assert out.shape == (2,) and np.all(np.isfinite(out))
+
+
+def test_first_secure_release_imports_nothing_heavy():
+    # issue 41: OpenDP's modules come with the privacy core (not opendp.prelude,
+    # which also imports OpenDP's extras and scikit-learn's decomposition), so a
+    # fresh process's first secure releases import at most OpenDP's small
+    # helper modules; importing skdpx does not enable OpenDP's features
+    out = run_python(
+        "import sys\n"
+        "import skdpx\n"
+        "from opendp.mod import GLOBAL_FEATURES\n"
+        "from skdpx.privacy._sampling import exact_gaussian, exact_laplace\n"
+        "print(sorted(GLOBAL_FEATURES))\n"
+        "before = set(sys.modules)\n"
+        "exact_gaussian([1.0, 2.0], 1.0, sensitivity=1.0)\n"
+        "exact_laplace([1.0], 1.0, sensitivity=1.0)\n"
+        "print(sorted(GLOBAL_FEATURES))\n"
+        "print(sorted(set(sys.modules) - before))\n")
+    features_before, features_after, new = out.strip().splitlines()
+    assert features_before == "[]" and "contrib" in features_after
+    assert set(eval(new)) <= {"opendp._data"}, new

@@ -204,6 +204,36 @@ def fixed_costs(results):
     return header, rows
 
 
+# ------------------------------------------------------------ fixed_costs_first_fit.json
+_FIRST_FIT = [
+    ("import_skdpx", "import skdpx, fresh process (s)", "{:.2f}"),
+    ("cpu_import_skdpx", "same, CPU (s)", "{:.2f}"),
+    ("import_skdpx_own", "import skdpx after numpy, scipy.stats, scikit-learn (s)", "{:.3f}"),
+    ("cpu_import_skdpx_own", "same, CPU (s)", "{:.3f}"),
+    ("first", "PrivRecourse, black box, 10^4 rows: first fit (s)", "{:.3f}"),
+    ("second", "same, second fit (s)", "{:.3f}"),
+    ("ratio", "first fit / second fit", "{:.2f}"),
+    ("cpu_first", "first fit, CPU (s)", "{:.3f}"),
+    ("cpu_second", "second fit, CPU (s)", "{:.3f}"),
+    ("cpu_ratio", "first fit / second fit, CPU", "{:.2f}"),
+    ("gc_first", "first fit: in full garbage collections (s)", "{:.3f}"),
+]
+
+
+def first_fit(results):
+    """A fresh process's ``import skdpx`` and first PrivRecourse fits, before and after
+    issue 41 (median and minimum of the runs; a ratio's median is the median of the
+    runs' ratios)."""
+    s = results["summary"]["first_fit"]
+    header = ["measure", "before: median (min)", "after: median (min)"]
+    rows = []
+    for key, label, fmt in _FIRST_FIT:
+        cells = [f"{fmt.format(s[v][key]['median'])} ({fmt.format(s[v][key]['min'])})"
+                 if key in s.get(v, {}) else "" for v in ("before", "after")]
+        rows.append([label, *cells])
+    return header, rows
+
+
 # ------------------------------------------------------------ row_count_cost.json
 # "llm_mnist" is the saved file's name for the llc_mnist.py job (named before the rename)
 _RCC_BENCH = {"llm_mnist": "DPLocallyLinearClassifier, MNIST",

@@ -34,6 +34,7 @@ from randomgen import AESCounter
 
 from ..utils._stacklevel import _outside_stacklevel
 from ._exceptions import PrivacyLeakWarning
+from ._sampling import exact_gaussian, exact_laplace
 
 __all__ = ["NoiseSource", "NoiseStreamKey", "noise_source"]
 
@@ -192,8 +193,6 @@ class NoiseSource:
         gen = self._live()
         value = np.asarray(value, dtype=float)
         if self.secure:
-            from ._sampling import exact_gaussian
-
             return exact_gaussian(value, sigma, sensitivity=sensitivity)
         return value + sigma * gen.standard_normal(value.shape)
 
@@ -202,8 +201,6 @@ class NoiseSource:
         gen = self._live()
         value = np.asarray(value, dtype=float)
         if self.secure:
-            from ._sampling import exact_laplace
-
             return exact_laplace(value, scale, sensitivity=sensitivity)
         return value + gen.laplace(0.0, scale, size=value.shape)
 

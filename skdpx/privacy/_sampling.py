@@ -94,6 +94,19 @@ from numbers import Real
 
 import numpy as np
 
+# OpenDP's three modules a release uses, not ``opendp.prelude``: the prelude
+# also imports OpenDP's extras (its numpy and scikit-learn helpers, with
+# scikit-learn's decomposition), 0.02-0.04 s of CPU for modules no release
+# here uses (issue 41). The three are imported with the privacy core (about
+# 0.02 s), not on the first release: imported there, their objects set off a
+# full garbage collection of the process (0.07-0.12 s) in the first fit,
+# which then took more than twice the second (benchmarks/fixed_costs.py,
+# part first_fit).
+import opendp.domains as _domains
+import opendp.measurements as _measurements
+import opendp.metrics as _metrics
+from opendp.mod import enable_features as _enable_features
+
 __all__ = ["exact_gaussian", "exact_laplace"]
 
 #: OpenDP's default grid exponent for float64: 2**-1074 is the subnormal spacing.
@@ -144,26 +157,29 @@ def _grid_exponent(scale, sensitivity, spread):
 
 
 def _opendp():
-    import opendp.prelude as dp
+    """The three OpenDP modules a release uses, its ``contrib`` features enabled.
 
-    dp.enable_features("contrib")
-    return dp
+    The modules are imported with this one (see the note at the imports); the
+    features are enabled here, on the first release, not on ``import skdpx``.
+    """
+    _enable_features("contrib")
+    return _domains, _metrics, _measurements
 
 
 @lru_cache(maxsize=256)
 def _gaussian_measurement(sigma, k, size):
     """OpenDP's Gaussian measurement on float vectors of length ``size``, grid ``2**k``."""
-    dp = _opendp()
-    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
-    return dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=sigma, k=k)
+    domains, metrics, measurements = _opendp()
+    domain = domains.vector_domain(domains.atom_domain(T=float, nan=False), size=size)
+    return measurements.make_gaussian(domain, metrics.l2_distance(T=float), scale=sigma, k=k)
 
 
 @lru_cache(maxsize=256)
 def _laplace_measurement(scale, k, size):
     """OpenDP's Laplace measurement on float vectors of length ``size``, grid ``2**k``."""
-    dp = _opendp()
-    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
-    return dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k)
+    domains, metrics, measurements = _opendp()
+    domain = domains.vector_domain(domains.atom_domain(T=float, nan=False), size=size)
+    return measurements.make_laplace(domain, metrics.l1_distance(T=float), scale=scale, k=k)
 
 
 def _check_scale(name, scale):
