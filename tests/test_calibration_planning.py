@@ -27,7 +27,7 @@ from skdpx.privacy import (
     laplace_event,
 )
 from skdpx.privacy import _calibration, _composition
-from skdpx.privacy._composition import gaussian_pld, rdp_curve
+from skdpx.privacy._composition import rdp_curve
 
 #: every memo of the planning that is not one of this test's subjects
 _OTHER_CACHES = (
