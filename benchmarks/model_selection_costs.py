@@ -19,13 +19,37 @@ count, within its epsilon whatever the count. scikit-learn's GridSearchCV
 is priced as ``price_search`` prices it under add-or-remove: each fit's own
 DP count, then the rest at its cap.
 
-Run: ``python benchmarks/model_selection_costs.py`` (about a minute). Writes
-``benchmarks/results/model_selection_costs.json`` (with ``_run_record``'s
-commit, date, versions, machine and command).
+Planning (issue 41, target c: planning at most 10% of a search's CPU):
+``DPRandomSearchCV`` on Adult over 12 candidates (``learning_rate`` in {0.1,
+0.3, 1.0} x ``max_grad_norm`` in {0.3, 1.0} x ``epochs`` in {5, 20}, the grid
+of ``benchmarks/model_selection.py``), ``n_iter=12``, epsilon 2, delta 1e-5,
+a capped ledger, seed 0: a whole ``fit``, each in a fresh Python process (its
+calibrations not cached, as in a user's first search), with one BLAS thread.
+Measured: the process's CPU time in the search's ``_plan`` (the count's
+plan: every candidate's fit and refit calibrated, the runs' budget found)
+against the whole ``fit``'s, the distinct calibrations and accounting
+evaluations it made, and the plan's figures (``candidate_epsilon``, the
+score's noise multiplier, the planned epsilon), which a faster planning
+must leave unchanged. ``--before PATH`` measures another checkout's code
+(e.g. ``git worktree add /tmp/before <commit>``) the same way, interleaved
+with this one's, ``--reps`` times each.
+
+Run: ``python benchmarks/model_selection_costs.py [--parts costs planning]
+[--before PATH] [--reps 3]`` (costs: about a minute; planning: about 15 s a
+fit). Writes ``benchmarks/results/model_selection_costs.json`` (with
+``_run_record``'s commit, date, versions, machine and command; a part run
+alone replaces its own key and keeps the rest, the planning part with its
+own run record).
 """
 
+import argparse
+import json
 import math
+import os
 import pathlib
+import statistics
+import subprocess
+import sys
 import time
 import warnings
 
@@ -65,7 +89,119 @@ def p_tried(selection, mean, eta, n_candidates):
     return float(np.sum(pmf * (1 - miss))), float(pmf[:4].sum())
 
 
+PLAN_GRID = {"learning_rate": [0.1, 0.3, 1.0], "max_grad_norm": [0.3, 1.0], "epochs": [5, 20]}
+RESULTS = pathlib.Path(__file__).parent / "results" / "model_selection_costs.json"
+
+
+def planning_worker():
+    """One search's fit in this process: its CPU in planning and in all (JSON on stdout).
+
+    Run by :func:`planning` in a fresh process whose PYTHONPATH is the checkout measured."""
+    from skdpx.locally_linear import DPLocallyLinearClassifier
+    from skdpx.model_selection import DPRandomSearchCV
+    from skdpx.privacy import _calibration, _composition
+
+    from _run_record import timed_methods
+
+    train = load_adult(subset="train")
+    enc = encode_adult(train.data)
+    X, y = enc.data, train.target
+    clf = DPLocallyLinearClassifier(epsilon=2.0, delta=DELTA, bounds=enc.bounds, classes=[0, 1])
+    search = DPRandomSearchCV(clf, PLAN_GRID, n_iter=12, epsilon=2.0, delta=DELTA,
+                              accountant=PrivacyLedger(epsilon=2.0, delta=DELTA), random_state=0)
+    owner = next(c for c in type(search).__mro__ if "_plan" in c.__dict__)
+    with timed_methods(owner, ("_plan",), clock=time.process_time) as cpu:
+        c = time.process_time()
+        search.fit(X, y)
+        total = time.process_time() - c
+    plan = search.search_plan_
+    print(json.dumps({
+        "cpu_fit": total, "cpu_plan": cpu["_plan"], "plan_share": cpu["_plan"] / total,
+        "calibrations": _calibration._calibrate_noise.cache_info().misses,
+        "epsilon_evaluations": _composition._epsilon_of_leaves.cache_info().misses,
+        "candidate_epsilon": plan.candidate_epsilon, "refit_epsilon": plan.refit_epsilon,
+        "score_noise_multiplier": plan.score_noise_multiplier, "planned_epsilon": plan.epsilon,
+        "n_candidates": plan.n_candidates}))
+
+
+def planning(before, reps, before_label=None):
+    """Target c: the planning's share of a search's CPU, this checkout (and ``before``)."""
+    here = pathlib.Path(__file__).resolve().parent
+    checkouts = {"this": str(here.parent)}
+    if before:
+        checkouts["before"] = str(pathlib.Path(before).resolve())
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    runs = {name: [] for name in checkouts}
+    for rep in range(reps):
+        for name, path in checkouts.items():
+            out = subprocess.run([sys.executable, __file__, "--planning-worker"], check=True,
+                                 capture_output=True, text=True,
+                                 env={**env, "PYTHONPATH": f"{path}{os.pathsep}{here}"})
+            runs[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            r = runs[name][-1]
+            print(f"  rep {rep} {name:6s}: fit {r['cpu_fit']:.2f} s CPU, planning "
+                  f"{r['cpu_plan']:.2f} s ({100 * r['plan_share']:.1f}%), "
+                  f"{r['calibrations']} calibrations, {r['epsilon_evaluations']} evaluations",
+                  flush=True)
+    if before and before_label is None:
+        found = subprocess.run(["git", "-C", checkouts["before"], "rev-parse", "--short", "HEAD"],
+                               capture_output=True, text=True)
+        before_label = found.stdout.strip() if found.returncode == 0 else checkouts["before"]
+    result = {"setting": {"estimator": "DPLocallyLinearClassifier", "grid": PLAN_GRID,
+                          "n_iter": 12, "epsilon": 2.0, "delta": DELTA, "random_state": 0,
+                          "reps": reps, "checkouts": checkouts, "before_commit": before_label},
+              "runs": runs, "median": {}}
+    print(f"{'code':8s} {'fit CPU (s)':>12s} {'planning CPU (s)':>17s} {'share':>7s} "
+          f"{'calibrations':>13s} {'evaluations':>12s}  candidate_epsilon  score noise")
+    for name, rows in runs.items():
+        med = {k: statistics.median(r[k] for r in rows)
+               for k in ("cpu_fit", "cpu_plan", "plan_share")}
+        med.update({k: rows[0][k] for k in ("calibrations", "epsilon_evaluations",
+                                           "candidate_epsilon", "score_noise_multiplier",
+                                           "planned_epsilon")})
+        result["median"][name] = med
+        print(f"{name:8s} {med['cpu_fit']:12.2f} {med['cpu_plan']:17.2f} "
+              f"{100 * med['plan_share']:6.1f}% {med['calibrations']:13d} "
+              f"{med['epsilon_evaluations']:12d}  {med['candidate_epsilon']!r}  "
+              f"{med['score_noise_multiplier']!r}")
+    if before:
+        figures = ("candidate_epsilon", "refit_epsilon", "score_noise_multiplier",
+                   "planned_epsilon")
+        result["same_figures"] = all(r[k] == runs["before"][0][k]
+                                     for rows in runs.values() for r in rows for k in figures)
+        print(f"the plan's figures identical in every run: {result['same_figures']}")
+    return result
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--parts", nargs="+", choices=("costs", "planning"),
+                    default=["costs", "planning"])
+    ap.add_argument("--before", default=None,
+                    help="another checkout whose planning is measured the same way")
+    ap.add_argument("--before-label", default=None,
+                    help="what --before is (default: its git commit, if it is a checkout)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--planning-worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.planning_worker:
+        return planning_worker()
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if "planning" in args.parts:
+        started, t_start = start(), time.perf_counter()
+        print("Planning: DPRandomSearchCV on Adult, 12 candidates (CPU, fresh processes)")
+        saved["planning"] = planning(args.before, args.reps, args.before_label)
+        saved["planning"]["run"] = run_info(started, time.perf_counter() - t_start,
+                                            packages=("dp-accounting",))
+        if "costs" not in args.parts:
+            save(RESULTS, saved, default=str)
+            print(f"written {RESULTS}")
+            return
+    costs(saved.get("planning"))
+
+
+def costs(planning_result):
     started, t_start = start(), time.perf_counter()
     train = load_adult(subset="train")
     X, y = encode_adult(train.data).data, train.target
@@ -159,10 +295,11 @@ def main():
         plan(cv=5),
         plan(refit_share=0.3), plan(refit_share=0.7), plan(refit=False),
     ]
-    path = pathlib.Path(__file__).parent / "results" / "model_selection_costs.json"
     out["run"] = run_info(started, time.perf_counter() - t_start, packages=("dp-accounting",))
-    save(path, out, default=str)
-    print(f"written {path}")
+    if planning_result is not None:
+        out["planning"] = planning_result
+    save(RESULTS, out, default=str)
+    print(f"written {RESULTS}")
 
 
 if __name__ == "__main__":

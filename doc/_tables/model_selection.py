@@ -1,7 +1,8 @@
 """Tables of model selection (doc/model_selection.rst, doc/benchmarks/model_selection.rst).
 
 Inputs: benchmarks/results/model_selection_costs.json
-(benchmarks/model_selection_costs.py: prices, nothing fitted) and
+(benchmarks/model_selection_costs.py: prices, nothing fitted; and the CPU a
+search spends planning) and
 benchmarks/results/model_selection.json (benchmarks/model_selection.py:
 private searches against the usual ways of tuning).
 """
@@ -174,5 +175,24 @@ def runtime(results):
     return header, rows
 
 
+def planning(results):
+    """Target c of issue 41: the planning's share of a private search's CPU, before and after."""
+    p = results["planning"]
+    names = {"before": "before (main at " + (p["setting"].get("before_commit") or "the base") + ")",
+             "this": "this code (" + p["run"]["commit"] + ")"}
+    header = ["code", "fit CPU (s)", "planning CPU (s)", "planning share", "calibrations",
+              "accounting evaluations", "candidate epsilon", "score noise multiplier"]
+    rows = []
+    for key in ("before", "this"):
+        if key not in p["median"]:
+            continue
+        m = p["median"][key]
+        rows.append([names[key], f"{m['cpu_fit']:.2f}", f"{m['cpu_plan']:.2f}",
+                     f"{100 * m['plan_share']:.1f}%", m["calibrations"],
+                     m["epsilon_evaluations"], f"{m['candidate_epsilon']:.6f}",
+                     f"{m['score_noise_multiplier']:.6f}"])
+    return header, rows
+
+
 __all__ = ["adult", "candidates", "costs", "dp_search_split", "explainer", "hospital", "knobs",
-           "picks", "runtime"]
+           "picks", "planning", "runtime"]

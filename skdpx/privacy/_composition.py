@@ -319,9 +319,21 @@ def _pld_of(events, vdi=VALUE_DISCRETIZATION_INTERVAL):
             if len(_PREFIXES) > _MAX_PREFIXES:
                 _PREFIXES.popitem(last=False)
     if gaussian_precision > 0:
-        pld = gaussian_pld(gaussian_precision**-0.5, vdi=vdi)
+        pld = _gaussian_leaf_pld(gaussian_precision**-0.5, vdi)
         total = pld if total is None else total.compose(pld)
     return total
+
+
+@lru_cache(maxsize=16)  # a fine-grid Gaussian PLD can be about 1 MB
+def _gaussian_leaf_pld(noise_multiplier, vdi):
+    """The PLD of the Gaussian leaves of a composition (:func:`gaussian_pld`), memoised.
+
+    A calibration against a Gaussian prior (DP-SGD after its centring
+    release) composes the same prior at every noise it tries. dp_accounting's
+    ``compose`` returns a new PLD and never changes its operands, so sharing
+    one is safe.
+    """
+    return gaussian_pld(noise_multiplier, vdi=vdi)
 
 
 def gaussian_pld(noise_multiplier, sampling_prob=1.0, vdi=VALUE_DISCRETIZATION_INTERVAL):
@@ -528,11 +540,28 @@ def _rdp_curve_of(event):
             return np.full_like(orders, np.inf)
         return np.asarray(_rdp_repeat_and_select(orders, inner, event.mean, event.shape),
                           dtype=float)
+    return _rdp_leaf_curve(event_to_json(event))
+
+
+@lru_cache(maxsize=512)
+def _rdp_leaf_curve(event_json):
+    """The Renyi curve of one event by dp_accounting's accountant (read-only), memoised.
+
+    A search's mixture holds every candidate's fit, and candidates that
+    differ only in what the accounting ignores (a learning rate) hold the
+    same Poisson-subsampled Gaussian: its curve, the slow part (dp_accounting
+    sums its series in Python), is computed once per distinct leaf.
+    """
+    orders = np.asarray(RDP_ORDERS)
     accountant = RdpAccountant(list(orders))
+    event = event_from_json(event_json)
     if not accountant.supports(event):
-        return np.full_like(orders, np.inf)
-    accountant.compose(event)
-    return np.asarray(accountant.rdp, dtype=float)
+        curve = np.full_like(orders, np.inf)
+    else:
+        accountant.compose(event)
+        curve = np.array(accountant.rdp, dtype=float)
+    curve.setflags(write=False)  # shared by every caller: never changed in place
+    return curve
 
 
 def gaussian_epsilon(noise_multiplier, delta, *, steps=1, sample_rate=1.0, accounting="pld"):
