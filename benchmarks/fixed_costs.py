@@ -113,18 +113,24 @@ def _llc(args):
     return out
 
 
-def _recourse(args):
+def _recourse_problem():
+    """PrivRecourse's problem of the fixed-cost parts: 10,000 rows x 20 in [-1, 1], a
+    logistic black box on 500 of them; (X, y, bounds, black_box)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
-
-    from skdpx import PrivRecourse
 
     rng = np.random.default_rng(0)
     n, d = 10_000, 20
     X = rng.uniform(-1, 1, size=(n, d))
     y = (X @ rng.normal(size=d) > 0).astype(int)
     bounds = (-np.ones(d), np.ones(d))
-    black_box = LogisticRegression().fit(X[:500], y[:500])
+    return X, y, bounds, LogisticRegression().fit(X[:500], y[:500])
+
+
+def _recourse(args):
+    from skdpx import PrivRecourse
+
+    X, y, bounds, black_box = _recourse_problem()
     out = {}
     for label, estimator in (("own_model_first", None), ("own_model_cached", None),
                              ("black_box", black_box)):
@@ -180,15 +186,7 @@ def _first_fit(args):
         return {"import_skdpx_own": out["import_skdpx"],
                 "cpu_import_skdpx_own": out["cpu_import_skdpx"]}
 
-    import numpy as np
-    from sklearn.linear_model import LogisticRegression
-
-    rng = np.random.default_rng(0)
-    n, d = 10_000, 20
-    X = rng.uniform(-1, 1, size=(n, d))
-    y = (X @ rng.normal(size=d) > 0).astype(int)
-    bounds = (-np.ones(d), np.ones(d))
-    black_box = LogisticRegression().fit(X[:500], y[:500])
+    X, y, bounds, black_box = _recourse_problem()
     full_gc, started = [0.0], [0.0]
 
     def watch(phase, info):
