@@ -216,6 +216,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         of the data (not privacy noise): ``w_km = m_km R_m`` and
         only ``m`` is trained (the paper's section 3). This cuts the number of
         noised parameters for high-dimensional inputs such as images.
+        The projected rows are never formed (the batches go through
+        ``R_m^T W_m``): the fit's memory does not grow with ``n_maps *
+        projection_dim`` per row, whatever the number of epochs.
     epsilon : float, default=1.0
         Privacy budget of the whole fit; ``np.inf`` trains without clipping
         or noise (the non-private baseline, through the same code).
