@@ -65,16 +65,17 @@ class _ProjectedGradients(DenseGradients):
     once per row, or per batch).
     """
 
-    def __init__(self, Xb, d, sq, R):
+    def __init__(self, Xb, d, sq, Rt):
         super().__init__([(None, d, sq)])
-        self.Xb, self.d, self.sq, self.R = Xb, d, sq, R
+        self.Xb, self.d, self.sq, self.Rt = Xb, d, sq, Rt  # Rt: (M, d, D'), the R_m^T
 
     def weighted_sum(self, factors):
         views, batch, outputs = self.d.shape
         weighted = self.d * factors[:, None].astype(self.d.dtype, copy=False)
         flat = weighted.transpose(1, 0, 2).reshape(batch, views * outputs)
-        H = (self.Xb.T @ flat).reshape(-1, views, outputs).transpose(1, 0, 2)  # (M, d, K)
-        return [self.R @ H, weighted.sum(axis=1)]
+        Ht = (flat.T @ self.Xb).reshape(views, outputs, -1)  # (M, K, d)
+        # (R_m H_m)^T = H_m^T R_m^T: the M small products faster this way round
+        return [np.ascontiguousarray((Ht @ self.Rt).transpose(0, 2, 1)), weighted.sum(axis=1)]
 
 
 class _Views:
@@ -117,9 +118,9 @@ class _Views:
             return out, lambda d: DenseGradients([(Xb[None], d, sq)])
         # (x R_m^T) W_m = x (R_m^T W_m): the M maps' (d, K) weights side by side
         M, _, outputs = W.shape
-        A = (self.Rt @ W).transpose(1, 0, 2).reshape(-1, M * outputs)
-        out = (Xb @ A).reshape(len(idx), M, outputs).transpose(1, 0, 2) + b[:, None, :]
-        return out, lambda d: _ProjectedGradients(Xb, d, sq, self.R)
+        At = (np.ascontiguousarray(W.transpose(0, 2, 1)) @ self.R).reshape(M * outputs, -1)
+        out = (Xb @ At.T).reshape(len(idx), M, outputs).transpose(1, 0, 2) + b[:, None, :]
+        return out, lambda d: _ProjectedGradients(Xb, d, sq, self.Rt)
 
 
 def _views(X, R, visits, norms):
@@ -132,13 +133,16 @@ def _views(X, R, visits, norms):
     formed: the forward pass multiplies the batch by the M maps' weights
     brought back to input space, ``R_m^T W_m`` (d x M K, all maps as one
     matrix product), and the gradients are brought to the trained weights by
-    ``R_m`` (:class:`_ProjectedGradients`). Per step that is fewer operations
-    on MNIST (M = 30, D' = 300, K = 10) than a product with the views, and
-    no (n, M, D') projection (2.1 GB for MNIST) is ever held: memory is X's
-    float32 copy and the squared norms (M floats a row). When ``norms``
-    (for clipping), the views' squared norms are computed once per row
-    (projected in blocks of ``PROJECTION_BLOCK_BYTES``) where the rows are
-    used ``visits`` >= 1 times on average, else with each batch.
+    ``R_m`` (:class:`_ProjectedGradients`). No (n, M, D') projection (2.1 GB
+    for MNIST) is ever held, whatever the number of epochs: memory is X's
+    float32 copy and the squared norms (M floats a row). The price is time:
+    each step reads all of R twice (M small products with K columns), where
+    multiplying kept views reads only the batch's; on MNIST (M = 30, D' =
+    300, K = 10, batches of 500) a training step takes about 1.4 times as
+    long as with the whole projection kept (benchmarks/llc_memory.py).
+    When ``norms`` (for clipping), the views' squared norms are computed
+    once per row (projected in blocks of ``PROJECTION_BLOCK_BYTES``) where
+    the rows are used ``visits`` >= 1 times on average, else with each batch.
     """
     return _Views(X, R, visits, norms)
 
