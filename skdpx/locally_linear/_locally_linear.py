@@ -138,7 +138,7 @@ def _views(X, R, visits, norms):
     float32 copy and the squared norms (M floats a row). The price is time:
     each step reads all of R twice (M small products with K columns), where
     multiplying kept views reads only the batch's; on MNIST (M = 30, D' =
-    300, K = 10, batches of 500) a training step takes about 1.4 times as
+    300, K = 10, batches of 500) a training step takes about 1.5 times as
     long as with the whole projection kept (benchmarks/llc_memory.py).
     When ``norms`` (for clipping), the views' squared norms are computed
     once per row (projected in blocks of ``PROJECTION_BLOCK_BYTES``) where
