@@ -13,10 +13,12 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 from skdpx import DPLocallyLinearClassifier, FeatureAttribution
+from skdpx.locally_linear import _locally_linear
 from skdpx.locally_linear._locally_linear import _maps_backward, _maps_forward, _views
 from skdpx.privacy import (
     DPSGD,
     BudgetError,
+    DenseGradients,
     ComposedDpEvent,
     FixedLossDpEvent,
     GDPAuditWarning,
@@ -88,48 +90,116 @@ def test_stacked_closed_form_norms_equal_explicit_per_sample_gradients():
     np.testing.assert_allclose(dense_grad_sq_norms(P, D), expected)
 
 
+class _ExplicitViews:
+    """The views as the fit formed them before issue 41: the whole (n, M, D')
+    float32 projection, its batches gathered and multiplied as they are."""
+
+    def __init__(self, X, R, visits, norms):
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if R is None:
+            self.P = X[:, None, :]
+        else:
+            M, width, d = R.shape
+            stacked = np.ascontiguousarray(R.astype(np.float32).reshape(M * width, d).T)
+            self.P = (X @ stacked).reshape(len(X), M, width)
+        self.norms = norms
+
+    def forward(self, idx, W, b):
+        Pb = np.take(self.P, idx, axis=0).transpose(1, 0, 2)
+        sq = np.einsum("vbj,vbj->vb", Pb, Pb) if self.norms else None
+        return Pb @ W + b[:, None, :], lambda d: DenseGradients([(Pb, d, sq)])
+
+
 @pytest.mark.parametrize("projection_dim", [None, 4])
-def test_views_per_batch_equal_the_precomputed_views(projection_dim):
-    # rows used about once are projected with their batch; rows used twice
-    # or more are projected once: the same views and squared norms
+@pytest.mark.parametrize("visits", [0.5, 2.0])
+def test_views_give_the_outputs_norms_and_gradients_of_the_explicit_projection(
+        projection_dim, visits):
+    # the projection is never formed: the outputs, the squared norms of the
+    # views and the weighted gradient sums are those of the explicit views,
+    # whether the norms are computed once (visits >= 1) or with each batch
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(50, 6))
     R = None if projection_dim is None else rng.normal(size=(3, projection_dim, 6))
-    once, often = _views(X, R, 1.0, norms=True), _views(X, R, 2.0, norms=True)
-    views = 1 if R is None else 3
-    width = 6 if R is None else projection_dim
+    views, width = (1, 6) if R is None else (3, projection_dim)
+    W = rng.normal(size=(views, width, 5)).astype(np.float32)
+    b = rng.normal(size=(views, 5)).astype(np.float32)
+    fast, explicit = _views(X, R, visits, norms=True), _ExplicitViews(X, R, visits, True)
     for idx in (np.array([7, 3, 3, 49, 0]), np.flatnonzero(np.zeros(50))):  # and an empty batch
-        (P1, sq1), (P2, sq2) = once(idx), often(idx)
-        assert P1.shape == P2.shape == (views, len(idx), width) and P1.dtype == np.float32
-        expected = X[idx][None] if R is None else np.einsum("bd,vjd->vbj", X[idx], R)
-        for P, sq in ((P1, sq1), (P2, sq2)):
-            np.testing.assert_allclose(P, expected, rtol=1e-5, atol=1e-5)
-            np.testing.assert_allclose(sq, (expected ** 2).sum(axis=2), rtol=1e-5, atol=1e-5)
-    for visits in (1.0, 2.0):
-        assert _views(X, R, visits, norms=False)(idx)[1] is None
+        (out, grads), (out0, grads0) = fast.forward(idx, W, b), explicit.forward(idx, W, b)
+        assert out.shape == (views, len(idx), 5) and out.dtype == np.float32
+        np.testing.assert_allclose(out, out0, rtol=1e-5, atol=1e-5)
+        errors = rng.normal(size=(views, len(idx), 5)).astype(np.float32)
+        factors = rng.uniform(size=len(idx))
+        g, g0 = grads(errors), grads0(errors)
+        assert isinstance(g, DenseGradients)
+        if len(idx):  # (the engine asks no norms of an empty batch)
+            np.testing.assert_allclose(g.sq_norms(), g0.sq_norms(), rtol=1e-5, atol=1e-5)
+        for a, a0 in zip(g.weighted_sum(factors), g0.weighted_sum(factors), strict=True):
+            assert a.shape == a0.shape
+            np.testing.assert_allclose(a, a0, rtol=1e-5, atol=1e-5)
+    assert _views(X, R, visits, norms=False).forward(idx, W, b)[1](errors).layers[0][2] is None
 
 
-def test_one_epoch_fit_never_holds_the_whole_projection():
+@pytest.mark.parametrize("projection_dim", [None, 16])
+@pytest.mark.parametrize("epsilon", [np.inf, 1.0])
+def test_fit_equals_the_fit_through_the_explicit_projection(monkeypatch, projection_dim, epsilon):
+    # the same seeded fit (same noise, same batches) through the whole
+    # projection, as before issue 41: the same maps within float32 rounding
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(1500, 20))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) + (X[:, 2] > 0.7)
+    params = dict(n_maps=4, projection_dim=projection_dim, epsilon=epsilon, bounds=(0, 1),
+                  classes=[0, 1, 2], epochs=3, batch_size=150, learning_rate=0.3,
+                  random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        fast = DPLocallyLinearClassifier(**params).fit(X, y)
+        monkeypatch.setattr(_locally_linear, "_views", _ExplicitViews)
+        explicit = DPLocallyLinearClassifier(**params).fit(X, y)
+    assert fast.n_steps_ == explicit.n_steps_ > 20
+    scale = np.abs(explicit.coef_).max()
+    assert scale > 0.1  # the maps moved
+    np.testing.assert_allclose(fast.coef_, explicit.coef_, rtol=0, atol=1e-5 * scale)
+    np.testing.assert_allclose(fast.intercept_, explicit.intercept_, rtol=0, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("epochs", [1, 5])  # rows used about once, and five times each
+def test_fit_never_holds_the_whole_projection(monkeypatch, epochs):
+    # the numpy memory from the views to the end of the fit (after the
+    # planning's accounting): well under the (n, M, D') projection, which
+    # the explicit views (the code before issue 41) do hold
     import tracemalloc
 
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(4000, 20))
     y = (X[:, 0] > 0.5).astype(int)
     whole = 4000 * 10 * 100 * 4  # the (n, M, D') float32 projection: 16 MB
+    # the norms' blocks of rows: 1 MiB here (the default, 64 MiB, holds these 4,000 rows)
+    monkeypatch.setattr(_locally_linear, "PROJECTION_BLOCK_BYTES", 2**20)
     tracing = tracemalloc.is_tracing()  # e.g. PYTHONTRACEMALLOC=1
     peaks = {}
-    for epochs in (1, 2):
-        clf = DPLocallyLinearClassifier(epsilon=np.inf, n_maps=10, projection_dim=100,
+    for name, views in (("fast", _views), ("explicit", _ExplicitViews)):
+        base = []
+
+        def measured(*args, views=views, base=base, **kwargs):
+            tracemalloc.reset_peak()
+            base.append(tracemalloc.get_traced_memory()[0])
+            return views(*args, **kwargs)
+
+        monkeypatch.setattr(_locally_linear, "_views", measured)
+        clf = DPLocallyLinearClassifier(epsilon=2.0, n_maps=10, projection_dim=100,
                                         bounds=(0, 1), classes=[0, 1], epochs=epochs,
-                                        batch_size=256)
+                                        batch_size=256, random_state=0)
         tracemalloc.start()
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        clf.fit(X, y)
-        peaks[epochs] = tracemalloc.get_traced_memory()[1] - base
-        if not tracing:
-            tracemalloc.stop()
-    assert peaks[1] < whole / 4 < whole < peaks[2]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyLeakWarning)
+                clf.fit(X, y)
+            peaks[name] = tracemalloc.get_traced_memory()[1] - base[0]
+        finally:
+            if not tracing:
+                tracemalloc.stop()
+    assert peaks["fast"] < whole / 4 < whole < peaks["explicit"], peaks
     np.testing.assert_array_equal(X, np.random.RandomState(0).uniform(size=(4000, 20)))
 
 

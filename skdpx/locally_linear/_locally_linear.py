@@ -49,39 +49,102 @@ def _maps_backward(G, S, F, Y, beta):
     return dF[:, :, None] * S * (1.0 + beta * (G - F[:, :, None]))
 
 
-def _views(X, R, visits, norms):
-    """The views of [0, 1]-scaled X, batch by batch.
+#: Memory for the blocks of rows projected at once to compute the views' squared
+#: norms (bytes): a fixed constant, never derived from the number of rows.
+PROJECTION_BLOCK_BYTES = 64 * 2**20
 
-    Returns a function from a batch's row indices to its views, float32 of
-    shape (V, b, width): (1, b, d) without projection, (M, b, D') with, and
-    (when ``norms``, for clipping) their squared norms (V, b), else None.
 
-    The M projections act side by side, as one matrix product with 9,000
-    columns for MNIST (M = 30, D' = 300): about 1.7 times less CPU than M
-    separate products. Where the rows are used ``visits`` >= 2 times on
-    average (epochs of DP-SGD) the whole projection and its norms are
-    computed once, rows first, so that a batch is one gather of whole rows;
-    where each row is used about once it is projected with its batch, which
-    is the same arithmetic without the (n, M, D') result (2.1 GB for MNIST)
-    in memory.
+class _ProjectedGradients(DenseGradients):
+    """A batch's per-sample gradients through the projections, never projected.
+
+    The views ``p_mi = R_m x_i`` are the inputs of map index m's layer, so
+    its per-sample gradient is ``(p_mi, 1) d_mi^T`` and the clipped sum of
+    the weights' gradients is ``R_m (sum_i f_i x_i d_mi^T)``: one
+    (d, b) x (b, M K) product and M (D', d) x (d, K) ones, without the
+    (M, b, D') views. The squared norms ``||p_mi||^2`` are given (computed
+    once per row, or per batch).
     """
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    if R is not None:
+
+    def __init__(self, Xb, d, sq, Rt):
+        super().__init__([(None, d, sq)])
+        self.Xb, self.d, self.sq, self.Rt = Xb, d, sq, Rt  # Rt: (M, d, D'), the R_m^T
+
+    def weighted_sum(self, factors):
+        views, batch, outputs = self.d.shape
+        weighted = self.d * factors[:, None].astype(self.d.dtype, copy=False)
+        flat = weighted.transpose(1, 0, 2).reshape(batch, views * outputs)
+        Ht = (flat.T @ self.Xb).reshape(views, outputs, -1)  # (M, K, d)
+        # (R_m H_m)^T = H_m^T R_m^T: the M small products faster this way round
+        return [np.ascontiguousarray((Ht @ self.Rt).transpose(0, 2, 1)), weighted.sum(axis=1)]
+
+
+class _Views:
+    """The views of [0, 1]-scaled X that the maps see, batch by batch (see :func:`_views`)."""
+
+    def __init__(self, X, R, visits, norms):
+        self.X = np.ascontiguousarray(X, dtype=np.float32)
+        self.R = None if R is None else np.ascontiguousarray(R, dtype=np.float32)
+        self.norms, self.sq = norms, None
+        if R is None:
+            if norms:  # the inputs are fixed: their squared norms once
+                self.sq = np.einsum("nj,nj->n", self.X, self.X)[None]
+            return
         M, width, d = R.shape
-        stacked = np.ascontiguousarray(R.astype(np.float32).reshape(M * width, d).T)
-        if visits < 2:
-            def batch(idx):
-                Pb = (np.take(X, idx, axis=0) @ stacked).reshape(len(idx), M, width)
-                Pb = Pb.transpose(1, 0, 2)
-                return Pb, (np.einsum("vbj,vbj->vb", Pb, Pb) if norms else None)
-            return batch
-        X = (X @ stacked).reshape(len(X), M, width)
-    else:
-        X = X[:, None, :]
-    # the inputs are fixed: their squared norms once
-    sq = np.einsum("nvj,nvj->vn", X, X) if norms else None
-    return lambda idx: (np.take(X, idx, axis=0).transpose(1, 0, 2),
-                        None if sq is None else sq[:, idx])
+        self.stacked = np.ascontiguousarray(self.R.reshape(M * width, d).T)  # (d, M D')
+        self.Rt = np.ascontiguousarray(self.R.transpose(0, 2, 1))  # (M, d, D')
+        if norms and visits >= 1:
+            # every row is used once or more: its views' norms once, block by block
+            # (a block's size from public M, D' and a constant, not from the rows)
+            step = max(1, PROJECTION_BLOCK_BYTES // (4 * M * width))
+            self.sq = np.empty((M, len(self.X)), dtype=np.float32)
+            for start in range(0, len(self.X), step):  # blocks of rows, not rows
+                self.sq[:, start:start + step] = self._project_sq(self.X[start:start + step])
+
+    def _project_sq(self, Xb):
+        """(M, b): the squared norms of the views of the rows ``Xb``, projected here."""
+        M, width, _ = self.R.shape
+        P = (Xb @ self.stacked).reshape(len(Xb), M, width)
+        return np.einsum("bvj,bvj->vb", P, P)
+
+    def forward(self, idx, W, b):
+        """The maps' outputs (V, b, outputs) on the rows ``idx`` (W (V, width,
+        outputs), b (V, outputs)) and the function from their errors (V, b,
+        outputs) to the batch's :class:`DenseGradients`."""
+        Xb = np.take(self.X, idx, axis=0)
+        sq = None if not self.norms else (
+            self.sq[:, idx] if self.sq is not None else self._project_sq(Xb))
+        if self.R is None:
+            out = (Xb @ W[0] + b[0])[None]
+            return out, lambda d: DenseGradients([(Xb[None], d, sq)])
+        # (x R_m^T) W_m = x (R_m^T W_m): the M maps' (d, K) weights side by side
+        M, _, outputs = W.shape
+        At = (np.ascontiguousarray(W.transpose(0, 2, 1)) @ self.R).reshape(M * outputs, -1)
+        out = (Xb @ At.T).reshape(len(idx), M, outputs).transpose(1, 0, 2) + b[:, None, :]
+        return out, lambda d: _ProjectedGradients(Xb, d, sq, self.Rt)
+
+
+def _views(X, R, visits, norms):
+    """The views of [0, 1]-scaled X, batch by batch, in memory bounded by X's.
+
+    Returns a :class:`_Views`: ``forward(idx, W, b)`` gives the stacked maps'
+    outputs on a batch and builds its per-sample gradients. Without
+    projection there is one view, X itself (width d); with projections
+    ``R`` (M, D', d) there are M, ``R_m x`` (width D'), and they are never
+    formed: the forward pass multiplies the batch by the M maps' weights
+    brought back to input space, ``R_m^T W_m`` (d x M K, all maps as one
+    matrix product), and the gradients are brought to the trained weights by
+    ``R_m`` (:class:`_ProjectedGradients`). No (n, M, D') projection (2.1 GB
+    for MNIST) is ever held, whatever the number of epochs: memory is X's
+    float32 copy and the squared norms (M floats a row). The price is time:
+    each step reads all of R twice (M small products with K columns), where
+    multiplying kept views reads only the batch's; on MNIST (M = 30, D' =
+    300, K = 10, batches of 500) a training step takes about 1.5 times as
+    long as with the whole projection kept (benchmarks/llc_memory.py).
+    When ``norms`` (for clipping), the views' squared norms are computed
+    once per row (projected in blocks of ``PROJECTION_BLOCK_BYTES``) where
+    the rows are used ``visits`` >= 1 times on average, else with each batch.
+    """
+    return _Views(X, R, visits, norms)
 
 
 class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
@@ -157,6 +220,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         of the data (not privacy noise): ``w_km = m_km R_m`` and
         only ``m`` is trained (the paper's section 3). This cuts the number of
         noised parameters for high-dimensional inputs such as images.
+        The projected rows are never formed (the batches go through
+        ``R_m^T W_m``): the fit's memory does not grow with ``n_maps *
+        projection_dim`` per row, whatever the number of epochs.
     epsilon : float, default=1.0
         Privacy budget of the whole fit; ``np.inf`` trains without clipping
         or noise (the non-private baseline, through the same code).
@@ -511,7 +577,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             center = np.clip(0.5 + noisy_sum / plan.count.n, 0.0, 1.0)
             U -= center - 0.5
         engine.bind(noise, commitment, n_rows=n)
-        # expected uses of a row: the epochs (2 within rounding at epochs=2)
+        # expected uses of a row: the epochs (1 within rounding at epochs=1)
         visits = engine.max_steps * engine.sample_rate + 1e-9
         batch_views = _views(U, R, visits, norms=engine.max_grad_norm is not None)
         del U
@@ -552,11 +618,11 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
             return D.reshape(1, -1, k * m) if shared else np.ascontiguousarray(D.transpose(2, 0, 1))
 
         def per_sample(idx):
-            Pb, Pb_sq = views(idx)  # (V, b, width), (V, b)
-            G = to_maps(Pb @ W + b[:, None, :])
+            out, gradients = views.forward(idx, W, b)  # (V, b, outputs)
+            G = to_maps(out)
             S, F = _maps_forward(G, beta)
             D = _maps_backward(G, S, F, Y[idx], beta) * used[idx][:, None, None]
-            return DenseGradients([(Pb, from_maps(D), Pb_sq)])
+            return gradients(from_maps(D))
 
         # The steps' matrix products are small: BLAS threads only add
         # synchronisation (and stall badly on a busy machine).
