@@ -61,6 +61,21 @@ def _diffprivlib_lr():
     return DPLogisticRegression, None
 
 
+def load_encoded():
+    """The Adult rows every model of this benchmark sees: the bundled train and test
+    subsets encoded by ``encode_adult`` (rows in [0, 1]^104), and the encoding (its
+    public ``bounds`` and ``columns``). Returns (X, y, X_test, y_test, enc)."""
+    train, test = load_adult(subset="train"), load_adult(subset="test")
+    enc, enc_test = encode_adult(train.data), encode_adult(test.data)
+    return enc.data, train.target, enc_test.data, test.target, enc
+
+
+def llc_model(eps, seed, bounds, n_maps=2, **params):
+    """The DPLocallyLinearClassifier of this benchmark (``params`` override its defaults)."""
+    return DPLocallyLinearClassifier(n_maps=n_maps, epsilon=eps, delta=DELTA, bounds=bounds,
+                                     random_state=seed, **params)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
@@ -69,15 +84,12 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     started, start = record_start(), time.perf_counter()
     seeds = list(range(args.seeds))
-    train, test = load_adult(subset="train"), load_adult(subset="test")
-    enc, enc_test = encode_adult(train.data), encode_adult(test.data)
-    X, y, X_test, y_test = enc.data, train.target, enc_test.data, test.target
+    X, y, X_test, y_test, enc = load_encoded()
     data_norm = math.sqrt(len(enc.columns))
     assert np.linalg.norm(X, axis=1).max() <= data_norm + 1e-9
 
     def llc(eps, n_maps=2):
-        return lambda seed: DPLocallyLinearClassifier(
-            n_maps=n_maps, epsilon=eps, delta=DELTA, bounds=enc.bounds, random_state=seed)
+        return lambda seed: llc_model(eps, seed, enc.bounds, n_maps=n_maps)
 
     DPLogisticRegression, why_not = _diffprivlib_lr()
 

@@ -1,4 +1,5 @@
-"""Tables of DPLocallyLinearClassifier's benchmarks (benchmarks/llc_adult.py, llc_mnist.py).
+"""Tables of DPLocallyLinearClassifier's benchmarks (benchmarks/llc_adult.py, llc_mnist.py,
+llc_vs_dpebm.py).
 
 Each function takes the saved results of one file under benchmarks/results/
 (llc_adult.json or llc_mnist.json) and returns (header, rows). The paper's
@@ -166,3 +167,31 @@ def run(results):
         ["versions", versions],
     ]
     return ["", ""], rows
+
+
+def dpebm_comparison(results):
+    """llc_vs_dpebm.json: fit time, accuracy and AUROC of LLC and DP-EBM at epsilon 1."""
+    header = ["model", "input", "fit (s)", "fit CPU (s)", "fit time / fastest DP-EBM's",
+              "test accuracy", "test AUROC"]
+    rows = []
+    for row in results["rows"]:
+        if "not_run" in row:
+            rows.append([row["model"], "--", "--", "--", "--", f"not run: {row['not_run']}",
+                         "--"])
+            continue
+        settings = row["settings"]
+        epochs = settings.get("epochs")
+        model, _, what = row["model"].partition(", ")  # "DP-EBM, raw features, nominal"
+        if epochs is not None:
+            model, what = "DPLocallyLinearClassifier", f"encoded rows, {epochs} epochs"
+        ratio = row.get("fit_seconds_over_dpebm")
+        runs = row["runs"]
+        rows.append([model, what,
+                     f"{row['fit_seconds_median']:.2f}", f"{row['fit_cpu_seconds_median']:.2f}",
+                     "--" if ratio is None else f"{ratio:.2f}",
+                     f"{100 * row['accuracy_median']:.2f} % "
+                     f"({100 * min(r['accuracy'] for r in runs):.2f}-"
+                     f"{100 * max(r['accuracy'] for r in runs):.2f})",
+                     f"{row['auroc_median']:.4f} ({min(r['auroc'] for r in runs):.4f}-"
+                     f"{max(r['auroc'] for r in runs):.4f})"])
+    return header, rows
