@@ -31,15 +31,12 @@ Run: python benchmarks/llc_memory.py [--epochs 5] [--repeats 2]
 """
 
 import argparse
-import io
 import json
 import os
 import resource
 import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 
@@ -47,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from _run_record import commit, run_info, save, start  # noqa: E402
+from memory import export  # noqa: E402  (one git-archive export for both)
 
 RESULTS = HERE / "results" / "llc_memory.json"
 MIB = 2**20
@@ -81,16 +79,6 @@ def child(epochs):
            "peak_over_data_mib": (peak - rss_data) / MIB, "n_steps": int(clf.n_steps_),
            "accuracy": float(clf.score(X_test, y_test))}
     print("RESULT " + json.dumps(out), flush=True)
-
-
-def export(commit_id):
-    """The code of ``commit_id`` in a temporary folder (``git archive``)."""
-    folder = tempfile.mkdtemp(prefix="skdpx_before_")
-    data = subprocess.run(["git", "archive", commit_id], cwd=ROOT, check=True,
-                          capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(folder)
-    return folder
 
 
 def run(src, epochs, timeout):
