@@ -161,3 +161,20 @@ def test_the_client_never_gathers_the_rows(dask_client, data, monkeypatch):
     again = _explain(loaded, frame.iloc[:3], target_class=answer.meta["target_class"])
     assert (again.phase == "reused").all()
     np.testing.assert_array_equal(again.values, answer.values)
+
+
+def test_cells_on_dask_give_the_in_memory_answers(dask_client, data):
+    # the anchors (the same seeded release) and the cells' sums made in one pass over
+    # the workers at fit; the queries then read no row: the in-memory answers, several
+    # class columns in one batch, at epsilon inf and at a finite epsilon (seeded noise)
+    frame, box, numeric, binary = data
+    queries = frame.iloc[:12]
+    for params in ({}, {"epsilon": 50.0, "epsilon_per_query": 1.0}):
+        with given_row_count(N):  # one public planning count (each DP count is a fresh draw)
+            memory = _fit(_lime(box, categories=CATEGORIES, approximation="cells", **params),
+                          frame)
+            on_dask = _fit(_lime(box, categories=CATEGORIES, approximation="cells", **params),
+                           dd.from_pandas(frame, npartitions=3))
+        assert memory.approximation_ == on_dask.approximation_ == "cells"
+        np.testing.assert_allclose(on_dask._cells.S2, memory._cells.S2, rtol=1e-9, atol=1e-9)
+        _same(memory, on_dask, queries)

@@ -251,3 +251,20 @@ def steps(results):
              r["rule"], r["T"], f"{r['gain_mean']:.3f} ({r['gain_median']:.3f})",
              f"{r['beats_zero']:.1%}", "yes" if r["warned"] else ""] for r in results["rows"]]
     return header, rows
+
+
+# --------------------------------------------------------------- dplime_cells.json
+
+
+def cells(results):
+    """Exact path vs per-cell sums: CPU per query and the relative local loss."""
+    header = ["data", "m", "d", "exact ms/query", "cells ms/query", "cells fit CPU s",
+              "loss vs exact, noiseless (median / max)", "at eps=1 per query (median / max)"]
+    rows = []
+    for r in results["runs"]:
+        a, b = r["rel_loss_noiseless"], r["rel_loss_eps1"]
+        rows.append([r["setting"], _int(r["m"]), r["d"], f"{r['exact_eps1_ms_per_query']:.1f}",
+                     f"{r['cells_eps1_ms_per_query']:.2f}", f"{r['cells_eps1_fit_cpu_s']:.1f}",
+                     f"{a['median']:+.2%} / {a['max']:+.2%}",
+                     f"{b['median']:+.2%} / {b['max']:+.2%}"])
+    return header, rows
