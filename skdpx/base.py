@@ -42,6 +42,10 @@ from .privacy import (ComposedDpEvent, EstimatorLedger, FitBounds, FitCount, NoO
 # read of the private number of rows, the warnings' stack level
 from .privacy._estimator import _GIVEN_ROW_COUNT, _n_samples
 from .utils._blackbox import call_checked, spent_after_commit
+# every fit checks its memory and is_dask_collection: imported here (both small,
+# numpy and the standard library only), not in a process's first fit (issue 41)
+from .utils._dask import is_dask_collection
+from .utils._memory import check_fit_memory
 from .utils._stacklevel import _outside_stacklevel
 
 __all__ = ["ActionabilityMixin", "BlackBoxMixin", "DPCapabilities", "DPEstimator", "FitData",
@@ -289,9 +293,6 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
         (:mod:`skdpx.utils._memory`); a Dask collection is not checked (its
         rows stay in the workers).
         """
-        from .utils._dask import is_dask_collection
-        from .utils._memory import check_fit_memory
-
         per_row = self._row_memory(data)
         if per_row is None or is_dask_collection(X) or is_dask_collection(getattr(data, "X", None)):
             return

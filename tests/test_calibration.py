@@ -587,6 +587,27 @@ def test_fast_exact_gaussian_epsilon_matches_dp_accounting(sigma, delta):
     assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-11)
 
 
+def _sigma_points():
+    grid = [(e, d) for e in (0.01, 0.05, 0.3, 0.77, 1.0, 2.0, 7.0, 100.0)
+            for d in (1e-12, 1e-6, 1e-5, 1e-3, 0.3)]
+    rng = np.random.default_rng(41)
+    return grid + [(float(np.exp(rng.uniform(np.log(1e-3), np.log(200.0)))),
+                    float(np.exp(rng.uniform(np.log(1e-15), np.log(0.5))))) for _ in range(60)]
+
+
+def test_fast_gaussian_sigma_is_dp_accountings_double():
+    # issue 41: the analytic Gaussian calibrations start from this search
+    # (dp_accounting's get_sigma_gaussian on scipy.special); the noise they
+    # return is stepped up from it, so it must be the very same double for the
+    # released noise multipliers not to move
+    from skdpx.privacy._composition import _gaussian_sigma_exact
+
+    for epsilon, delta in _sigma_points():
+        ours = _gaussian_sigma_exact(epsilon, delta)
+        theirs = dp_accounting.get_sigma_gaussian(epsilon, delta)
+        assert ours == theirs and type(ours) is type(theirs), (epsilon, delta, ours, theirs)
+
+
 def test_calibrate_noise_after_a_pure_prior_that_rdp_cannot_fit():
     # RDP turns epsilon = 1 pure DP into about 5.3 at delta 1e-5: its hint
     # fails, the PLD calibration must still find the noise for a total of 2

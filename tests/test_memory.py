@@ -106,6 +106,22 @@ def test_block_sums_equal_the_statistics_of_all_rows(monkeypatch):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
+def test_initial_histograms_count_each_column_without_copies_of_the_block():
+    # issue 41: one column at a time; a process's first fit paid for the fresh
+    # pages of two block-sized temporaries (the block times the bins, as floats
+    # and as integers)
+    rng = np.random.default_rng(5)
+    X01 = rng.uniform(size=(20_000, 20))
+    X01[:50] = np.linspace(0.0, 1.0, 11)[rng.integers(0, 11, size=(50, 20))]  # bin edges
+    bins = np.minimum((X01 * 10).astype(int), 9)
+    expected = np.stack([np.bincount(bins[:, j], minlength=10) for j in range(20)])
+    got = _peak_bytes(lambda: histograms(X01))
+    out = histograms(X01)
+    assert out.dtype == np.float64 and out.shape == (20, 10)
+    np.testing.assert_array_equal(out, expected)
+    assert got < X01.nbytes / 4, (got, X01.nbytes)
+
+
 def test_fits_keep_no_copy_of_x():
     X, y, box = _data()
     X = np.nan_to_num(X, posinf=0.0)

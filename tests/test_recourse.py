@@ -34,6 +34,7 @@ from skdpx.privacy import _kmeans as _clustering
 from skdpx.recourse import _model
 from skdpx.privacy import _dpsgd
 
+from ._helpers import run_python
 from ._helpers import seeded as _seeded
 
 
@@ -925,3 +926,24 @@ def test_route_and_walk_still_work_for_one_release_with_a_future_warning():
     with pytest.warns(FutureWarning, match="RecourseGraph.walk is deprecated"):
         lengths, flat = routes.walk([0, 1, -1])
     assert lengths.tolist() == [3, 2, 0] and flat.tolist() == [0, 1, 2, 1, 2]
+
+
+def test_first_fit_in_a_fresh_process_imports_nothing():
+    # issue 41: whatever every fit needs (OpenDP's converters, the memory
+    # check, the row blocks) comes with ``import skdpx``, not in the first fit
+    # of a process; a fit with a black box, secure noise
+    out = run_python(
+        "import sys, warnings\n"
+        "import numpy as np\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "import skdpx\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.uniform(-1, 1, size=(2000, 6)); y = (X[:, 0] > 0).astype(int)\n"
+        "box = LogisticRegression().fit(X, y)\n"
+        "before = set(sys.modules)\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    skdpx.PrivRecourse(box, epsilon=1.0, bounds=(-np.ones(6), np.ones(6)),\n"
+        "                       classes=[0, 1]).fit(X, y)\n"
+        "print(sorted(set(sys.modules) - before))\n")
+    assert eval(out.strip().splitlines()[-1]) == [], out

@@ -353,9 +353,9 @@ def test_extreme_scales_release_finite_values(release, scale, sensitivity):
 
 def test_first_secure_release_imports_nothing_heavy():
     # issue 41: OpenDP's modules come with the privacy core (not opendp.prelude,
-    # which also imports OpenDP's extras and scikit-learn's decomposition), so a
-    # fresh process's first secure releases import at most OpenDP's small
-    # helper modules; importing skdpx does not enable OpenDP's features
+    # which also imports OpenDP's extras and scikit-learn's decomposition), its
+    # converters' opendp._data too, so a fresh process's first secure releases
+    # import nothing; importing skdpx does not enable OpenDP's features
     out = run_python(
         "import sys\n"
         "import skdpx\n"
@@ -369,4 +369,4 @@ def test_first_secure_release_imports_nothing_heavy():
         "print(sorted(set(sys.modules) - before))\n")
     features_before, features_after, new = out.strip().splitlines()
     assert features_before == "[]" and "contrib" in features_after
-    assert set(eval(new)) <= {"opendp._data"}, new
+    assert eval(new) == [], new

@@ -15,7 +15,6 @@ import itertools
 import math
 from numbers import Real
 
-import dp_accounting
 from dp_accounting import dp_event as _dp_event
 import numpy as np
 import scipy.optimize
@@ -25,6 +24,7 @@ from ._composition import (
     VALUE_DISCRETIZATION_INTERVAL,
     _epsilon_of_leaves,
     _gaussian_epsilon_exact,
+    _gaussian_sigma_exact,
     _log_delta_gaussian,
     compute_epsilon,
     leaf_counts,
@@ -286,7 +286,7 @@ def _composed_gaussian_noise(epsilon, delta, steps):
     sigma = _smallest_noise(
         lambda z: _gaussian_epsilon_exact(z, delta),
         epsilon,
-        dp_accounting.get_sigma_gaussian(epsilon, delta),
+        _gaussian_sigma_exact(epsilon, delta),  # dp_accounting's get_sigma_gaussian, faster
     )
     # the product can land a rounding error above the target: step up
     return _safe_noise(lambda z: compute_epsilon(gaussian_event(z, steps=steps), delta),
@@ -467,7 +467,8 @@ def analytic_gaussian_sigma(epsilon, delta):
     """The smallest noise multiplier of one (epsilon, delta)-DP Gaussian release.
 
     The analytic Gaussian mechanism (Balle & Wang 2018): dp_accounting's
-    ``get_sigma_gaussian`` finds the root of ``delta(epsilon; sigma) =
+    ``get_sigma_gaussian`` (its search, run on ``scipy.special``: the same
+    double, faster) finds the root of ``delta(epsilon; sigma) =
     delta`` to 1e-12; the answer is then stepped up, if need be, until
     ``delta(epsilon; sigma) <= delta`` holds exactly as computed (a root
     search can land a rounding error on the wrong side). The noise standard
@@ -495,7 +496,7 @@ def analytic_gaussian_sigma(epsilon, delta):
 @lru_cache(maxsize=1024)
 def _analytic_gaussian_sigma(epsilon, delta):
     return _safe_noise(lambda sigma: _log_delta_gaussian(sigma, epsilon), math.log(delta),
-                       float(dp_accounting.get_sigma_gaussian(epsilon, delta)), 1e-12)
+                       float(_gaussian_sigma_exact(epsilon, delta)), 1e-12)
 
 
 # --------------------------------------------------------------------------

@@ -276,6 +276,41 @@ def _gaussian_epsilon_exact(sigma, delta, tol=1e-12):
     ))
 
 
+def _log_delta_gaussian_np(sigma, eps):
+    """dp_accounting's ``_get_log_delta`` operation for operation (numpy's
+    ``log1p`` and ``exp`` on numpy scalars, ``<=``), on ``scipy.special.log_ndtr``:
+    ``scipy.stats.norm.logcdf`` computes ``log_ndtr((x - 0) / 1)``, the same
+    double, after about 40 us of argument handling."""
+    t_star = eps * sigma + 1 / (2 * sigma)
+    x = scipy.special.log_ndtr(1 / sigma - t_star)
+    y = eps + scipy.special.log_ndtr(-t_star)
+    return x + np.log1p(-np.exp(y - x)) if y <= x else -np.inf
+
+
+def _gaussian_sigma_exact(epsilon, delta, tol=1e-12):
+    """dp_accounting's ``get_sigma_gaussian``, step for step, on scipy.special.
+
+    The same bracket (from [0.1, 1] by factors of 10) and the same Brent
+    search to ``tol`` on the same function values, so the same double
+    (``tests/test_calibration.py`` checks equality); about ten times faster
+    (0.1 ms against 1 to 2 ms). It is the starting point of every analytic
+    Gaussian calibration (:func:`~skdpx.privacy.analytic_gaussian_sigma`, a
+    fit's row-count plan; :func:`~skdpx.privacy.calibrate_noise` without a
+    prior), which a fresh process pays in its first fit (issue 41). For
+    epsilon > 0 and 0 < delta < 1 (the callers check).
+    """
+    log_delta = np.log(delta)
+    sigma_lo, sigma_hi = 1e-1, 1e0
+    while _log_delta_gaussian_np(sigma_lo, epsilon) < log_delta:
+        sigma_hi, sigma_lo = sigma_lo, sigma_lo / 10
+    while _log_delta_gaussian_np(sigma_hi, epsilon) > log_delta:
+        sigma_lo, sigma_hi = sigma_hi, sigma_hi * 10
+    return scipy.optimize.brentq(
+        lambda sigma: _log_delta_gaussian_np(sigma, epsilon) - log_delta,
+        sigma_lo, sigma_hi, xtol=tol,
+    )
+
+
 #: Composed PLDs of the first leaves of recent compositions, by (vdi, leaves):
 #: a ledger's next total starts from the longest prefix it shares with them
 _PREFIXES = OrderedDict()

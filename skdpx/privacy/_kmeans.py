@@ -100,10 +100,19 @@ def nearest(X, centers, chunk=8192):
 
 
 def histograms(X01):
-    """The exact d per-feature histograms of ``_BINS`` bins on [0, 1], shape (d, _BINS)."""
+    """The exact d per-feature histograms of ``_BINS`` bins on [0, 1], shape (d, _BINS).
+
+    One column at a time (a loop over the features, vectorised over the
+    rows): the temporaries are one column's, never two more copies of the
+    block, whose fresh pages a process's first fit paid for (about 1,000
+    page faults, 2 ms at 10,000 x 20; issue 41). The same counts.
+    """
     d = X01.shape[1]
-    bins = np.minimum((X01 * _BINS).astype(int), _BINS - 1)
-    return np.stack([np.bincount(bins[:, j], minlength=_BINS) for j in range(d)]).astype(float)
+    out = np.empty((d, _BINS))
+    for j in range(d):
+        bins = (X01[:, j] * _BINS).astype(int)
+        out[j] = np.bincount(np.minimum(bins, _BINS - 1, out=bins), minlength=_BINS)
+    return out
 
 
 def marginal_histograms(X01, noise_multiplier, *, relation, noise, commitment, prepare=None):

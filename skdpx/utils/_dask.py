@@ -16,6 +16,10 @@ import sys
 
 import numpy as np
 
+# in-memory sums read numpy rows in its blocks: a module of numpy only, imported
+# with this one rather than in a process's first fit (issue 41)
+from ._chunks import row_slices
+
 __all__ = ["as_dask_array", "is_dask_collection", "partition_sum", "refuse_dask_queries"]
 
 
@@ -114,8 +118,6 @@ def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
     core.
     """
     if not is_dask_collection(X):
-        from ._chunks import row_slices
-
         total = None
         for rows in row_slices(X.shape[0], X.shape[1]):
             part = _prepared_call(func, prepare, _take_rows(X, rows),
