@@ -370,3 +370,19 @@ def test_first_secure_release_imports_nothing_heavy():
     features_before, features_after, new = out.strip().splitlines()
     assert features_before == "[]" and "contrib" in features_after
     assert eval(new) == [], new
+
+
+def test_measurements_share_the_atoms_and_distances_made_at_import(monkeypatch):
+    # issue 41: every measurement is built on the privacy core's float atoms and
+    # L1 / L2 distances, made once on import (the first call into OpenDP's
+    # library is paid there, not in a process's first fit); none is rebuilt
+    def refuse(*args, **kwargs):
+        raise AssertionError("rebuilt for a release")
+
+    monkeypatch.setattr(_sampling._domains, "atom_domain", refuse)
+    monkeypatch.setattr(_sampling._metrics, "l1_distance", refuse)
+    monkeypatch.setattr(_sampling._metrics, "l2_distance", refuse)
+    # keys no other test uses: built here, not taken from the caches
+    laplace = _sampling._laplace_measurement(3.0 + 2.0**-20, -40, 7)
+    gaussian = _sampling._gaussian_measurement(3.0 + 2.0**-20, -40, 7)
+    assert len(laplace([0.0] * 7)) == 7 and len(gaussian([0.0] * 7)) == 7
