@@ -112,7 +112,10 @@ from opendp.mod import enable_features as _enable_features
 # every release's measurement and sample: imported here (about 0.4 ms) rather than
 # in a process's first fit (issue 41; tests/test_sampling.py checks that a first
 # secure release imports nothing)
-import_module("opendp._data")
+try:
+    import_module("opendp._data")
+except ModuleNotFoundError:  # an OpenDP laid out otherwise: imported where it needs it
+    pass
 
 # What every release's measurement is built on, made once with the privacy core
 # and shared (read-only) by all of them: float atoms without NaN, the L1 and L2
