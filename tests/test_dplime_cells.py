@@ -164,6 +164,10 @@ def _audit_explainer(dataset, monkeypatch):
 
 def _forms(explainer):
     H, g = explainer._forms(_QUERY, np.zeros(1, dtype=int))
+    # what the release reads: the cells' forms
+    cells = explainer._cells.forms(_QUERY, np.zeros(1, dtype=int), None,
+                                   weight=explainer._weight_function(), m=explainer._m)
+    assert np.array_equal(H, cells[0]) and np.array_equal(g, cells[1])
     return H[0], g[0]
 
 
@@ -286,3 +290,19 @@ def test_cells_are_never_released_nor_pickled_with_the_release(logistic):
     assert not any(isinstance(v, _cells.CellSums) for v in state.values())
     with pytest.warns(Warning, match="private"):
         pickle.dumps(explainer)
+
+
+@pytest.mark.parametrize("strategy", ["adaptive", "enhanced"])
+def test_warm_started_strategies_read_the_cells_too(logistic, strategy, monkeypatch):
+    # the warm start's utilities and the descent both come from _forms: with cells,
+    # no query reads a row (the rows are taken away after fit)
+    box, X, Z = logistic
+    explainer = _fit(box, X[:4000], approximation="cells", strategy=strategy,
+                     epsilon=50.0, epsilon_per_query=0.5, n_jobs=2)
+    monkeypatch.setattr(explainer, "_X", None)
+    monkeypatch.setattr(explainer, "_labels", None)
+    Q = np.repeat(Z[:1], 40, axis=0) + 0.01 * np.random.default_rng(6).standard_normal((40, 8))
+    result = explainer.explain(Q)
+    assert np.isfinite(result.values).all() and np.abs(result.values).max() > 0
+    assert set(result.phase) == {"interactive"}
+    assert min(explainer.history_["n_iter"]) < explainer.n_iter_  # warm starts cut steps
