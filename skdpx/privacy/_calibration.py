@@ -10,7 +10,7 @@ as computed, never just above it. The one exception is a DP-SGD calibration
 after Gaussian releases (or none), whose noise is first sought from the
 central-limit Gaussian model of its steps (:meth:`_NoiseSearch.model_root`):
 it returns only a noise that meets the target on the ledger's grid as
-computed, a little above the root finder's (at most 4e-5, relative), and
+computed, a little above the root finder's (at most 3.6e-5, relative), and
 leaves every other case to the root finder.
 """
 
@@ -69,8 +69,9 @@ HINT_DISCRETIZATION_INTERVAL = 1e-2
 #: puts its noise: at least ``MODEL_MARGIN`` above the ledger grid's root on
 #: log z (as judged by the slope; the hint's route keeps within 1e-5 of the
 #: root, so at least its noise), and its epsilon at most ``MODEL_WIDTH`` (times
-#: the slope where it is below 1) further below the target: within 4e-5 of
-#: the root on log z, and within ``1e-5 * slope + 3e-5`` of the target.
+#: the slope where it is below 1) further below the target: within 3.6e-5 of
+#: the root on log z, and within ``1.1e-5 * slope + 2.5e-5`` of the target
+#: (slope: -d epsilon / d log z).
 MODEL_MARGIN, MODEL_WIDTH = 1.1e-5, 2.5e-5
 
 
@@ -395,14 +396,14 @@ class _NoiseSearch:
         step along the slope to the band's middle and another check (at most
         5; the slope is then the ledger grid's own chord).
 
-        About 4-5 search-grid evaluations and 1 on the ledger's grid, where
-        the hint's route takes 6 on its coarse grid, 8-20 on the search grid
-        and 1-2 on the ledger's (0.06-0.27 s against 0.2-0.53 s a DP-SGD
+        About 4-6 search-grid evaluations and 1 on the ledger's grid, where
+        the hint's route takes 6 on its coarse grid, 8-14 on the search grid
+        and 1-2 on the ledger's (0.06-0.33 s against 0.2-0.53 s a DP-SGD
         calibration of a search on Adult). Every answer meets the target on
         the ledger's grid as computed, and lies at least ``MODEL_MARGIN``
         above its root (as judged by the slope): at least the noise of the
         hint's route (which keeps within 1e-5 of the root), at most about
-        4e-5 (relative) more.
+        3.6e-5 (relative) more.
         """
         if self.sample_rate == 1:
             return None
