@@ -79,7 +79,7 @@ def test_model_route_meets_the_target_at_or_just_above_the_hint_routes_noise(
     counts = _counted(monkeypatch)
     z = _calibrate(*setting)
     # the ledger's grid once, the search grid at most 6 times (the hint's route:
-    # 1-2 and 11-20, with 6 more on its coarse grid)
+    # 1-2 and 8-14, with 6-7 more on its coarse grid)
     assert counts["ledger"] == LEDGER.get(setting, 1)
     assert counts["search"] <= 6
     event = gaussian_event(z, steps=steps, sample_rate=q)
