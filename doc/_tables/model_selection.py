@@ -181,7 +181,8 @@ def planning(results):
     names = {"before": "before (main at " + (p["setting"].get("before_commit") or "the base") + ")",
              "this": "this code (" + p["run"]["commit"] + ")"}
     header = ["code", "fit CPU (s)", "planning CPU (s)", "planning share", "calibrations",
-              "accounting evaluations", "candidate epsilon", "score noise multiplier"]
+              "accounting evaluations", "candidate epsilon", "score noise multiplier",
+              "planned epsilon"]
     rows = []
     for key in ("before", "this"):
         if key not in p["median"]:
@@ -190,7 +191,7 @@ def planning(results):
         rows.append([names[key], f"{m['cpu_fit']:.2f}", f"{m['cpu_plan']:.2f}",
                      f"{100 * m['plan_share']:.1f}%", m["calibrations"],
                      m["epsilon_evaluations"], f"{m['candidate_epsilon']:.6f}",
-                     f"{m['score_noise_multiplier']:.6f}"])
+                     f"{m['score_noise_multiplier']:.6f}", f"{m['planned_epsilon']:.6f}"])
     return header, rows
 
 

@@ -6,7 +6,12 @@ after other releases), :func:`calibrate_laplace` and
 function every ledger reports with, so a noise calibrated for a target is
 never reported above it. Every search for a noise goes through one monotone
 root finder, :func:`_smallest_noise`: the noise it returns meets the target
-as computed, never just above it.
+as computed, never just above it. The one exception is a DP-SGD calibration
+after Gaussian releases (or none), whose noise is first sought from the
+central-limit Gaussian model of its steps (:meth:`_NoiseSearch.model_root`):
+it returns only a noise that meets the target on the ledger's grid as
+computed, a little above the root finder's (at most 3.6e-5, relative), and
+leaves every other case to the root finder.
 """
 
 from collections import Counter
@@ -15,6 +20,7 @@ import itertools
 import math
 from numbers import Real
 
+import dp_accounting
 from dp_accounting import dp_event as _dp_event
 import numpy as np
 import scipy.optimize
@@ -60,6 +66,14 @@ SEARCH_DISCRETIZATION_INTERVAL = 1e-3
 #: The grid of the calibration's first, rough root, relative to epsilon
 #: (never finer than ``SEARCH_DISCRETIZATION_INTERVAL``).
 HINT_DISCRETIZATION_INTERVAL = 1e-2
+#: Where a calibration from the Gaussian model (:meth:`_NoiseSearch.model_root`)
+#: puts its noise: at least ``MODEL_MARGIN`` above the ledger grid's root on
+#: log z (as judged by the slope; the hint's route keeps within 1e-5 of the
+#: root, so at least its noise), and its epsilon at most ``MODEL_WIDTH`` (times
+#: the slope where it is below 1) further below the target: within 3.6e-5 of
+#: the root on log z, and within ``1.1e-5 * slope + 2.5e-5`` of the target
+#: (slope: -d epsilon / d log z).
+MODEL_MARGIN, MODEL_WIDTH = 1.1e-5, 2.5e-5
 
 
 # --------------------------------------------------------------------------
@@ -95,7 +109,8 @@ def _smallest_noise(epsilon_of, target, start, step=math.log(2.0), xtol=1e-7, re
     """The smallest noise multiplier z with ``epsilon_of(z) <= target``: the one root finder.
 
     Every search for a noise in skdpx goes through it (or, when a root is
-    already known to rounding, through its last step, :func:`_safe_noise`).
+    already known to rounding, through its last step, :func:`_safe_noise`),
+    but for the Gaussian model's route of :meth:`_NoiseSearch.model_root`.
 
     Parameters
     ----------
@@ -273,6 +288,12 @@ def _calibrate_noise(epsilon, delta, steps, sample_rate, accounting, prior_json)
             f"the prior releases alone already reach epsilon = {epsilon} at delta = {delta}."
         )
     search = _NoiseSearch(epsilon, delta, steps, sample_rate, accounting, prior_json)
+    if accounting == "pld" and search.vdi != VALUE_DISCRETIZATION_INTERVAL:
+        z = search.model_root()
+        if z is not None:
+            return z
+        # the model's route did not settle: the hint's, from a fresh search
+        search = _NoiseSearch(epsilon, delta, steps, sample_rate, accounting, prior_json)
     hint, step, xtol = _pld_hint(epsilon, delta, steps, sample_rate, accounting, prior_json)
     if accounting != "pld" or search.vdi == VALUE_DISCRETIZATION_INTERVAL:
         # Renyi DP, or epsilon <= 0.1 (the search is on the ledger's grid)
@@ -357,6 +378,105 @@ class _NoiseSearch:
         return _smallest_noise(lambda t: self.coarse(t) - excess, self.epsilon, start, step,
                                xtol=1e-6)
 
+    def model_root(self):
+        """The noise found from the Gaussian model, or None where it does not apply
+        or does not settle (the caller then takes :meth:`two_grid_root`'s route).
+
+        For Poisson-subsampled steps after a prior of plain Gaussians (or
+        none). The model's noise at the target (:class:`_GaussianModel`, no
+        PLD) is the first point on the search grid; the second is the model's
+        noise at the target scaled by the search grid's ratio to the model
+        there; then secant steps on log epsilon against log z (the chord to
+        the nearest earlier point at least 0.02% away: the search grid is
+        rough on shorter scales, chords of 0.01% differ by 1%) until a step
+        is below 1e-5. The search grid's excess over the ledger's
+        (:meth:`excess`) at the last point, along the last chord's slope,
+        gives the ledger grid's root, and the noise aimed at is the middle of
+        the band (``MODEL_MARGIN``, ``MODEL_WIDTH``) above it. It is kept if
+        the ledger's grid puts it within the target and in the band; else a
+        step along the slope to the band's middle and another check (at most
+        5; the slope is then the ledger grid's own chord).
+
+        About 4-6 search-grid evaluations and 1 on the ledger's grid, where
+        the hint's route takes 6 on its coarse grid, 8-14 on the search grid
+        and 1-2 on the ledger's (0.06-0.33 s against 0.2-0.53 s a DP-SGD
+        calibration of a search on Adult). Every answer meets the target on
+        the ledger's grid as computed, and lies at least ``MODEL_MARGIN``
+        above its root (as judged by the slope): at least the noise of the
+        hint's route (which keeps within 1e-5 of the root), at most about
+        3.6e-5 (relative) more.
+        """
+        if self.sample_rate == 1:
+            return None
+        prior = _gaussian_precision(self.prior_leaves)
+        if prior is None:
+            return None
+        model = _GaussianModel(self.delta, self.steps, self.sample_rate, prior)
+        epsilon = self.epsilon
+
+        def band(slope):  # the epsilons below the target a noise is kept at, and the aim
+            low = MODEL_MARGIN * slope
+            high = low + MODEL_WIDTH * min(1.0, slope)
+            return low, high, (low + high) / 2
+        try:
+            z = model.noise(epsilon)
+            if z is None or not _MIN_NOISE < z < _MAX_NOISE:
+                return None
+            points = []  # (log z, log(search grid's epsilon / target))
+            for k in range(8):
+                value = self.coarse(z)
+                if not 0 < value < math.inf:
+                    return None
+                t, g = math.log(z), math.log(value / epsilon)
+                points.append((t, g))
+                if k == 0:  # the model, scaled by the search grid's ratio to it
+                    z = model.noise(epsilon * model.epsilon(z) / value)
+                    if z is None or not _MIN_NOISE < z < _MAX_NOISE:
+                        return None
+                    continue
+                earlier = sorted(points[:-1], key=lambda p: abs(p[0] - t))
+                u, h = next((p for p in earlier if abs(p[0] - t) >= 2e-4), earlier[0])
+                slope = (g - h) / (t - u)
+                if not slope < 0:
+                    return None
+                step = -g / slope
+                if abs(step) > 0.5:
+                    return None
+                if abs(step) <= 1e-5:  # the search grid is rough below ~1e-5
+                    break
+                z = math.exp(t + step)
+            else:
+                return None
+            # the ledger grid's root: the search grid's root less its excess (measured
+            # at the last noise evaluated), along the chord's slope (-d epsilon / d log z)
+            search_slope = -slope * epsilon
+            excess = self.excess(math.exp(t))
+            z = math.exp(t + step + (band(search_slope)[2] - excess) / search_slope)
+            fines = []  # (log z, the ledger grid's epsilon)
+            for attempt in range(5):
+                t, fine = math.log(z), self.epsilon_at(z)
+                if math.isnan(fine):
+                    return None
+                # the slope: the ledger grid's own chord to the nearest noise checked
+                # at least 0.01% away (where the search grid's excess is far from
+                # second order, 1e5 steps, its slope is 25% off), else the search grid's
+                near = [p for p in fines if abs(p[0] - t) >= 1e-4]
+                if near:
+                    u, h = min(near, key=lambda p: abs(p[0] - t))
+                    slope = (h - fine) / (t - u)
+                else:
+                    slope = search_slope
+                if not slope > 0:
+                    return None
+                fines.append((t, fine))
+                gap, (low, high, aim) = epsilon - fine, band(slope)
+                if fine <= epsilon and low <= gap <= high:
+                    return z
+                z = math.exp(t + (aim - gap) / slope)
+        except (OverflowError, ZeroDivisionError, FloatingPointError, ValueError):
+            return None
+        return None  # not settled: the hint's route
+
     def two_grid_root(self, hint, step, xtol):
         """The ledger's root, found mostly with search-grid evaluations.
 
@@ -407,6 +527,48 @@ class _NoiseSearch:
         # one side only: the root is usually near (a slope step just missed it)
         start = above if above is not None else below
         return _smallest_noise(self.epsilon_at, epsilon, start, math.log(1.001), xtol)
+
+
+def _gaussian_precision(leaves):
+    """``sum(count / z^2)`` over (leaf JSON, count) pairs if every leaf is a plain
+    Gaussian (no leaf: 0), else None."""
+    total = 0.0
+    for text, count in leaves:
+        event = event_from_json(text)
+        if not isinstance(event, dp_accounting.GaussianDpEvent):
+            return None
+        total += count / event.noise_multiplier / event.noise_multiplier
+    return total
+
+
+class _GaussianModel:
+    """The central-limit model of Poisson-subsampled Gaussian steps after a Gaussian prior.
+
+    ``steps`` Gaussian releases with noise multiplier z, each Poisson-subsampled
+    at q, behave for many steps like one Gaussian release with
+    ``mu^2 = q^2 steps (e^(1/z^2) - 1)`` (Bu, Dong, Long & Su 2020); a prior of
+    plain Gaussians adds its precision to ``mu^2``; epsilon is the analytic
+    Gaussian's (Balle & Wang 2018). Public arithmetic, microseconds a call. It
+    is not an accountant: it understates epsilon (its noise was 1-25% below
+    the PLD's in the settings tried, 2-8% in most); it serves as a curve that
+    moves with z nearly as the PLD's, to step towards the PLD's root.
+    """
+
+    def __init__(self, delta, steps, sample_rate, prior_precision):
+        self.delta, self.prior_precision = delta, prior_precision
+        self.scale = sample_rate * sample_rate * steps
+
+    def epsilon(self, z):
+        mu2 = self.scale * math.expm1(1.0 / (z * z)) + self.prior_precision
+        return _gaussian_epsilon_exact(mu2**-0.5, self.delta)
+
+    def noise(self, epsilon):
+        """The model's noise multiplier at ``epsilon``; None if the prior alone reaches it."""
+        mu = 1.0 / _analytic_gaussian_sigma(epsilon, self.delta)
+        rest = mu * mu - self.prior_precision
+        if not rest > 0:
+            return None
+        return 1.0 / math.sqrt(math.log1p(rest / self.scale))
 
 
 def _calibration_leaves(z, steps, sample_rate, prior_leaves):
