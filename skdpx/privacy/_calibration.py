@@ -30,7 +30,7 @@ from ._composition import (
     VALUE_DISCRETIZATION_INTERVAL,
     _epsilon_of_leaves,
     _gaussian_epsilon_exact,
-    _gaussian_sigma_exact,
+    _gaussian_sigma_start,
     _log_delta_gaussian,
     compute_epsilon,
     leaf_counts,
@@ -307,7 +307,7 @@ def _composed_gaussian_noise(epsilon, delta, steps):
     sigma = _smallest_noise(
         lambda z: _gaussian_epsilon_exact(z, delta),
         epsilon,
-        _gaussian_sigma_exact(epsilon, delta),  # dp_accounting's get_sigma_gaussian, faster
+        _gaussian_sigma_start(epsilon, delta),
     )
     # the product can land a rounding error above the target: step up
     return _safe_noise(lambda z: compute_epsilon(gaussian_event(z, steps=steps), delta),
@@ -658,7 +658,7 @@ def analytic_gaussian_sigma(epsilon, delta):
 @lru_cache(maxsize=1024)
 def _analytic_gaussian_sigma(epsilon, delta):
     return _safe_noise(lambda sigma: _log_delta_gaussian(sigma, epsilon), math.log(delta),
-                       float(_gaussian_sigma_exact(epsilon, delta)), 1e-12)
+                       float(_gaussian_sigma_start(epsilon, delta)), 1e-12)
 
 
 # --------------------------------------------------------------------------
