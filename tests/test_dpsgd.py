@@ -244,6 +244,23 @@ def test_seeded_engines_repeat_and_unseeded_differ():
     assert not np.array_equal(g1, g3)
 
 
+def test_privatize_is_one_release_of_the_concatenation():
+    # several parameter arrays (a scalar among them) are noised as one vector, in
+    # their order, and given back in their shapes: one seeded draw of them all
+    z, C, q, n = 1.3, 0.7, 0.25, 40
+    grads = [np.arange(24.0).reshape(2, 3, 4), np.float32(5.0), np.ones(3, dtype=np.float32),
+             -np.arange(6.0).reshape(6, 1)]
+    engine = _bind(DPSGD(noise_multiplier=z, max_grad_norm=C, sample_rate=q, n_samples=n,
+                         max_steps=1), 3)
+    got = engine.privatize(grads, 11)
+    flat = np.concatenate([np.ravel(g) for g in grads]).astype(np.float64)
+    with noise_source(3) as noise:  # the same seed: the same stream
+        expected = (flat + z * C * noise.standard_normal(flat.shape)) / (q * n)
+    assert [g.shape for g in got] == [np.shape(g) for g in grads]
+    assert all(g.dtype == np.float64 for g in got)
+    np.testing.assert_array_equal(np.concatenate([np.ravel(g) for g in got]), expected)
+
+
 def test_unseeded_engines_ignore_global_seed():
     np.random.seed(0)
     a = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.5, n_samples=10,
