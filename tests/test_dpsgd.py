@@ -17,6 +17,7 @@ from skdpx.privacy import (
     dense_grad_sq_norms,
     gaussian_epsilon,
     gaussian_event,
+    poisson_sample,
 )
 
 
@@ -223,6 +224,33 @@ def test_poisson_batch_sizes():
     # every row is in about q of the batches: Poisson, not fixed, sampling
     counts = np.bincount(np.concatenate(batches), minlength=n)
     assert abs(counts.mean() / k - q) < 0.005
+
+
+@pytest.mark.parametrize("q", [0.02, 0.05, 0.1])  # the size-and-subset draw below 1/16
+def test_poisson_sample_is_independent_bernoulli_rows(q):
+    from skdpx.privacy._mechanisms import SPARSE_SAMPLE_RATE
+
+    assert (q < SPARSE_SAMPLE_RATE) == (q < 0.0625)
+    n, k = 400, 20000
+    with noise_source(1) as noise:
+        batches = [poisson_sample(n, q, noise=noise) for _ in range(k)]
+        assert len(poisson_sample(0, q, noise=noise)) == 0
+    for idx in batches[:200]:
+        assert idx.dtype.kind == "i" and np.all(np.diff(idx) > 0)
+        assert len(idx) == 0 or (idx[0] >= 0 and idx[-1] < n)
+    # the size is Binomial(n, q): its mean and variance (a fixed-size sample has none)
+    sizes = np.array([len(idx) for idx in batches])
+    var = n * q * (1 - q)
+    assert abs(sizes.mean() - n * q) < 5 * math.sqrt(var / k)
+    assert abs(sizes.var() / var - 1) < 0.06  # std. error ~1%
+    # every row is in a batch with probability q, the same for all rows (chi-square
+    # over the rows: mean 399, std 28; a row left out, or twice as likely, is ~k q away)
+    counts = np.bincount(np.concatenate(batches), minlength=n)
+    chi2 = float(((counts - k * q) ** 2 / (k * q * (1 - q))).sum())
+    assert abs(chi2 - (n - 1)) < 5 * math.sqrt(2 * (n - 1)), chi2
+    # two rows are in together with probability q^2 (independent rows): rows 0 and 1
+    both = sum(1 for idx in batches if len(idx) > 1 and idx[0] == 0 and idx[1] == 1)
+    assert abs(both - k * q * q) < 5 * math.sqrt(k * q * q) + 1
 
 
 def test_seeded_engines_repeat_and_unseeded_differ():
