@@ -17,6 +17,7 @@ from skdpx.privacy import (
     dense_grad_sq_norms,
     gaussian_epsilon,
     gaussian_event,
+    poisson_sample,
 )
 
 
@@ -225,6 +226,33 @@ def test_poisson_batch_sizes():
     assert abs(counts.mean() / k - q) < 0.005
 
 
+@pytest.mark.parametrize("q", [0.02, 0.05, 0.1])  # the size-and-subset draw below 1/16
+def test_poisson_sample_is_independent_bernoulli_rows(q):
+    from skdpx.privacy._mechanisms import SPARSE_SAMPLE_RATE
+
+    assert (q < SPARSE_SAMPLE_RATE) == (q < 0.0625)
+    n, k = 400, 20000
+    with noise_source(1) as noise:
+        batches = [poisson_sample(n, q, noise=noise) for _ in range(k)]
+        assert len(poisson_sample(0, q, noise=noise)) == 0
+    for idx in batches[:200]:
+        assert idx.dtype.kind == "i" and np.all(np.diff(idx) > 0)
+        assert len(idx) == 0 or (idx[0] >= 0 and idx[-1] < n)
+    # the size is Binomial(n, q): its mean and variance (a fixed-size sample has none)
+    sizes = np.array([len(idx) for idx in batches])
+    var = n * q * (1 - q)
+    assert abs(sizes.mean() - n * q) < 5 * math.sqrt(var / k)
+    assert abs(sizes.var() / var - 1) < 0.06  # std. error ~1%
+    # every row is in a batch with probability q, the same for all rows (chi-square
+    # over the rows: mean 399, std 28; a row left out, or twice as likely, is ~k q away)
+    counts = np.bincount(np.concatenate(batches), minlength=n)
+    chi2 = float(((counts - k * q) ** 2 / (k * q * (1 - q))).sum())
+    assert abs(chi2 - (n - 1)) < 5 * math.sqrt(2 * (n - 1)), chi2
+    # two rows are in together with probability q^2 (independent rows): rows 0 and 1
+    both = sum(1 for idx in batches if len(idx) > 1 and idx[0] == 0 and idx[1] == 1)
+    assert abs(both - k * q * q) < 5 * math.sqrt(k * q * q) + 1
+
+
 def test_seeded_engines_repeat_and_unseeded_differ():
     def make(seed):
         return _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=1.0, sample_rate=0.3, n_samples=50,
@@ -242,6 +270,23 @@ def test_seeded_engines_repeat_and_unseeded_differ():
     g3 = make(None).privatize([np.zeros(10)], 3)[0]
     np.testing.assert_array_equal(g1, g2)
     assert not np.array_equal(g1, g3)
+
+
+def test_privatize_is_one_release_of_the_concatenation():
+    # several parameter arrays (a scalar among them) are noised as one vector, in
+    # their order, and given back in their shapes: one seeded draw of them all
+    z, C, q, n = 1.3, 0.7, 0.25, 40
+    grads = [np.arange(24.0).reshape(2, 3, 4), np.float32(5.0), np.ones(3, dtype=np.float32),
+             -np.arange(6.0).reshape(6, 1)]
+    engine = _bind(DPSGD(noise_multiplier=z, max_grad_norm=C, sample_rate=q, n_samples=n,
+                         max_steps=1), 3)
+    got = engine.privatize(grads, 11)
+    flat = np.concatenate([np.ravel(g) for g in grads]).astype(np.float64)
+    with noise_source(3) as noise:  # the same seed: the same stream
+        expected = (flat + z * C * noise.standard_normal(flat.shape)) / (q * n)
+    assert [g.shape for g in got] == [np.shape(g) for g in grads]
+    assert all(g.dtype == np.float64 for g in got)
+    np.testing.assert_array_equal(np.concatenate([np.ravel(g) for g in got]), expected)
 
 
 def test_unseeded_engines_ignore_global_seed():

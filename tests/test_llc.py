@@ -14,7 +14,8 @@ from sklearn.pipeline import make_pipeline
 
 from skdpx import DPLocallyLinearClassifier, FeatureAttribution
 from skdpx.locally_linear import _locally_linear
-from skdpx.locally_linear._locally_linear import _maps_backward, _maps_forward, _views
+from skdpx.locally_linear._locally_linear import (
+    _maps_backward, _maps_forward, _softmax_last, _views)
 from skdpx.privacy import (
     DPSGD,
     BudgetError,
@@ -60,6 +61,20 @@ def _xor(n=2000, seed=0):
 def _loss(G, Y, beta):
     S, F = _maps_forward(G, beta)
     return -(Y * log_softmax(F, axis=1)).sum(axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_last_is_scipys_to_the_bit(dtype):
+    # the maps' softmaxes take the last axis term by term (fast for a few maps or
+    # classes): the same floats as scipy's, so a fit's maps did not move
+    rng = np.random.RandomState(0)
+    for width in range(1, 13):
+        for scale in (0.1, 3.0, 300.0):  # 300: exp would overflow without the shift
+            x = (scale * rng.normal(size=(50, 3, width))).astype(dtype)
+            got = _softmax_last(x)
+            assert got.dtype == dtype and np.isfinite(got).all()
+            np.testing.assert_array_equal(got, softmax(x, axis=-1))
+            np.testing.assert_array_equal(_softmax_last(x[:, 0]), softmax(x[:, 0], axis=1))
 
 
 @pytest.mark.parametrize("beta", [0.1, 1.0, 5.0])

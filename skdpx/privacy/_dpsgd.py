@@ -323,15 +323,20 @@ class DPSGD:
         if not self.private:
             return [g / max(batch_size, 1) for g in grad_sums]
         # one release of all the parameter arrays together: the L2 sensitivity
-        # max_grad_norm holds for their concatenation
-        sizes = [np.size(g) for g in grad_sums]
-        flat = np.concatenate([np.ravel(g) for g in grad_sums])
+        # max_grad_norm holds for their concatenation (float64, as noisy_gradient
+        # would convert it; sliced back by offsets: a step's overheads count)
+        flat = np.concatenate([np.ravel(g) for g in grad_sums], dtype=np.float64)
         noisy = noisy_gradient(flat, noise_multiplier=self.noise_multiplier,
                                sensitivity=self.max_grad_norm, noise=self._noise,
                                commitment=self._commitment, sample_rate=self.sample_rate)
         noisy /= self.sample_rate * self.n_samples
-        parts = np.split(noisy, np.cumsum(sizes)[:-1])
-        return [p.reshape(np.shape(g)) for p, g in zip(parts, grad_sums)]
+        parts, start = [], 0
+        for g in grad_sums:
+            shape = np.shape(g)
+            stop = start + math.prod(shape)
+            parts.append(noisy[start:stop].reshape(shape))
+            start = stop
+        return parts
 
     def step(self, per_sample):
         """One DP-SGD step.

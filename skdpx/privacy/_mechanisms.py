@@ -154,16 +154,32 @@ def noisy_gradient(grad, *, noise_multiplier, sensitivity, noise, commitment, sa
     return grad + (noise_multiplier * sensitivity) * noise.standard_normal(grad.shape)
 
 
+#: Below this sampling rate a Poisson sample is drawn as its size and a subset
+#: (:func:`poisson_sample`): about ``rate * n`` draws instead of ``n``. Public (a
+#: constant), so which way a sample is drawn says nothing about the rows.
+SPARSE_SAMPLE_RATE = 1 / 16
+
+
 def poisson_sample(n_samples, sample_rate, *, noise):
     """A Poisson sample of ``range(n_samples)``: each row in with probability ``sample_rate``.
 
     Drawn from the noise source: the privacy amplification by subsampling
-    holds only if nobody can predict the batches.
+    holds only if nobody can predict the batches. Below
+    ``SPARSE_SAMPLE_RATE`` (DP-SGD's usual batches) the sample is drawn as
+    its size, Binomial(``n_samples``, ``sample_rate``), then a uniformly
+    random subset of that size: the same distribution as one Bernoulli draw
+    per row (every subset ``S`` has probability ``q^|S| (1 - q)^(n - |S|)``),
+    with about ``sample_rate * n_samples`` draws instead of ``n_samples``
+    (a quarter of a DP-SGD step's time on Adult went to the per-row draws).
+    Above it, one uniform draw per row (a subset that large costs more).
+    The indices come in increasing order.
     """
     if not isinstance(noise, NoiseSource):
         raise TypeError(f"noise must be a NoiseSource, got {type(noise).__name__}.")
     if sample_rate >= 1:
         return np.arange(n_samples)
+    if sample_rate < SPARSE_SAMPLE_RATE:
+        return noise.subset(n_samples, noise.binomial(n_samples, sample_rate))
     return np.flatnonzero(noise.uniform(n_samples) < sample_rate)
 
 

@@ -184,6 +184,21 @@ class NoiseSource:
         """float64 draws in [0, 1) (Poisson subsampling)."""
         return self._live().random(shape)
 
+    def binomial(self, n, p):
+        """One Binomial(``n``, ``p``) draw (the size of a sparse Poisson sample)."""
+        return int(self._live().binomial(n, p))
+
+    def subset(self, n, k):
+        """``k`` distinct indices of ``range(n)``, uniformly at random, in increasing order.
+
+        numpy's ``Generator.choice`` without replacement: Floyd's algorithm
+        (``k`` unbiased bounded integers) when ``k`` is at most ``n / 50``
+        or ``n`` at most 10,000, else a partial shuffle of ``range(n)``.
+        """
+        idx = self._live().choice(n, size=k, replace=False, shuffle=False)
+        idx.sort()
+        return idx
+
     def gumbel(self, shape):
         """Standard Gumbel draws (exponential mechanism, Gumbel-max)."""
         return self._live().gumbel(size=shape)
