@@ -540,3 +540,24 @@ def rcc_beyond_2se(results):
     return sum(abs(r["difference"]) > 2 * (r["difference_se"] or 0.0)
                for r in _rcc_compared(results))
 
+
+
+def _first_fit_runs(results, side):
+    return results["runs"]["first_fit"][side]
+
+
+def first_fit_runs_above(results):
+    """How many runs' first / second CPU ratio (after) are above the target, 1.1."""
+    return sum(run["cpu_ratio"] > 1.1 for run in _first_fit_runs(results, "after"))
+
+
+def first_fit_excess_before_ms(results):
+    """Median over the runs (before) of the first fit's CPU above the second's, in ms."""
+    return 1e3 * float(np.median([r["cpu_first"] - r["cpu_second"]
+                                  for r in _first_fit_runs(results, "before")]))
+
+
+def first_fit_excess_after_ms(results):
+    """Median over the runs (after) of the first fit's CPU above the second's, in ms."""
+    return 1e3 * float(np.median([r["cpu_first"] - r["cpu_second"]
+                                  for r in _first_fit_runs(results, "after")]))
