@@ -488,7 +488,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
           anything is spent) when the cells' sums would take more than
           512 MiB (many features).
         * "auto": "cells" from 200,000 rows on (the DP count), when the
-          anchors' spend leaves room for a query and the sums fit in
+          cap (and a shared ``accountant``) still pays the anchors and a
+          query, ``epsilon_per_query`` is finite and the sums fit in
           512 MiB; else "exact".
     random_state : None, int, RandomState or Generator, default=None
         None: the noise of every :meth:`explain` call comes from a fresh
@@ -531,6 +532,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         "basic"): as private as one gradient step.
     approximation_ : {"exact", "cells"}
         How the queries' local loss is computed (``approximation``).
+    anchor_noise_multiplier_ : float or None
+        With ``approximation_="cells"``, the noise multiplier of the
+        anchors' ``ANCHOR_ITER + 1`` Gaussian releases (their event is in
+        ``ledger_``); None otherwise.
     n_iter_ : int
         The most gradient steps an interactive answer runs (``max_iter``, or
         the number :func:`default_n_iter` chose).
