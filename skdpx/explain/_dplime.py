@@ -481,9 +481,9 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
           loss differs: each row weighs as a point up to two shell radii
           farther. Measured against the exact path's answers at 1e6 rows
           (doc: "Per-cell sums"), the answers' local loss is within 0.1%
-          on a 50-feature logistic model; on Adult (one-hot columns) 0.4%
-          above for the median query and 1.3% for the worst; on few rows
-          the answers are worse (4% on Adult's 32,561), which is why
+          on a 50-feature logistic model; on Adult (one-hot columns) under
+          0.5% above for the median query and about 1.5% for the worst; on
+          few rows the answers are worse (4% on Adult's 32,561), which is why
           "auto" keeps the exact path there. Refused (before
           anything is spent) when the cells' sums would take more than
           512 MiB (many features).
