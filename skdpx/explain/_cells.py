@@ -92,7 +92,8 @@ def cell_table(X01, labels, *, anchors, radii):
 
 
 class CellSums:
-    """The per-cell sums of a fit's rows (private: never released, never pickled).
+    """The per-cell sums of a fit's rows (private: never released; ``release()`` drops
+    them, and a pickle of the curator, which holds them, warns).
 
     Only the non-empty cells are kept. ``anchors`` (J, d) and ``radii`` (S,)
     are public; ``anchor`` and ``rho`` give each kept cell's anchor index
