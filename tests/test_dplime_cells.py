@@ -136,7 +136,7 @@ def test_a_row_moves_the_gradient_by_at_most_the_sensitivity(relation):
 # As tests/test_dplime.py's audit of the exact path (a white-box auditor who
 # sees every noisy gradient and knows every row but the canary), through the
 # explainer's release code with its per-cell sums. The anchors are public (the
-# audit of their own release is DP k-means', tests/test_kmeans.py); here they
+# audit of their own release is DP k-means', in tests/test_recourse.py); here they
 # are given, one of them on the ray from the query to the canary, a shell's
 # radius short of it, so that the canary's cell weight is its exact weight.
 # Two canaries: "cap", where the stable weight meets its cap (r*, weight 1:
