@@ -34,6 +34,7 @@ local loss moves (measured against the exact path) is on the same page.
 import numpy as np
 
 from ..privacy._kmeans import nearest
+from ._local_loss import _distances
 
 __all__ = ["CellSums", "cell_sums", "cell_table", "shell_radii"]
 
@@ -117,10 +118,7 @@ class CellSums:
 
     def weights(self, Z, weight):
         """(q, C): every cell's weight ``alpha(||a_j - z|| + rho_s)`` at each query."""
-        Z = np.asarray(Z, dtype=float)
-        d2 = (np.einsum("qi,qi->q", Z, Z)[:, None] - 2.0 * Z @ self.anchors.T
-              + np.einsum("ji,ji->j", self.anchors, self.anchors)[None, :])
-        dist = np.sqrt(np.maximum(d2, 0.0))
+        dist = _distances(np.asarray(Z, dtype=float), self.anchors)  # (q, J)
         return weight(dist[:, self.anchor] + self.rho[None, :])
 
     def forms(self, Z, columns, offsets, *, weight, m):

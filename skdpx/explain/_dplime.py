@@ -835,11 +835,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         fit) rather than fail after the count's spend. Reads the ledger's
         public record only (``check`` records nothing).
         """
-        check = getattr(self.accountant, "check", None)
-        if check is None or not isinstance(self.accountant, PrivacyLedger):
+        if not isinstance(self.accountant, PrivacyLedger):
             return True
         try:
-            check(compose_events(self._anchor_event(self._anchor_budget_noise()),
+            self.accountant.check(compose_events(self._anchor_event(self._anchor_budget_noise()),
                                  gaussian_event(self._query_noise_multiplier(),
                                                 steps=self._query_steps())))
         except BudgetError:
@@ -1401,6 +1400,10 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return {"noise_multiplier": self.noise_multiplier_, "sensitivity": self.sensitivity_,
                 "radius": self.radius, "smoothness": _C / self.radius}
 
+    def _has_cells(self):
+        """Whether queries read per-cell sums (``approximation_="cells"``), never a row."""
+        return getattr(self, "_cells", None) is not None
+
     def _weight_function(self):
         """The weight ``alpha`` of the local loss, as a picklable function (for the workers)."""
         if self.kernel_width is None:
@@ -1417,7 +1420,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         before. Rows held as dask arrays: one pass over the workers'
         partitions (:func:`~skdpx.explain._parallel.local_forms`).
         """
-        if getattr(self, "_cells", None) is not None:  # per-cell sums: no row is read
+        if self._has_cells():  # per-cell sums: no row is read
             return self._cells.forms(Z, columns, offsets, weight=self._weight_function(),
                                      m=self._m)
         return local_forms(Z, columns, offsets, self._X, self._labels,
@@ -1433,7 +1436,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         (:func:`~skdpx.explain._dpgd.path_covariance_step`).
         """
         n_pieces = n_workers(self._X, len(Z), self.n_jobs)
-        if n_pieces > 1 and getattr(self, "_cells", None) is None:
+        if n_pieces > 1 and not self._has_cells():
             return dpgd_pieces(Z, columns, offsets, self._X, self._labels,
                                weight=self._weight_function(), m=self._m, prepare=self._rows,
                                noise=noise, commitment=commitment, n_pieces=n_pieces,
@@ -1446,8 +1449,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         """A context giving :meth:`_forms`, over parallel blocks of rows with ``n_jobs``."""
         return forms_in_blocks(self._X, self._labels, weight=self._weight_function(), m=self._m,
                                prepare=self._rows,
-                               n_jobs=1 if getattr(self, "_cells", None) is not None
-                               else self.n_jobs, forms=self._forms)
+                               n_jobs=1 if self._has_cells() else self.n_jobs,
+                               forms=self._forms)
 
     # ------------------------------------------------------------ reporting
 
