@@ -1,0 +1,58 @@
+"""The Spark backend of partition sums (issue 42, a start): a local[2] session."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+pd = pytest.importorskip("pandas")
+
+from skdpx.utils._dask import partition_sum  # noqa: E402
+from skdpx.utils._spark import is_spark_dataframe, spark_partition_sum  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (SparkSession.builder.master("local[2]").appName("skdpx-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "700")
+               .getOrCreate())
+    yield session
+    session.stop()
+
+
+def _stats(block, labels, *, edges):
+    """A histogram per column, sums and a Gram: what the estimators release."""
+    hist = np.stack([np.histogram(block[:, j], bins=edges)[0] for j in range(block.shape[1])])
+    return hist.astype(float), block.sum(axis=0), block.T @ block, labels @ block
+
+
+def test_spark_sums_equal_the_in_memory_sums(spark):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 4))
+    y = rng.uniform(-1, 1, size=5000)
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(label=y)
+    df = spark.createDataFrame(frame).repartition(5)
+    assert is_spark_dataframe(df) and not is_spark_dataframe(frame)
+    edges = np.linspace(-10, 10, 9)
+    got = spark_partition_sum(_stats, df, columns=list("abcd"), row_columns=["label"],
+                              edges=edges)
+    want = partition_sum(_stats, X, y, edges=edges)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-9)
+    assert got[0].sum() == 4 * 5000  # every row counted once
+
+
+def test_prepare_runs_in_the_executors_and_empty_frames_give_none(spark):
+    X = np.arange(40.0).reshape(20, 2)
+    df = spark.createDataFrame(pd.DataFrame(X, columns=["u", "v"]))
+    got = spark_partition_sum(lambda b: b.sum(axis=0), df, columns=["u", "v"],
+                              prepare=lambda b: np.clip(b, 0, 10))
+    np.testing.assert_array_equal(got, np.clip(X, 0, 10).sum(axis=0))
+    assert spark_partition_sum(lambda b: b.sum(axis=0), df.limit(0), columns=["u", "v"]) is None
