@@ -56,3 +56,24 @@ def test_prepare_runs_in_the_executors_and_empty_frames_give_none(spark):
                               prepare=lambda b: np.clip(b, 0, 10))
     np.testing.assert_array_equal(got, np.clip(X, 0, 10).sum(axis=0))
     assert spark_partition_sum(lambda b: b.sum(axis=0), df.limit(0), columns=["u", "v"]) is None
+
+
+def test_dp_kmeans_runs_on_spark_as_in_memory(spark):
+    # the engine-neutral sums: the privacy core's k-means on a SparkTable, noiseless,
+    # gives the in-memory centres (the same seeded initial draws, the same tables)
+    from skdpx.privacy import Commitment, gaussian_event, noise_source
+    from skdpx.privacy._kmeans import dp_lloyd
+    from skdpx.utils._spark import SparkTable
+
+    rng = np.random.default_rng(1)
+    X = np.clip(np.r_[rng.normal(0.25, 0.05, (600, 3)), rng.normal(0.7, 0.05, (600, 3))], 0, 1)
+    table = SparkTable(spark.createDataFrame(pd.DataFrame(X, columns=["a", "b", "c"]))
+                       .repartition(4), ["a", "b", "c"])
+    runs = []
+    for rows in (X, table):
+        with noise_source(0) as noise:
+            commitment = Commitment(gaussian_event(1e-9, steps=4), "test")
+            runs.append(dp_lloyd(rows, 3, 3, 1e-9, relation="add_or_remove", noise=noise,
+                                 commitment=commitment))
+    np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(runs[1][1], runs[0][1], rtol=1e-9, atol=1e-6)

@@ -116,7 +116,13 @@ def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
 
     Exact, not private: the caller releases the total through the privacy
     core.
+
+    A :class:`~skdpx.utils._spark.SparkTable` (issue 42) runs ``func`` in the
+    Spark executors, batch by batch, and adds the partial sums in a tree: the
+    same contract (its ``row_arrays`` are names of its row columns).
     """
+    if type(X).__name__ == "SparkTable":  # never imports pyspark otherwise
+        return X.partition_sum(func, *row_arrays, prepare=prepare, **kwargs)
     if not is_dask_collection(X):
         total = None
         for rows in row_slices(X.shape[0], X.shape[1]):

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["is_spark_dataframe", "spark_partition_sum"]
+__all__ = ["SparkTable", "is_spark_dataframe", "spark_partition_sum"]
 
 
 def is_spark_dataframe(X):
@@ -83,3 +83,29 @@ def spark_partition_sum(func, df, *, columns, row_columns=(), prepare=None, dept
     if parts.isEmpty():
         return None
     return parts.treeReduce(_add, depth=depth)
+
+
+class SparkTable:
+    """The private rows of a fit as a Spark DataFrame: its feature ``columns`` (numeric,
+    in this order) and the columns that go with each row (``row_columns``, e.g. labels).
+
+    What the engine-neutral sums take (:func:`skdpx.utils._dask.partition_sum`
+    dispatches on it): ``shape`` is ``(nan, len(columns))``, the number of rows
+    being private (counted, then released, by the privacy core only).
+    """
+
+    def __init__(self, df, columns, row_columns=()):
+        self.df, self.columns, self.row_columns = df, list(columns), list(row_columns)
+
+    @property
+    def shape(self):
+        return (float("nan"), len(self.columns))
+
+    def partition_sum(self, func, *row_arrays, prepare=None, **kwargs):
+        """``func`` summed over the rows; ``row_arrays``: names of ``row_columns``."""
+        for name in row_arrays:
+            if name not in self.row_columns:
+                raise TypeError(f"a row array of a SparkTable is one of its row_columns "
+                                f"{self.row_columns}, got {name!r}.")
+        return spark_partition_sum(func, self.df, columns=self.columns,
+                                   row_columns=list(row_arrays), prepare=prepare, **kwargs)
