@@ -88,7 +88,7 @@ from _run_record import commit, run_info, save, start, timed_methods
 
 from skdpx import DPLimeExplainer, PrivRecourse
 from skdpx.locally_linear import DPLocallyLinearClassifier
-from skdpx.utils._dask import partition_sum
+from skdpx.utils._engine import partition_sum
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
 D = 20

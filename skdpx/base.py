@@ -44,7 +44,7 @@ from .privacy._estimator import _GIVEN_ROW_COUNT, _n_samples
 from .utils._blackbox import call_checked, spent_after_commit
 # every fit checks its memory and is_dask_collection: imported here (both small,
 # numpy and the standard library only), not in a process's first fit (issue 41)
-from .utils._dask import is_dask_collection
+from .utils._engine import is_distributed
 from .utils._memory import check_fit_memory
 from .utils._stacklevel import _outside_stacklevel
 
@@ -294,7 +294,7 @@ class DPEstimator(SpendReportMixin, BaseEstimator, metaclass=ABCMeta):
         rows stay in the workers).
         """
         per_row = self._row_memory(data)
-        if per_row is None or is_dask_collection(X) or is_dask_collection(getattr(data, "X", None)):
+        if per_row is None or is_distributed(X) or is_distributed(getattr(data, "X", None)):
             return
         spent = (f"The DP row count (epsilon {count.epsilon:.4g}) was spent; nothing else was."
                  if count.private else "Nothing was spent.")

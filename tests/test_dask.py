@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from skdpx.privacy._kmeans import histograms, lloyd_table
-from skdpx.utils._dask import is_dask_collection, partition_sum
+from skdpx.utils._dask import is_dask_collection
+from skdpx.utils._engine import partition_sum
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")

@@ -24,7 +24,7 @@ from skdpx.privacy._bounds import octave_counts
 from skdpx.privacy._kmeans import histograms, lloyd_table
 from skdpx.utils import _chunks, _memory
 from skdpx.utils._validation import UnitCubeRows
-from skdpx.utils._dask import partition_sum
+from skdpx.utils._engine import partition_sum
 
 pd = pytest.importorskip("pandas")
 

@@ -9,8 +9,8 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 pd = pytest.importorskip("pandas")
 
-from skdpx.utils._dask import partition_sum  # noqa: E402
-from skdpx.utils._spark import is_spark_dataframe, spark_partition_sum  # noqa: E402
+from skdpx.utils._engine import partition_sum  # noqa: E402
+from skdpx.utils._spark import ReadColumns, SparkTable, is_spark_dataframe  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +27,10 @@ def spark():
     session.stop()
 
 
+def _table(df, columns, ravel=False):
+    return SparkTable(df, ReadColumns(columns, ravel=ravel), None if ravel else len(columns))
+
+
 def _stats(block, labels, *, edges):
     """A histogram per column, sums and a Gram: what the estimators release."""
     hist = np.stack([np.histogram(block[:, j], bins=edges)[0] for j in range(block.shape[1])])
@@ -41,8 +45,8 @@ def test_spark_sums_equal_the_in_memory_sums(spark):
     df = spark.createDataFrame(frame).repartition(5)
     assert is_spark_dataframe(df) and not is_spark_dataframe(frame)
     edges = np.linspace(-10, 10, 9)
-    got = spark_partition_sum(_stats, df, columns=list("abcd"), row_columns=["label"],
-                              edges=edges)
+    got = partition_sum(_stats, _table(df, list("abcd")), _table(df, ["label"], ravel=True),
+                        edges=edges)
     want = partition_sum(_stats, X, y, edges=edges)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-9)
@@ -52,10 +56,10 @@ def test_spark_sums_equal_the_in_memory_sums(spark):
 def test_prepare_runs_in_the_executors_and_empty_frames_give_none(spark):
     X = np.arange(40.0).reshape(20, 2)
     df = spark.createDataFrame(pd.DataFrame(X, columns=["u", "v"]))
-    got = spark_partition_sum(lambda b: b.sum(axis=0), df, columns=["u", "v"],
-                              prepare=lambda b: np.clip(b, 0, 10))
+    got = partition_sum(lambda b: b.sum(axis=0), _table(df, ["u", "v"]),
+                        prepare=lambda b: np.clip(b, 0, 10))
     np.testing.assert_array_equal(got, np.clip(X, 0, 10).sum(axis=0))
-    assert spark_partition_sum(lambda b: b.sum(axis=0), df.limit(0), columns=["u", "v"]) is None
+    assert partition_sum(lambda b: b.sum(axis=0), _table(df.limit(0), ["u", "v"])) is None
 
 
 def test_dp_kmeans_runs_on_spark_as_in_memory(spark):
@@ -63,12 +67,10 @@ def test_dp_kmeans_runs_on_spark_as_in_memory(spark):
     # gives the in-memory centres (the same seeded initial draws, the same tables)
     from skdpx.privacy import Commitment, gaussian_event, noise_source
     from skdpx.privacy._kmeans import dp_lloyd
-    from skdpx.utils._spark import SparkTable
-
     rng = np.random.default_rng(1)
     X = np.clip(np.r_[rng.normal(0.25, 0.05, (600, 3)), rng.normal(0.7, 0.05, (600, 3))], 0, 1)
-    table = SparkTable(spark.createDataFrame(pd.DataFrame(X, columns=["a", "b", "c"]))
-                       .repartition(4), ["a", "b", "c"])
+    table = _table(spark.createDataFrame(pd.DataFrame(X, columns=["a", "b", "c"]))
+                   .repartition(4), ["a", "b", "c"])
     runs = []
     for rows in (X, table):
         with noise_source(0) as noise:

@@ -148,7 +148,7 @@ class CellSums:
 
 def cell_sums(X, labels, *, anchors, radii, prepare=None):
     """:class:`CellSums` of all the rows: one pass (blocks in memory, partitions on Dask)."""
-    from ..utils._dask import partition_sum
+    from ..utils._engine import partition_sum
 
     table = partition_sum(cell_table, X, labels, prepare=prepare, anchors=anchors, radii=radii)
     return CellSums(anchors, radii, table)

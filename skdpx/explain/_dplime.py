@@ -40,7 +40,7 @@ from ..privacy import (
 )
 from ..utils._stacklevel import _outside_stacklevel
 from ..utils._validation import UnitCubeRows
-from ..utils._dask import is_dask_collection, refuse_dask_queries
+from ..utils._engine import is_distributed, persist, refuse_distributed_queries
 from ..utils._blackbox import BlackBoxOutputError, spent_after_commit
 from ..utils._tables import validate_table
 from ..privacy._kmeans import dp_lloyd, table_sensitivity
@@ -53,8 +53,8 @@ from ._outputs import (
     resolve_output,
     unit_scale,
 )
-from ._parallel import (dask_labels, dpgd_pieces, forms_in_blocks, local_forms, n_workers,
-                        persist as _persist)
+from ._parallel import (dpgd_pieces, engine_labels, forms_in_blocks, local_forms,
+                        n_workers)
 from ._strategies import answer, interactive, record, withhold
 from ._weights import gradient_sensitivity, kernel_weight, stable_weight
 
@@ -590,8 +590,8 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
     ('regression', [None, None])
     """
 
-    #: fit takes a dask array or DataFrame (skdpx.utils._tables.validate_table)
-    _accepts_dask = True
+    #: fit takes Dask and Spark data (skdpx.utils._tables.validate_table)
+    _accepts_distributed = True
 
     #: fit releases only its count and bounds; the answers spend (_plan_queries) and
     #: are scored on public queries (DPLimeFidelity)
@@ -736,7 +736,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                                   y_numeric=True)
             # a label that is missing or not a number is neutral (0), never refused
             # (skdpx.explain._outputs.row_labels): only y's public dtype is checked
-            if is_dask_collection(y):
+            if is_distributed(y):
                 if y.dtype.kind not in "biuf":
                     raise ValueError("y must be numeric: the labels explained when "
                                      "estimator=None.")
@@ -1099,12 +1099,13 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         X, y, output = data.X, data.y, data.extra["output"]
         kind, classes, output_bounds = output
         lower, upper = plan.bounds.release(X, noise=noise, commitment=commitment)
-        if is_dask_collection(X):
+        if is_distributed(X):
             # a missing or infinite value: the bounds' midpoint (a rule on its cell
-            # alone); scaled and labelled in the workers, and kept there
+            # alone); scaled and labelled in the workers (executors), and kept there
             X = fill_nonfinite(X, lower, upper)
-            self._X, self._labels = _persist(BoundsScaler(lower, upper).transform(X),
-                                             self._dask_labels(X, y, output))
+            self._X, self._labels = persist(
+                BoundsScaler(lower, upper).transform(X),
+                engine_labels(X, y, output, estimator=self.estimator, schema=self.schema_))
             self._rows = None
         else:
             # the black box gets rows of the kind it was fitted on (DataFrame columns,
@@ -1163,10 +1164,6 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
                 lambda idx, block=block: self.schema_.decode(block[idx]), len(block),
                 None if y is None else y[rows]))
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
-
-    def _dask_labels(self, X, y, output):
-        """The rows' labels (m, K), a lazy dask array computed in the workers (see ``_parallel``)."""
-        return dask_labels(X, y, output, estimator=self.estimator, schema=self.schema_)
 
     def _query_targets(self, X, target_class):
         """Per query (encoded input units): label column, offset, class explained.
@@ -1240,7 +1237,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         however it ends (unless ``store_fit_queries``).
         """
         check_is_fitted(self)
-        refuse_dask_queries(self, X)
+        refuse_distributed_queries(self, X)
         X = validate_table(self, X, reset=False)  # encoded
         X = fill_nonfinite(X, *self.bounds_)  # a missing value: the bounds' midpoint
         scaler = self._scaler()
@@ -1304,7 +1301,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         -------
         ndarray of shape (m, n_features)
         """
-        refuse_dask_queries(self, X)  # before fit, which may spend on DP bounds
+        refuse_distributed_queries(self, X)  # before fit, which may spend on DP bounds
         warnings.warn(
             "fit_transform explains the rows of the explanation dataset themselves: the DP "
             "guarantee takes the queries as public points, and these are the protected rows. "
@@ -1356,7 +1353,7 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
         return released
 
     def __getstate__(self):
-        if is_dask_collection(getattr(self, "_X", None)):
+        if is_distributed(getattr(self, "_X", None)):
             # refused, never computed: the rows live in the Dask cluster (persisted,
             # tied to this client), and the graph of a dask array may hold its source
             raise TypeError(

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..privacy import gaussian_event
-from ..utils._dask import is_dask_collection, partition_sum
+from ..utils._engine import is_distributed, map_blocks, partition_sum, rows_like
 from ._dpgd import dpgd_explain
 from ._local_loss import blocked_sums
 from ._outputs import private_row_labels, row_labels
@@ -74,7 +74,7 @@ def local_forms(Z, columns, offsets, X, labels, *, weight, m, prepare=None):
     once; the workers return the sums, divided by m here. Rows in memory:
     read here, block by block (``prepare``).
     """
-    if is_dask_collection(X):
+    if is_distributed(X):
         H, g, _ = partition_sum(
             _batch_sums, X, labels, queries=np.asarray(Z, dtype=float),
             columns=np.asarray(columns), offset=offsets, weight=weight)
@@ -192,46 +192,16 @@ def _batch_sums(X, labels, *, queries, columns, weight, offset, prepare=None):
     return H, g, s
 
 
-def dask_labels(X, y, output, *, estimator, schema):
-    """The rows' labels (m, K) as a lazy dask array with ``X``'s row chunks.
+def engine_labels(X, y, output, *, estimator, schema):
+    """The rows' labels (m, K), lazily, on the engine that holds ``X`` (same rows).
 
-    The black box runs on each partition's rows in the workers (it is
-    shipped there); given labels (``estimator=None``) are mapped there
-    too, a numpy ``y`` first split into ``X``'s row chunks.
+    The black box runs on each partition's rows in the workers or
+    executors (it is shipped there); given labels (``estimator=None``) are
+    mapped there too.
     """
-    import dask.array as da
-
     kind, classes, bounds = output
-    rows = X.chunks[0]
     if kind == "labels":
-        if not is_dask_collection(y):
-            y = da.from_array(np.asarray(y, dtype=np.float64), chunks=(rows,))
-        return y.rechunk({0: rows}).map_blocks(
-            _block_given_labels, bounds=bounds, dtype=np.float64, new_axis=1,
-            chunks=(rows, (1,)), meta=np.empty((0, 0)))
+        return map_blocks(_block_given_labels, rows_like(y, X), n_columns=1, bounds=bounds)
     n_columns = 1 if classes is None else len(classes)
-    return X.rechunk({1: -1}).map_blocks(
-        _block_labels, explained=output, estimator=estimator, schema=schema,
-        dtype=np.float64, chunks=(rows, (n_columns,)), meta=np.empty((0, 0)))
-
-
-def persist(*arrays):
-    """The dask arrays computed and kept in the workers' memory (``persist``).
-
-    On a distributed client, waits until they are there and raises a task's
-    error (e.g. the black box failing on a partition) here, in ``fit``.
-    """
-    import dask
-
-    arrays = dask.persist(*arrays)
-    try:
-        from distributed import futures_of, wait
-    except ImportError:  # the local scheduler: persist computed them already
-        return arrays
-    futures = futures_of(arrays)
-    if futures:
-        wait(futures)
-        for future in futures:
-            if future.status == "error":
-                future.result()  # raises the task's exception
-    return arrays
+    return map_blocks(_block_labels, X, n_columns=n_columns, explained=output,
+                      estimator=estimator, schema=schema)

@@ -138,7 +138,7 @@ def octave_histograms(X, *, noise_multiplier, relation, noise, commitment, colum
     """
     # (skdpx.utils imports the privacy core)
     from ..utils._chunks import TakeColumns
-    from ..utils._dask import partition_sum
+    from ..utils._engine import partition_sum
 
     if columns is None:
         d, take = X.shape[1], None
@@ -254,11 +254,11 @@ class FitBounds:
         if self.declared:
             return self.lower.copy(), self.upper.copy()
         est = self.estimated
-        from ..utils._dask import is_dask_collection
+        from ..utils._engine import is_distributed
 
-        # a dask array stays in the workers; in memory the columns are selected
+        # rows on an engine stay there; in memory the columns are selected
         # block by block (no copy of X)
-        X = X if is_dask_collection(X) else np.asarray(X)
+        X = X if is_distributed(X) else np.asarray(X)
         lower, upper = histogram_bounds(X, noise_multiplier=self.noise_multiplier,
                                         relation=self.relation, noise=noise,
                                         commitment=commitment,

@@ -47,13 +47,11 @@ def _n_samples(X, data):
     (``data.X``, chunk sizes known), else of ``X`` with its chunk sizes
     computed (a count per partition; no value reaches the client).
     """
-    from ..utils._dask import as_dask_array, is_dask_collection
+    from ..utils._engine import exact_rows, is_distributed
 
-    if is_dask_collection(X):
+    if is_distributed(X):
         Z = getattr(data, "X", None)
-        if is_dask_collection(Z) and not np.isnan(Z.shape[0]):
-            return int(Z.shape[0])
-        return int(as_dask_array(X, dtype=None).shape[0])
+        return exact_rows(Z if is_distributed(Z) else X)
     # validated: a sequence, an array, a DataFrame, or an array-like
     return (X.shape[0] if hasattr(X, "shape") and len(X.shape) == 2
             else len(X) if hasattr(X, "__len__") else np.asarray(X).shape[0])

@@ -52,7 +52,7 @@ import numpy as np
 
 from ._ledger import check_relation
 from ._mechanisms import gaussian_release
-from ..utils._dask import partition_sum
+from ..utils._engine import partition_sum
 
 __all__ = [
     "cluster_marginals_table", "dp_cluster_marginals", "dp_lloyd", "init_sensitivity",

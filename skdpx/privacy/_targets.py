@@ -7,7 +7,7 @@ In the privacy core because the label set is public or read with a
 import numpy as np
 
 from ..utils._blackbox import probe_black_box
-from ..utils._dask import is_dask_collection
+from ..utils._engine import is_distributed
 from ..utils._tables import num_rows, validate_table
 from ._validation import check_classes
 
@@ -86,7 +86,7 @@ def check_ignored_y(estimator, X, y):
     """
     if y is None:
         return
-    if is_dask_collection(X) or is_dask_collection(y):
+    if is_distributed(X) or is_distributed(y):
         return  # (partitions: lengths are not known without computing them)
     try:
         n_x, n_y = num_rows(X), num_rows(y)

@@ -29,7 +29,7 @@ from ..privacy import (
     gaussian_event,
 )
 from ..utils._validation import UnitCubeRows
-from ..utils._dask import is_dask_collection, refuse_dask_queries
+from ..utils._engine import is_distributed, refuse_distributed_queries
 from ..utils._tables import validate_table
 from ..privacy._kmeans import dp_lloyd, table_sensitivity
 from ..privacy._targets import validate_classes
@@ -385,8 +385,8 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
     2.0
     """
 
-    #: fit takes a dask array or DataFrame (skdpx.utils._tables.validate_table)
-    _accepts_dask = True
+    #: fit takes Dask and Spark data (skdpx.utils._tables.validate_table)
+    _accepts_distributed = True
 
     #: a private search scores it with DPRecourseScore by default
     _dp_capabilities = DPCapabilities(default_scoring="recourse")
@@ -533,7 +533,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
 
     def _validate_fit(self, X, y):
         """Everything checked before the spend is committed (validation only)."""
-        if is_dask_collection(X) and self.estimator is None:
+        if is_distributed(X) and self.estimator is None:
             raise ValueError(
                 "PrivRecourse with a dask X needs a fitted black box as estimator=...: "
                 "with estimator=None it would train its DP logistic regression with DP-SGD, "
@@ -773,7 +773,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         """Encoded queries, clipped to the public bounds, their unit-cube image, and
         whether the black box already gives each the favourable class."""
         check_is_fitted(self)
-        refuse_dask_queries(self, X)
+        refuse_distributed_queries(self, X)
         X = validate_table(self, X, reset=False)
         lower, upper = self.bounds_
         X = fill_nonfinite(X, lower, upper)  # a missing value: the bounds' midpoint
@@ -1220,7 +1220,7 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         answered in memory (fit on the dask collection, then transform
         in-memory queries).
         """
-        refuse_dask_queries(self, X)
+        refuse_distributed_queries(self, X)
         return self.fit(X, y, **fit_params).transform(X)
 
     def transform(self, X):

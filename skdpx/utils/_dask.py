@@ -16,11 +16,10 @@ import sys
 
 import numpy as np
 
-# in-memory sums read numpy rows in its blocks: a module of numpy only, imported
-# with this one rather than in a process's first fit (issue 41)
-from ._chunks import row_slices
+from ._engine import add_sums, prepared_call
 
-__all__ = ["as_dask_array", "is_dask_collection", "partition_sum", "refuse_dask_queries"]
+__all__ = ["as_dask_array", "dask_map_blocks", "dask_partition_sum", "dask_persist",
+           "is_dask_collection"]
 
 
 def is_dask_collection(X):
@@ -60,17 +59,6 @@ def as_dask_array(X, dtype=float):
     return X.rechunk({1: -1})
 
 
-def refuse_dask_queries(estimator, X):
-    """Raise TypeError for Dask queries: explanations are answered in memory.
-
-    Called before anything is spent (``fit_transform`` checks first).
-    """
-    if is_dask_collection(X):
-        raise TypeError(
-            f"{type(estimator).__name__} answers queries in memory: pass them as a numpy "
-            "array or a pandas DataFrame (e.g. X.compute() for a few public points).")
-
-
 def _tree_sum(parts, split_every=8):
     from dask import delayed
 
@@ -83,76 +71,61 @@ def _tree_sum(parts, split_every=8):
 def _sum_all(*parts):
     total = parts[0]
     for p in parts[1:]:
-        total = _add(total, p)
+        total = add_sums(total, p)
     return total
 
 
-def _add(a, b):
-    if isinstance(a, tuple):
-        return tuple(_add(x, y) for x, y in zip(a, b))
-    return a + b
+def dask_partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
+    """:func:`~skdpx.utils._engine.partition_sum` on a dask ``X``.
 
-
-def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
-    """``func`` summed over the row blocks of ``X`` (and of ``row_arrays``).
-
-    ``func(X_block, *row_blocks, **kwargs)`` must return an array (or a tuple
-    of arrays) whose sum over any split of the rows is the value on all rows,
-    e.g. counts or sums over rows. ``prepare`` (optional, picklable) maps a
-    block of ``X``'s rows to what ``func`` takes (e.g.
-    :class:`~skdpx.utils._validation.UnitCubeRows`: missing values filled,
-    clipped and scaled), block by block, so that no prepared copy of the
-    whole ``X`` is ever made.
-
-    For a numpy ``X``, ``func`` runs on consecutive blocks of rows
-    (:func:`~skdpx.utils._chunks.row_slices`: a fixed number of rows from
-    the width only) and the results are added: the memory is X plus one
-    block's temporaries. For a dask array, ``func`` (after ``prepare``) runs
-    in the workers on each block of rows (``row_arrays`` are dask arrays or
-    Series with the same row chunks, or numpy arrays split to match) and
-    the partial results are added in a tree; the client receives only the
-    total, as numpy. Either way the total equals ``func`` on all the
-    (prepared) rows up to floating-point summation order.
-
-    Exact, not private: the caller releases the total through the privacy
-    core.
-
-    A :class:`~skdpx.utils._spark.SparkTable` (issue 42) runs ``func`` in the
-    Spark executors, batch by batch, and adds the partial sums in a tree: the
-    same contract (its ``row_arrays`` are names of its row columns).
+    ``func`` (after ``prepare``) runs in the workers on each block of rows
+    (``row_arrays`` are dask arrays or Series with the same row chunks, or
+    numpy arrays split to match) and the partial results are added in a
+    tree; the client receives only the total, as numpy.
     """
-    if type(X).__name__ == "SparkTable":  # never imports pyspark otherwise
-        return X.partition_sum(func, *row_arrays, prepare=prepare, **kwargs)
-    if not is_dask_collection(X):
-        total = None
-        for rows in row_slices(X.shape[0], X.shape[1]):
-            part = _prepared_call(func, prepare, _take_rows(X, rows),
-                                  *[_take_rows(a, rows) for a in row_arrays], **kwargs)
-            total = part if total is None else _add(total, part)
-        return total
     import dask
 
     X = as_dask_array(X)
     chunks = X.chunks[0]
     blocks = X.to_delayed().ravel()
     others = [_row_blocks(a, chunks) for a in row_arrays]
-    call = dask.delayed(_prepared_call, pure=True)
+    call = dask.delayed(prepared_call, pure=True)
     parts = [call(func, prepare, b, *[o[i] for o in others], **kwargs)
              for i, b in enumerate(blocks)]
     (total,) = dask.compute(_tree_sum(parts))
     return total
 
 
-def _take_rows(a, rows):
-    """The rows ``rows`` (a slice) of an array or a pandas object (a view where possible)."""
-    return a.iloc[rows] if hasattr(a, "iloc") else a[rows]
+def dask_map_blocks(func, X, *, n_columns=None, **kwargs):
+    """:func:`~skdpx.utils._engine.map_blocks` on a dask array (lazy, the same row chunks)."""
+    if X.ndim == 1:  # one value per row (labels) to a (rows, n_columns) block
+        return X.map_blocks(func, dtype=np.float64, new_axis=1, meta=np.empty((0, 0)),
+                            chunks=(X.chunks[0], (int(n_columns or 1),)), **kwargs)
+    X = X.rechunk({1: -1})
+    chunks = None if n_columns is None else (X.chunks[0], (int(n_columns),))
+    return X.map_blocks(func, dtype=np.float64, chunks=chunks, meta=np.empty((0, 0)), **kwargs)
 
 
-def _prepared_call(func, prepare, block, *row_blocks, **kwargs):
-    """``func`` on one block of rows, prepared first (in a worker, or in memory)."""
-    if prepare is not None:
-        block = prepare(block)
-    return func(block, *row_blocks, **kwargs)
+def dask_persist(*arrays):
+    """The dask arrays computed and kept in the workers' memory (``persist``).
+
+    On a distributed client, waits until they are there and raises a task's
+    error (e.g. the black box failing on a partition) here, in ``fit``.
+    """
+    import dask
+
+    arrays = dask.persist(*arrays)
+    try:
+        from distributed import futures_of, wait
+    except ImportError:  # the local scheduler: persist computed them already
+        return arrays
+    futures = futures_of(arrays)
+    if futures:
+        wait(futures)
+        for future in futures:
+            if future.status == "error":
+                future.result()  # raises the task's exception
+    return arrays
 
 
 def _row_blocks(a, chunks):

@@ -1,23 +1,35 @@
-"""Spark DataFrames in ``fit``: exact statistics as sums over partitions (issue 42, a start).
+"""The Spark backend of the engine-neutral sums (:mod:`skdpx.utils._engine`).
 
-The same contract as :func:`skdpx.utils._dask.partition_sum`: ``func`` is the
-function the in-memory path applies to a block of rows; each Spark task
-applies it to the Arrow batches of its partition (``mapInPandas``), the
-partial results are added in a tree (``treeReduce``), and only the exact
-total reaches the driver, where the privacy core adds the noise. No row is
-collected to the driver; no noise is drawn in an executor.
+A fit's private rows on Spark are a :class:`SparkTable`: a Spark DataFrame
+and how each batch of its rows becomes a float block (the public schema's
+encoding, then per-row steps such as fill, clip and scale, or the black
+box's labels). Nothing is computed when a table is made or mapped: each
+sum is one pass in which every Spark task reads the Arrow batches of its
+partition (``mapInPandas``), applies the same per-block function the
+in-memory path applies to its blocks, and returns one pickled partial sum
+(a few kilobytes whatever the partition's size); the partial sums are
+added in a tree (``treeAggregate``), and only the exact total reaches the
+driver, where the privacy core adds the noise. No row is collected to the
+driver; no noise is drawn in an executor.
 
 pyspark is optional (the ``spark`` extra): nothing here imports it unless
 the caller passed a Spark DataFrame. The executors must run a Python with
-skdpx, numpy and pandas (``PYSPARK_PYTHON``).
+skdpx, numpy, pandas and pyarrow (``PYSPARK_PYTHON``).
 """
 
+import itertools
 import pickle
 import sys
+from functools import partial
 
 import numpy as np
 
-__all__ = ["SparkTable", "is_spark_dataframe", "spark_partition_sum"]
+from ._engine import add_sums, prepared_call
+
+__all__ = ["ReadColumns", "SparkTable", "is_spark", "is_spark_dataframe",
+           "spark_partition_sum", "spark_persist"]
+
+_PERSISTED = itertools.count()
 
 
 def is_spark_dataframe(X):
@@ -29,83 +41,171 @@ def is_spark_dataframe(X):
     return isinstance(X, DataFrame)
 
 
-def _add(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if isinstance(a, tuple):
-        return tuple(_add(x, y) for x, y in zip(a, b))
-    return a + b
+def is_spark(X):
+    """Whether ``X`` is a Spark DataFrame or a :class:`SparkTable`."""
+    return isinstance(X, SparkTable) or is_spark_dataframe(X)
 
 
-def _partition_sums(func, columns, row_columns, prepare, kwargs):
+class ReadColumns:
+    """A batch's ``columns`` as a float64 block (1-D for ``ravel``; picklable)."""
+
+    def __init__(self, columns, ravel=False, dtype=np.float64):
+        self.columns, self.ravel, self.dtype = list(columns), bool(ravel), dtype
+
+    def __call__(self, frame):
+        block = frame[self.columns].to_numpy(dtype=self.dtype)
+        return block[:, 0] if self.ravel else block
+
+
+class SparkTable:
+    """Rows of a Spark DataFrame as a lazily computed array (what a fit sums over).
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        The rows (never collected).
+    read : callable
+        Picklable: a pandas batch of ``df``'s rows (``read.columns`` of
+        them) to a float block, row by row (e.g. the public schema's
+        encoding, :class:`ReadColumns`).
+    n_columns : int or None
+        The block's width (``None``: 1-D blocks, e.g. labels).
+    steps : tuple of callables
+        Per-row maps applied to each block after ``read`` (:meth:`map`).
+
+    ``shape`` is ``(nan, n_columns)``: the number of rows is private (only the
+    privacy core reads it, :func:`~skdpx.utils._engine.exact_rows`). Tables
+    made from the same ``df`` hold the same rows in the same order: a sum
+    reads them together, batch by batch.
+    """
+
+    def __init__(self, df, read, n_columns, steps=()):
+        self.df, self.read, self.n_columns, self.steps = df, read, n_columns, tuple(steps)
+
+    @property
+    def shape(self):
+        return (float("nan"),) if self.n_columns is None else (float("nan"), self.n_columns)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def block(self, frame):
+        """This table's block of a pandas batch of ``df``'s rows."""
+        block = self.read(frame)
+        for step in self.steps:
+            block = step(block)
+        return block
+
+    def map(self, func, n_columns=None, **kwargs):
+        """A table of the same rows, ``func(block, **kwargs)`` applied to each block (lazy)."""
+        width = self.n_columns if n_columns is None else int(n_columns)
+        return SparkTable(self.df, self.read, width, self.steps + (partial(func, **kwargs),))
+
+    def __repr__(self):
+        return f"SparkTable(n_columns={self.n_columns}, steps={len(self.steps)})"
+
+    def __getstate__(self):
+        # what an executor receives has no DataFrame (the driver's handle on the rows)
+        if self.df is not None:
+            raise TypeError("a SparkTable refers to a Spark DataFrame of private rows held by "
+                            "a Spark session: it cannot be pickled or copied.")
+        return self.__dict__
+
+
+def _columns(tables):
+    """The union of the source columns the tables read (in ``df``'s order)."""
+    wanted = set()
+    for t in tables:
+        wanted.update(t.read.columns)
+    return [c for c in tables[0].df.columns if c in wanted]
+
+
+def _same_rows(X, row_arrays):
+    for a in row_arrays:
+        if not isinstance(a, SparkTable) or a.df is not X.df:
+            raise TypeError("the row arrays summed with a SparkTable must be tables of the "
+                            "same Spark DataFrame (the same rows, in the same order).")
+
+
+def _partition_sums(func, X, row_arrays, prepare, kwargs):
     """The function each task runs: ``func``'s sum over its Arrow batches, pickled.
 
-    One output row per partition (none for an empty one): the pickled sum,
-    a few kilobytes whatever the partition's size.
+    One output row per partition (none for an empty one): the pickled sum.
     """
     import pandas as pd
 
     def run(batches):
         total = None
         for frame in batches:
-            block = frame[columns].to_numpy(dtype=np.float64)
-            if prepare is not None:
-                block = prepare(block)
-            others = [frame[c].to_numpy() for c in row_columns]
-            total = _add(total, func(block, *others, **kwargs))
+            if len(frame) == 0:
+                continue
+            part = prepared_call(func, prepare, X.block(frame),
+                                 *[a.block(frame) for a in row_arrays], **kwargs)
+            total = add_sums(total, part)
         if total is not None:
             yield pd.DataFrame({"part": [pickle.dumps(total, protocol=pickle.HIGHEST_PROTOCOL)]})
 
     return run
 
 
-def spark_partition_sum(func, df, *, columns, row_columns=(), prepare=None, depth=2,
-                        **kwargs):
-    """``func`` summed over the rows of a Spark DataFrame (numeric ``columns``).
+def _unpickle(row):
+    return pickle.loads(row.part)
 
-    ``func(block, *row_blocks, **kwargs)``: ``block`` a (b, len(columns))
-    float64 array of a batch of rows (after ``prepare``), ``row_blocks``
-    the same rows of ``row_columns`` (e.g. the labels); it must return an
-    array (or a tuple of arrays) whose sum over any split of the rows is
-    its value on all rows. Returns that total, as numpy, in the driver:
-    only one pickled partial sum per partition leaves an executor, and they
-    are added in a tree of ``depth``. Exact, not private: the caller releases
-    the total through the privacy core. ``None`` for a DataFrame without
-    rows.
+
+def spark_partition_sum(func, X, *row_arrays, prepare=None, depth=2, **kwargs):
+    """:func:`~skdpx.utils._engine.partition_sum` on a :class:`SparkTable`.
+
+    Every task sums ``func`` over the batches of its partition; one pickled
+    partial sum per partition leaves an executor, and they are added in a
+    tree of ``depth`` (``treeAggregate``). Returns the total, as numpy, in
+    the driver (``None`` for a DataFrame without rows).
     """
-    columns, row_columns = list(columns), list(row_columns)
-    parts = (df.select(*columns, *row_columns)
-             .mapInPandas(_partition_sums(func, columns, row_columns, prepare, kwargs),
+    _same_rows(X, row_arrays)
+    tables = (X, *row_arrays)
+    # the tables are shipped inside the function (cloudpickle), without their DataFrame
+    light = [SparkTable(None, t.read, t.n_columns, t.steps) for t in tables]
+    parts = (X.df.select(*_columns(tables))
+             .mapInPandas(_partition_sums(func, light[0], light[1:], prepare, kwargs),
                           schema="part binary")
-             .rdd.map(lambda row: pickle.loads(row.part)))
-    if parts.isEmpty():
-        return None
-    return parts.treeReduce(_add, depth=depth)
+             .rdd.map(_unpickle))
+    return parts.treeAggregate(None, add_sums, add_sums, depth=depth)
 
 
-class SparkTable:
-    """The private rows of a fit as a Spark DataFrame: its feature ``columns`` (numeric,
-    in this order) and the columns that go with each row (``row_columns``, e.g. labels).
+def _persisted_blocks(tables, names):
+    """The function of the persisting pass: every table's block, as named double columns."""
+    import pandas as pd
 
-    What the engine-neutral sums take (:func:`skdpx.utils._dask.partition_sum`
-    dispatches on it): ``shape`` is ``(nan, len(columns))``, the number of rows
-    being private (counted, then released, by the privacy core only).
+    def run(batches):
+        for frame in batches:
+            out = {}
+            for t, cols in zip(tables, names):
+                block = np.asarray(t.block(frame), dtype=np.float64).reshape(len(frame), -1)
+                out.update({c: block[:, j] for j, c in enumerate(cols)})
+            yield pd.DataFrame(out, columns=[c for cols in names for c in cols])
+
+    return run
+
+
+def spark_persist(*tables):
+    """The tables (of one DataFrame) computed in one pass into a cached DataFrame.
+
+    The blocks (e.g. the scaled rows and the black box's labels) are
+    written as double columns of a new DataFrame, cached by Spark in the
+    executors (memory, spilled to disk) and materialized now (a "noop"
+    write: nothing reaches the driver), so that an error in a task (the
+    black box failing on a partition) is raised here. Returns tables
+    reading those columns.
     """
-
-    def __init__(self, df, columns, row_columns=()):
-        self.df, self.columns, self.row_columns = df, list(columns), list(row_columns)
-
-    @property
-    def shape(self):
-        return (float("nan"), len(self.columns))
-
-    def partition_sum(self, func, *row_arrays, prepare=None, **kwargs):
-        """``func`` summed over the rows; ``row_arrays``: names of ``row_columns``."""
-        for name in row_arrays:
-            if name not in self.row_columns:
-                raise TypeError(f"a row array of a SparkTable is one of its row_columns "
-                                f"{self.row_columns}, got {name!r}.")
-        return spark_partition_sum(func, self.df, columns=self.columns,
-                                   row_columns=list(row_arrays), prepare=prepare, **kwargs)
+    X = tables[0]
+    _same_rows(X, tables[1:])
+    tag = next(_PERSISTED)
+    names = [[f"_p{tag}_{i}_{j}" for j in range(1 if t.n_columns is None else t.n_columns)]
+             for i, t in enumerate(tables)]
+    light = [SparkTable(None, t.read, t.n_columns, t.steps) for t in tables]
+    schema = ", ".join(f"{c} double" for cols in names for c in cols)
+    df = X.df.select(*_columns(tables)).mapInPandas(_persisted_blocks(light, names), schema)
+    df = df.persist()
+    df.write.format("noop").mode("overwrite").save()
+    return tuple(SparkTable(df, ReadColumns(cols, ravel=t.n_columns is None), t.n_columns)
+                 for t, cols in zip(tables, names))

@@ -19,8 +19,10 @@ from sklearn.utils.validation import column_or_1d
 
 from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_float
 from ._dask import as_dask_array, is_dask_collection
+from ._engine import engine, is_distributed
 
-__all__ = ["TableSchema", "num_rows", "validate_dask_table", "validate_table"]
+__all__ = ["TableSchema", "num_rows", "validate_dask_table", "validate_spark_table",
+           "validate_table"]
 
 
 def _all_numeric(X):
@@ -316,15 +318,19 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
     y : validated ``y``, only when given (``None`` is refused as
         scikit-learn's ``validate_data`` refuses it)
     """
-    if is_dask_collection(X) or is_dask_collection(y):
-        if not getattr(estimator, "_accepts_dask", False):
+    if is_distributed(X) or is_distributed(y):
+        kind = engine(X) if is_distributed(X) else engine(y)
+        if not getattr(estimator, "_accepts_distributed", False):
             # refused before anything is computed or spent (no row, no label
             # reaches the client)
             raise TypeError(
-                f"{type(estimator).__name__} does not accept Dask collections: its DP-SGD "
-                "training (or its algorithm) needs the rows in memory. Dask data are accepted "
-                "in fit by DPLimeExplainer and by PrivRecourse with a fitted black box "
-                "(see the docs' 'Scaling out with Dask').")
+                f"{type(estimator).__name__} does not accept {kind.capitalize()} data: its "
+                "algorithm needs the rows in memory. Dask and Spark data are accepted in fit "
+                "by DPLimeExplainer, PrivRecourse with a fitted black box, and "
+                "DPLocallyLinearClassifier(batch='full') (see the docs' 'Scaling out').")
+        if kind == "spark":
+            return validate_spark_table(estimator, X, y, reset=reset, categories=categories,
+                                        y_numeric=y_numeric)
         if not is_dask_collection(X):
             raise TypeError("y is a Dask collection but X is not: pass both as Dask "
                             "collections (with the same partitions), or both in memory.")
@@ -526,6 +532,34 @@ def _encoded_array(X, schema, private=True):
     return da.concatenate(arrays, axis=0)
 
 
+def _schema_from_meta(estimator, meta, *, reset, categories):
+    """Set (``reset``) or check the estimator's schema from an empty stand-in of the rows.
+
+    ``meta`` holds the columns and dtypes only (no value): the same checks
+    and the same :class:`TableSchema` as in memory.
+    """
+    from sklearn.utils.validation import validate_data
+
+    if meta.shape[1] < 1:
+        raise ValueError(f"0 feature(s) (shape={meta.shape}) while a minimum of 1 is required "
+                         f"by {type(estimator).__name__}.")
+    # names and the number of features, checked or set as in memory (no value read)
+    validate_data(estimator, meta, reset=reset, skip_check_array=True)
+    if reset:
+        bounds = getattr(estimator, "bounds", None)
+        mixed = (bool(categories) or isinstance(bounds, dict)
+                 or (_is_frame(meta) and not _all_numeric(meta)))
+        if mixed:
+            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=categories,
+                                            n_features=estimator.n_features_in_)
+        else:
+            if not _is_frame(meta) and meta.dtype.kind not in "biuf":
+                raise ValueError(f"dtype {meta.dtype} is not numeric: convert the dask array "
+                                 "to float, or pass a DataFrame with declared categories.")
+            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=None,
+                                            n_features=estimator.n_features_in_)
+
+
 def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=None):
     """:func:`~skdpx.utils._tables.validate_table` for a dask array or DataFrame.
 
@@ -566,8 +600,6 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
     y : dask array of shape (n_samples,) or ndarray, only when given
     """
     import dask.dataframe as dd
-    from sklearn.utils.validation import validate_data
-
 
     no_y = isinstance(y, str) and y == "no_validation"
     if not no_y and y is None:
@@ -576,24 +608,7 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
     if isinstance(X, dd.Series):
         X = X.to_frame()
     meta = _meta(X)
-    if meta.shape[1] < 1:
-        raise ValueError(f"0 feature(s) (shape={meta.shape}) while a minimum of 1 is required "
-                         f"by {type(estimator).__name__}.")
-    # names and the number of features, checked or set as in memory (no value read)
-    validate_data(estimator, meta, reset=reset, skip_check_array=True)
-    if reset:
-        bounds = getattr(estimator, "bounds", None)
-        mixed = (bool(categories) or isinstance(bounds, dict)
-                 or (_is_frame(meta) and not _all_numeric(meta)))
-        if mixed:
-            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=categories,
-                                            n_features=estimator.n_features_in_)
-        else:
-            if not _is_frame(meta) and meta.dtype.kind not in "biuf":
-                raise ValueError(f"dtype {meta.dtype} is not numeric: convert the dask array "
-                                 "to float, or pass a DataFrame with declared categories.")
-            estimator.schema_ = TableSchema(meta, bounds=bounds, categories=None,
-                                            n_features=estimator.n_features_in_)
+    _schema_from_meta(estimator, meta, reset=reset, categories=categories)
     Z = _encoded_array(X, estimator.schema_, private=reset)
     if Z.shape[0] < 1:
         raise ValueError(f"Found array with 0 sample(s) (shape={Z.shape}) while a minimum of "
@@ -612,3 +627,94 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
         if is_dask_collection(y) and y.chunks[0] != Z.chunks[0]:
             y = y.rechunk({0: Z.chunks[0]})
     return Z if no_y else (Z, y)
+
+
+# -- Spark DataFrames: the schema from Spark's, the rows left in the executors --
+
+
+def _spark_meta(df, columns):
+    """An empty pandas DataFrame with ``df``'s ``columns`` and the matching dtypes.
+
+    Read from the Spark schema only (``df.schema``: names and types, no
+    row): integer types as int64, floating and decimal types as float64,
+    booleans as bool, anything else (strings, dates) as object, which the
+    public schema takes only as a declared categorical column.
+    """
+    import pandas as pd
+    from pyspark.sql import types as T
+
+    def dtype(t):
+        if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            return np.int64
+        if isinstance(t, (T.FloatType, T.DoubleType, T.DecimalType)):
+            return np.float64
+        if isinstance(t, T.BooleanType):
+            return np.bool_
+        return object
+
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    return pd.DataFrame({c: pd.Series([], dtype=dtype(fields[c])) for c in columns})
+
+
+class _EncodeFrame:
+    """A Spark batch's feature columns encoded by the public schema (in an executor)."""
+
+    def __init__(self, schema, columns, private):
+        self.schema, self.columns, self.private = schema, list(columns), private
+
+    def __call__(self, frame):
+        return _encode_block(frame[self.columns], self.schema, self.schema.n_encoded,
+                             self.private)
+
+
+def validate_spark_table(estimator, X, y="no_validation", *, reset, categories=None,
+                         y_numeric=False):
+    """:func:`validate_table` for a Spark DataFrame: a :class:`~skdpx.utils._spark.SparkTable`.
+
+    The same checks and the same public schema as in memory, made without
+    reading a row: the schema (``schema_``, ``n_features_in_``,
+    ``feature_names_in_``) comes from the Spark schema's names and types
+    (:func:`_spark_meta`), and the encoding (declared categories one-hot,
+    numeric columns as float) is applied to each batch of rows in the
+    executors when a sum reads them. As in memory, no value of a fit's rows
+    is refused.
+
+    ``y`` is the name of a column of ``X`` (e.g. ``"label"``, as Spark ML's
+    ``labelCol``): the features are then the other columns. It must be a
+    numeric column where numbers are needed (``y_numeric``), a fact of the
+    Spark schema.
+
+    Returns
+    -------
+    Z : SparkTable of shape (nan, n_encoded)
+        The number of rows is private: only the privacy core counts them.
+    y : SparkTable of shape (nan,), only when given (the same rows)
+    """
+    from ._spark import ReadColumns, SparkTable, is_spark_dataframe
+
+    no_y = isinstance(y, str) and y == "no_validation"
+    if not is_spark_dataframe(X):
+        raise TypeError(f"X must be a Spark DataFrame (with y the name of its label column), "
+                        f"got {type(X).__name__}.")
+    columns = list(X.columns)
+    if not no_y:
+        if y is None:
+            raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the "
+                             "target y is None.")
+        if not isinstance(y, str) or y not in columns:
+            raise TypeError("with a Spark DataFrame X, y is the name of its label column "
+                            f"(one of {columns}), not a {type(y).__name__}: a Spark "
+                            "DataFrame's rows cannot be aligned with another collection's.")
+        columns.remove(y)
+    meta = _spark_meta(X, columns)
+    _schema_from_meta(estimator, meta, reset=reset, categories=categories)
+    Z = SparkTable(X, _EncodeFrame(estimator.schema_, columns, private=reset),
+                   estimator.schema_.n_encoded)
+    if no_y:
+        return Z
+    kind = _spark_meta(X, [y])[y].dtype.kind
+    if y_numeric and kind not in "biuf":
+        raise ValueError(f"y ({y!r}) must be a numeric column: {type(estimator).__name__} "
+                         "needs numeric labels.")
+    return Z, SparkTable(X, ReadColumns([y], ravel=True, dtype=None if kind == "O" else
+                                        np.float64), None)

@@ -7,7 +7,7 @@ No privacy here: bounds are public (declared, or released by the privacy core,
 
 import numpy as np
 
-from ._dask import is_dask_collection
+from ._engine import is_distributed, map_blocks
 
 __all__ = ["BoundsScaler", "UnitCubeRows", "check_bounds", "clip_to_bounds", "fill_nonfinite",
            "scale_to_bounds"]
@@ -94,10 +94,9 @@ def fill_nonfinite(X, lower, upper):
     float64), or a lazy dask array for a dask ``X``.
     """
     mid = (np.asarray(lower, dtype=float) + np.asarray(upper, dtype=float)) / 2.0
-    if is_dask_collection(X):
+    if is_distributed(X):
         lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-        return X.rechunk({1: -1}).map_blocks(fill_nonfinite, lower=lower, upper=upper,
-                                             dtype=np.float64)
+        return map_blocks(fill_nonfinite, X, lower=lower, upper=upper)
     X = np.asarray(X, dtype=np.float64)
     bad = ~np.isfinite(X)
     if not bad.any():
@@ -164,8 +163,9 @@ class BoundsScaler:
         A dask array (chunked by rows, its columns in one chunk) is scaled
         block by block in the workers: a lazy dask array.
         """
-        if is_dask_collection(X):
-            return X.rechunk({1: -1}).map_blocks(self.transform, dtype=np.float64)
+        if is_distributed(X):
+            return map_blocks(scale_to_bounds, X, lower=self.lower, upper=self.upper,
+                              feature_range=self.feature_range)
         return scale_to_bounds(X, self.lower, self.upper, self.feature_range)
 
     def inverse_transform(self, U):
