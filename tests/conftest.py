@@ -19,6 +19,36 @@ def dask_client():
         yield client
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """A local[2] Spark session shared by the Spark tests (started and stopped here).
+
+    A task is tried up to 3 times (``local[2, 3]``), as on a cluster, where a
+    lost executor's tasks are re-run. The executors run this Python
+    (``PYSPARK_PYTHON``).
+    """
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    import os
+    import sys
+    import warnings
+
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3
+        session = (SparkSession.builder.master("local[2, 3]").appName("skdpx-tests")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.sql.shuffle.partitions", "2")
+                   .config("spark.driver.memory", "1g")
+                   .config("spark.sql.execution.arrow.maxRecordsPerBatch", "700")
+                   .getOrCreate())
+    yield session
+    session.stop()
+
+
 @pytest.fixture
 def plt():
     """matplotlib's pyplot on the Agg backend (the test skipped without matplotlib);

@@ -1,8 +1,5 @@
 """The Spark backend of partition sums (issue 42, a start): a local[2] session."""
 
-import os
-import sys
-
 import numpy as np
 import pytest
 
@@ -11,20 +8,6 @@ pd = pytest.importorskip("pandas")
 
 from skdpx.utils._engine import partition_sum  # noqa: E402
 from skdpx.utils._spark import ReadColumns, SparkTable, is_spark_dataframe  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (SparkSession.builder.master("local[2]").appName("skdpx-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "700")
-               .getOrCreate())
-    yield session
-    session.stop()
 
 
 def _table(df, columns, ravel=False):
