@@ -73,3 +73,62 @@ def refuse_gathering_rows(monkeypatch, frame_type):
     monkeypatch.setattr(da.Array, "__array__", refuse)
     monkeypatch.setattr(frame_type, "compute", refuse)
     monkeypatch.setattr(distributed.Client, "gather", checked_gather)
+
+
+def refuse_spark_rows(monkeypatch):
+    """Make the Spark driver fail if a row comes back to it, by any route.
+
+    Every method of a Spark DataFrame that brings rows to the driver
+    (``collect``, ``toPandas``, ``take``, ``head``, ``first``, ``tail``,
+    ``toLocalIterator``, ``toArrow``, and ``count``, a row count) raises,
+    and every result an RDD returns to the driver (``collect``, which is
+    where a tree aggregation's last level arrives, ``take``) is checked: no
+    Spark ``Row``, and no array in it with as many as ``N // 4`` rows (only
+    sums, counts and other per-feature statistics may come back). Returns
+    the list of what the driver received (for the test to see it was used).
+    """
+    from pyspark import RDD
+    from pyspark.sql import DataFrame, Row
+
+    classes = [DataFrame]
+    try:  # pyspark >= 4: the classic session's DataFrame overrides the methods
+        from pyspark.sql.classic.dataframe import DataFrame as Classic
+
+        classes.append(Classic)
+    except ImportError:
+        pass
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a Spark DataFrame's rows were brought to the driver")
+
+    for cls in classes:
+        for name in ("collect", "toPandas", "take", "head", "first", "tail",
+                     "toLocalIterator", "toArrow", "count"):
+            if hasattr(cls, name):
+                monkeypatch.setattr(cls, name, refuse)
+
+    def leaves(value):  # a Row is a tuple: a leaf here
+        if isinstance(value, (list, tuple)) and not isinstance(value, Row):
+            for item in value:
+                yield from leaves(item)
+        else:
+            yield value
+
+    received = []
+
+    def checked(method):
+        def run(self, *args, **kwargs):
+            result = method(self, *args, **kwargs)
+            for leaf in leaves(result):
+                if isinstance(leaf, Row):
+                    raise AssertionError("the driver received a Spark Row")
+                shape = getattr(leaf, "shape", ())
+                if len(shape) and shape[0] >= N // 4:
+                    raise AssertionError(f"the driver received a result of shape {shape}")
+                received.append(leaf)
+            return result
+        return run
+
+    monkeypatch.setattr(RDD, "collect", checked(RDD.collect))
+    monkeypatch.setattr(RDD, "take", checked(RDD.take))
+    return received

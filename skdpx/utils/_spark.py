@@ -87,6 +87,16 @@ class SparkTable:
         return (float("nan"),) if self.n_columns is None else (float("nan"), self.n_columns)
 
     @property
+    def dtype(self):
+        """float64, or the label column's dtype as read (object for strings)."""
+        dtype = getattr(self.read, "dtype", None) if not self.steps else np.float64
+        return np.dtype(object if dtype is None else dtype)
+
+    def astype(self, dtype):
+        """The same rows, converted to ``dtype`` in the executors (lazy)."""
+        return self.map(np.asarray, dtype=dtype)
+
+    @property
     def ndim(self):
         return len(self.shape)
 
