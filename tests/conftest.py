@@ -41,6 +41,7 @@ def spark():
         warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3
         session = (SparkSession.builder.master("local[2, 3]").appName("skdpx-tests")
                    .config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.shuffle.partitions", "2")
                    .config("spark.driver.memory", "1g")
                    .config("spark.sql.execution.arrow.maxRecordsPerBatch", "700")

@@ -71,6 +71,14 @@ def test_spark_gives_the_in_memory_results_at_epsilon_inf(spark, data):
     assert np.abs(want.values).max() > 0 and len(set(want.meta["target_class"])) > 1
     np.testing.assert_allclose(got.values, want.values, rtol=1e-9, atol=1e-12)
     assert _events(on_spark) == _events(memory)
+    # the cells: the anchors and the cells' sums made in passes over the executors
+    cells = {"approximation": "cells", "epsilon": 50.0, "epsilon_per_query": 1.0}
+    with given_row_count(N):  # one public planning count (each DP count is a fresh draw)
+        memory, on_spark = _fit(_lime(box, **cells), bad), _fit(_lime(box, **cells), df)
+    assert memory.approximation_ == on_spark.approximation_ == "cells"
+    np.testing.assert_allclose(on_spark._cells.S2, memory._cells.S2, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(_explain(on_spark, queries).values,
+                               _explain(memory, queries).values, rtol=1e-9, atol=1e-12)
     # no black box: y is the name of the label column, mapped in the executors
     numeric = bad[["age", "hours", "gain"]].assign(score=np.tanh(frame["hours"] / 40 - 1))
     plain = {"categories": None}

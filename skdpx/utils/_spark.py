@@ -20,6 +20,7 @@ skdpx, numpy, pandas and pyarrow (``PYSPARK_PYTHON``).
 import itertools
 import pickle
 import sys
+import weakref
 from functools import partial
 
 import numpy as np
@@ -217,5 +218,15 @@ def spark_persist(*tables):
     df = X.df.select(*_columns(tables)).mapInPandas(_persisted_blocks(light, names), schema)
     df = df.persist()
     df.write.format("noop").mode("overwrite").save()
-    return tuple(SparkTable(df, ReadColumns(cols, ravel=t.n_columns is None), t.n_columns)
-                 for t, cols in zip(tables, names))
+    out = tuple(SparkTable(df, ReadColumns(cols, ravel=t.n_columns is None), t.n_columns)
+                for t, cols in zip(tables, names))
+    # the cache is dropped from the executors once no table reads it (a refit, del)
+    weakref.finalize(out[0], _unpersist, df)
+    return out
+
+
+def _unpersist(df):
+    try:
+        df.unpersist()
+    except Exception:  # the session is stopped already: nothing is cached
+        pass
