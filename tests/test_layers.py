@@ -348,3 +348,50 @@ if __name__ == "__main__":
     import sys
 
     _report(import_graph(Path(sys.argv[1]) / "skdpx" if len(sys.argv) > 1 else PACKAGE))
+
+
+# the engine layer (issue 42): the only modules that import an engine or its backend
+ENGINE_MODULES = {"skdpx.utils._engine", "skdpx.utils._dask", "skdpx.utils._spark",
+                  "skdpx.utils._tables"}
+ENGINES = ("dask", "distributed", "pyspark", "skdpx.utils._dask", "skdpx.utils._spark")
+
+
+def engine_imports(root=PACKAGE):
+    """``(module, imported, line)`` of each import of an engine outside the engine layer."""
+    out = []
+    for name, path in _modules(root).items():
+        if name in ENGINE_MODULES:
+            continue
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: resolved against the importing package
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            for t in targets:
+                if any(t == e or t.startswith(e + ".") for e in ENGINES):
+                    out.append((name, t, node.lineno))
+    return out
+
+
+def test_no_estimator_imports_an_engine():
+    # estimators, the privacy core and the toolbox reach Dask and Spark only through
+    # skdpx.utils._engine (and the validation of the engines' tables)
+    assert engine_imports() == []
+
+
+def test_the_engine_check_sees_an_engine_import(tmp_path):
+    pkg = tmp_path / "skdpx"
+    (pkg / "explain").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "explain" / "__init__.py").write_text("")
+    (pkg / "explain" / "_x.py").write_text(
+        "def f():\n    from ..utils._spark import SparkTable\n    import dask.array\n")
+    found = {t for _, t, _ in engine_imports(pkg)}
+    assert {"skdpx.utils._spark", "dask.array"} <= found

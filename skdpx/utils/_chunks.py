@@ -14,7 +14,8 @@ rows up to floating-point summation order.
 
 import numpy as np
 
-__all__ = ["BLOCK_BYTES", "TakeColumns", "block_rows", "row_slices"]
+__all__ = ["BLOCK_BYTES", "TakeColumns", "add_sums", "block_rows", "prepared_call",
+           "row_slices"]
 
 #: The size of one block of rows (float64 values of the encoded space), in bytes.
 BLOCK_BYTES = 16 * 2**20
@@ -45,3 +46,21 @@ class TakeColumns:
 
     def __call__(self, block):
         return block[:, self.columns]
+
+
+def add_sums(a, b):
+    """``a + b`` for arrays, or tuples of arrays added term by term (``None`` is zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, tuple):
+        return tuple(add_sums(x, y) for x, y in zip(a, b))
+    return a + b
+
+
+def prepared_call(func, prepare, block, *row_blocks, **kwargs):
+    """``func`` on one block of rows, prepared first (the same call on every engine)."""
+    if prepare is not None:
+        block = prepare(block)
+    return func(block, *row_blocks, **kwargs)

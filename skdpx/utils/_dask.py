@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from ._engine import add_sums, prepared_call
+from ._chunks import add_sums, prepared_call
 
 __all__ = ["as_dask_array", "dask_map_blocks", "dask_partition_sum", "dask_persist",
            "is_dask_collection"]

@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from ._chunks import row_slices
+from ._chunks import add_sums, prepared_call, row_slices
 
 __all__ = ["engine", "exact_rows", "is_distributed", "map_blocks", "partition_sum",
            "persist", "refuse_distributed_queries", "rows_like"]
@@ -65,24 +65,6 @@ def refuse_distributed_queries(estimator, X):
             f"{type(estimator).__name__} answers queries in memory: pass them as a numpy "
             f"array or a pandas DataFrame (e.g. {how} for a few public points), not as a "
             f"{kind.capitalize()} collection.")
-
-
-def add_sums(a, b):
-    """``a + b`` for arrays, or tuples of arrays added term by term (``None`` is zero)."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if isinstance(a, tuple):
-        return tuple(add_sums(x, y) for x, y in zip(a, b))
-    return a + b
-
-
-def prepared_call(func, prepare, block, *row_blocks, **kwargs):
-    """``func`` on one block of rows, prepared first (the same call on every engine)."""
-    if prepare is not None:
-        block = prepare(block)
-    return func(block, *row_blocks, **kwargs)
 
 
 def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):

@@ -25,7 +25,7 @@ from functools import partial
 
 import numpy as np
 
-from ._engine import add_sums, prepared_call
+from ._chunks import add_sums, prepared_call
 
 __all__ = ["ReadColumns", "SparkTable", "is_spark", "is_spark_dataframe",
            "spark_partition_sum", "spark_persist"]
