@@ -56,3 +56,61 @@ def test_estimators_without_dask_support_refuse_before_spending(make):
         with pytest.raises(TypeError, match="Dask"):
             est.fit(*args)
     assert len(ledger) == 0
+
+
+def _graph_keys():
+    """A scheduler plugin that records the keys of every graph a client submits."""
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class GraphKeys(SchedulerPlugin):
+        name = "skdpx-test-graph-keys"
+
+        def __init__(self):
+            self.graphs = []
+
+        def update_graph(self, scheduler, *, tasks, **kwargs):
+            self.graphs.append({str(k) for k in tasks})
+
+    return GraphKeys()
+
+
+def test_every_call_submits_tasks_under_keys_of_its_own(dask_client):
+    # issue 42, item 5 (dask issue 9888): Dask names a task after a hash of its inputs,
+    # so the same step twice on one collection made the same keys, and a held key sent
+    # again in a graph optimised differently is two different tasks under one key. The
+    # engine layer names every task it makes for the call: the same calls twice (sums,
+    # a lazy map persisted, the validation's encoding of a DataFrame) share only the
+    # keys of the caller's own collections
+    from sklearn.base import BaseEstimator
+
+    from skdpx.utils._engine import map_blocks, persist, rows_like
+    from skdpx.utils._tables import validate_dask_table
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(900, 3))
+    dX = da.from_array(X, chunks=(200, 3))
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abc")), npartitions=3)
+    def weighted(block, labels):
+        return block.T @ labels
+
+    scheduler = dask_client.cluster.scheduler
+    rounds = []
+    for _ in range(2):
+        seen = _graph_keys()
+        scheduler.add_plugin(seen)
+        try:
+            partition_sum(histograms, dX)
+            partition_sum(weighted, dX, rows_like(X[:, 0], dX))
+            held = persist(map_blocks(np.square, dX), map_blocks(np.sqrt, dX))
+            partition_sum(lloyd_table, held[0], centers01=X[:2])
+            Z = validate_dask_table(BaseEstimator(), frame, reset=True)
+            persist(Z)
+        finally:
+            scheduler.remove_plugin(name=seen.name)
+        assert len(seen.graphs) >= 5
+        rounds.append(set().union(*seen.graphs))
+    from dask.core import flatten
+
+    own = {str(k) for c in (dX, frame, frame.optimize()) for k in flatten(c.__dask_keys__())}
+    shared = sorted((rounds[0] & rounds[1]) - own)
+    assert not shared, shared[:5]

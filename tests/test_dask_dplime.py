@@ -178,3 +178,23 @@ def test_cells_on_dask_give_the_in_memory_answers(dask_client, data):
         assert memory.approximation_ == on_dask.approximation_ == "cells"
         np.testing.assert_allclose(on_dask._cells.S2, memory._cells.S2, rtol=1e-9, atol=1e-9)
         _same(memory, on_dask, queries)
+
+
+def test_two_fits_on_one_collection_share_no_key(dask_client, data):
+    # dask issue 9888 (issue 42, item 5): Dask names a task after its inputs, so two fits
+    # with the same bounds on one array made the same keys for the scaled rows; the first
+    # fit's were held (persisted) and, with no black box, fused with the fill step, while
+    # the second graph sent them unfused: two different tasks under one key (the
+    # scheduler's warning, an error here through the dask_client fixture). The engine
+    # layer names every task of its own for the call.
+    _, _, numeric, binary = data
+    labels = binary.predict_proba(numeric)[:, 1]
+    X = da.from_array(numeric, chunks=(400, 3))
+    bounds = (np.zeros(3), np.array([90.0, 99.0, 1e5]))
+    given = _fit(_lime(None, bounds=bounds), X, da.from_array(labels, chunks=400))
+    boxed = _fit(_lime(binary, bounds=bounds), X)
+    again = _fit(_lime(binary, bounds=bounds), X)
+    keys = [{str(k) for a in (e._X, e._labels) for k in a.__dask_keys__()}
+            for e in (given, boxed, again)]
+    assert not (keys[0] & keys[1]) and not (keys[1] & keys[2]) and not (keys[0] & keys[2])
+    _same(again, boxed, numeric[:4])  # the same rows and answers all the same

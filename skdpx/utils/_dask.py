@@ -8,18 +8,53 @@ applies to the whole array, and the partial sums are added in a tree. Only
 the exact total reaches the client, where the privacy core adds the noise:
 no noise is ever drawn in a worker, and the client never holds the rows.
 
+Every task this module makes has a key no other graph uses
+(:func:`unique_name`): Dask would name it after a hash of its inputs, so two
+fits on one collection submit tasks under the same keys, and when one of
+them is held in the workers (a fit's persisted rows) while the other graph
+was optimised differently (a step fused into the next one when nothing
+else reads it), the scheduler is sent two different tasks under one key
+("Detected different `run_spec`", dask issue 9888), which can fail or
+deadlock a computation.
+
 Dask is optional (``pip install "skdpx[dask]"``): nothing here imports it
 unless the caller already passed a Dask collection.
 """
 
+import itertools
+import os
+import socket
 import sys
+import time
 
 import numpy as np
 
 from ._chunks import add_sums, prepared_call
 
 __all__ = ["as_dask_array", "dask_map_blocks", "dask_partition_sum", "dask_persist",
-           "is_dask_collection"]
+           "dask_rows_like", "is_dask_collection", "unique_name"]
+
+#: this process, for the key names: the host, and when the module was imported
+_PROCESS = (socket.gethostname(), time.time_ns())
+_NAMES = itertools.count()
+
+
+def unique_name(prefix):
+    """``"prefix-<token>"``: a Dask key name used by no other task of any graph.
+
+    Dask names a task after a hash of its inputs, so the same step on the
+    same collection (a second fit, a second pass) gets the same key. When
+    that key is held in the workers (persisted rows) and the new graph was
+    optimised differently (e.g. the fill step fused into the scaling when
+    no labels read it), the scheduler holds two different tasks under one
+    key (dask issue 9888). Every task this layer makes is named here
+    instead: the token hashes this process (host, process id, import time)
+    and a counter, so no two calls in any process share it. Nothing random
+    is drawn.
+    """
+    from dask.base import tokenize
+
+    return f"{prefix}-{tokenize(_PROCESS, os.getpid(), next(_NAMES))}"
 
 
 def is_dask_collection(X):
@@ -59,12 +94,16 @@ def as_dask_array(X, dtype=float):
     return X.rechunk({1: -1})
 
 
-def _tree_sum(parts, split_every=8):
+def _tree_sum(parts, name, split_every=8):
+    """The parts added in a tree of delayed sums, keyed ``(name, level, i)``."""
     from dask import delayed
 
     add = delayed(_sum_all, pure=True)
+    level = 0
     while len(parts) > 1:
-        parts = [add(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+        level += 1
+        parts = [add(*parts[i:i + split_every], dask_key_name=(name, level, i // split_every))
+                 for i in range(0, len(parts), split_every)]
     return parts[0]
 
 
@@ -84,26 +123,49 @@ def dask_partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
     tree; the client receives only the total, as numpy.
     """
     import dask
+    from dask.utils import funcname
 
     X = as_dask_array(X)
     chunks = X.chunks[0]
     blocks = X.to_delayed().ravel()
     others = [_row_blocks(a, chunks) for a in row_arrays]
     call = dask.delayed(prepared_call, pure=True)
-    parts = [call(func, prepare, b, *[o[i] for o in others], **kwargs)
+    name = unique_name(funcname(func))  # the partial sums' keys (name, 0, i), this call's only
+    parts = [call(func, prepare, b, *[o[i] for o in others], dask_key_name=(name, 0, i),
+                  **kwargs)
              for i, b in enumerate(blocks)]
-    (total,) = dask.compute(_tree_sum(parts))
+    (total,) = dask.compute(_tree_sum(parts, name))
     return total
 
 
 def dask_map_blocks(func, X, *, n_columns=None, **kwargs):
-    """:func:`~skdpx.utils._engine.map_blocks` on a dask array (lazy, the same row chunks)."""
+    """:func:`~skdpx.utils._engine.map_blocks` on a dask array (lazy, the same row chunks).
+
+    The result's keys are this call's only (:func:`unique_name`).
+    """
+    from dask.utils import funcname
+
+    name = unique_name(funcname(func))
     if X.ndim == 1:  # one value per row (labels) to a (rows, n_columns) block
         return X.map_blocks(func, dtype=np.float64, new_axis=1, meta=np.empty((0, 0)),
-                            chunks=(X.chunks[0], (int(n_columns or 1),)), **kwargs)
+                            chunks=(X.chunks[0], (int(n_columns or 1),)), name=name, **kwargs)
     X = X.rechunk({1: -1})
     chunks = None if n_columns is None else (X.chunks[0], (int(n_columns),))
-    return X.map_blocks(func, dtype=np.float64, chunks=chunks, meta=np.empty((0, 0)), **kwargs)
+    return X.map_blocks(func, dtype=np.float64, chunks=chunks, meta=np.empty((0, 0)),
+                        name=name, **kwargs)
+
+
+def dask_rows_like(a, X):
+    """:func:`~skdpx.utils._engine.rows_like` for a dask ``X``: ``a`` with ``X``'s row chunks.
+
+    A numpy ``a`` becomes a dask array under this call's own name
+    (:func:`unique_name`).
+    """
+    if is_dask_collection(a):
+        return a.rechunk({0: X.chunks[0]})
+    import dask.array as da
+
+    return da.from_array(np.asarray(a), chunks=(X.chunks[0],), name=unique_name("rows"))
 
 
 def dask_persist(*arrays):

@@ -90,6 +90,13 @@ def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
 
     Exact, not private: the caller releases the total through the privacy
     core.
+
+    A task lost with its worker or executor is run again by the engine
+    (Dask reschedules it, Spark retries it) and nothing is spent twice: the
+    spend was committed to the ledger in the driver before any task ran,
+    and the noise is drawn in the driver, once, after the total arrives. A
+    task only reads rows and returns a partial sum, and the same rows give
+    the same partial sum however often it runs.
     """
     kind = engine(X)
     if kind == "dask":
@@ -164,12 +171,10 @@ def rows_like(a, X):
     chunks; anything else is returned as it is (on Spark, the validation
     made it a table of ``X``'s DataFrame).
     """
-    if engine(X) == "dask" and engine(a) == "memory":
-        import dask.array as da
-
-        return da.from_array(np.asarray(a), chunks=(X.chunks[0],))
     if engine(X) == "dask":
-        return a.rechunk({0: X.chunks[0]})
+        from ._dask import dask_rows_like
+
+        return dask_rows_like(a, X)
     return a
 
 
@@ -178,7 +183,9 @@ def persist(*arrays):
 
     Dask: ``persist`` (waits, and raises a task's error here, in ``fit``);
     Spark: one pass computes every array of the same rows into a cached
-    DataFrame. In memory: returned as they are.
+    DataFrame. In memory: returned as they are. A block lost with a worker
+    or executor (now or later) is computed again from the same rows, with
+    the same result; nothing is spent or drawn here.
     """
     kind = engine(arrays[0])
     if kind == "dask":

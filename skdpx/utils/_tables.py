@@ -18,7 +18,7 @@ from sklearn.utils.validation import validate_data
 from sklearn.utils.validation import column_or_1d
 
 from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_float
-from ._dask import as_dask_array, is_dask_collection
+from ._dask import as_dask_array, is_dask_collection, unique_name
 from ._engine import engine, is_distributed
 
 __all__ = ["TableSchema", "num_rows", "validate_dask_table", "validate_spark_table",
@@ -521,14 +521,19 @@ def _encoded_array(X, schema, private=True):
             return as_dask_array(X, dtype=np.float64)
         parts = X.to_delayed().ravel()
         lengths = None if any(np.isnan(c) for c in X.chunks[0]) else list(X.chunks[0])
+    # every key named for this call only (skdpx.utils._dask.unique_name, dask issue 9888)
+    name = unique_name("encode")
     encode = dask.delayed(_encode_block, pure=True)
-    blocks = [encode(p, schema, n_encoded, private) for p in parts]
+    blocks = [encode(p, schema, n_encoded, private, dask_key_name=(name, i))
+              for i, p in enumerate(parts)]
     if lengths is None:
         # one pass: each partition's row count (read only by the DP count, as len(X))
-        lengths = [int(n) for n in dask.compute(*[dask.delayed(len, pure=True)(b)
-                                                 for b in blocks])]
-    arrays = [da.from_delayed(b, shape=(n, n_encoded), dtype=np.float64)
-              for b, n in zip(blocks, lengths)]
+        count, size = unique_name("rows"), dask.delayed(len, pure=True)
+        lengths = [int(n) for n in dask.compute(*[size(b, dask_key_name=(count, i))
+                                                 for i, b in enumerate(blocks)])]
+    arrays = [da.from_delayed(b, shape=(n, n_encoded), dtype=np.float64,
+                              name=f"{name}-block-{i}")
+              for i, (b, n) in enumerate(zip(blocks, lengths))]
     return da.concatenate(arrays, axis=0)
 
 
