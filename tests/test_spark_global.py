@@ -50,7 +50,7 @@ def refuse_spark_rows(monkeypatch, max_size=N // 4):
     collect = RDD.collect
 
     def leaves(value):
-        if isinstance(value, tuple):
+        if type(value) is tuple:  # (a Row is a tuple too: a leaf, refused below)
             for item in value:
                 yield from leaves(item)
         else:
@@ -79,9 +79,14 @@ def data(spark):
           + rng.normal(size=N)) > 0.5).astype(np.int64)
     box = make_pipeline(PublicSchemaEncoder(bounds=BOUNDS, categories=CATEGORIES),
                         LogisticRegression()).fit(frame, y)
-    # the rows in their order, in the session's default partitions (2, each read in
-    # Arrow batches of 700 rows)
-    df = spark.createDataFrame(frame.assign(label=y))
+    # the rows in their order, in 2 partitions (each read in Arrow batches of 700 rows);
+    # from an RDD, not a local relation (whose projections Spark evaluates in the driver,
+    # so that monotonically_increasing_id would number the rows 0..n-1 in one piece)
+    rows = spark.sparkContext.parallelize(
+        list(frame.assign(label=y).itertuples(index=False, name=None)), 2)
+    df = spark.createDataFrame(rows, "age double, job string, hours double, label long")
+    df = df.cache()  # kept in the executors (each pass would convert the Python rows again)
+    df.count()
     return frame, y.to_numpy(), box, df
 
 
