@@ -108,6 +108,17 @@ def test_dask_finite_epsilon_same_spend_and_refusals_before_it(dask_client, data
     # seeded noise: the same noisy release, the same ledger events
     memory, on_dask = _releases(frame, y, box, ddf, dy, 2.0)
     _same(memory, on_dask, frame.iloc[:4], rtol=1e-7)
+    # no declared bounds: the DP bounds' histogram summed over the partitions too
+    backgrounds = []
+    for X in (frame[["age", "hours"]], ddf[["age", "hours"]]):
+        ledger = PrivacyLedger(epsilon=5.0, delta=1e-4)
+        backgrounds.append((_quiet(dp_background, X, 3, n_records=12, max_iter=2,
+                                   epsilon=2.0, random_state=0, accountant=ledger), ledger))
+    (want, ledger), (got, ledger_d) = backgrounds
+    np.testing.assert_allclose(got.lower, want.lower, rtol=1e-9)
+    np.testing.assert_allclose(got.upper, want.upper, rtol=1e-9)
+    np.testing.assert_allclose(got.encoded, want.encoded, rtol=1e-7, atol=1e-9)
+    assert _events(ledger_d) == _events(ledger) and "bounds" in _events(ledger)[1][0]
     # bad input is refused before anything is spent
     ledger = PrivacyLedger(epsilon=5.0, delta=1e-4)
     with pytest.raises(ValueError, match="no declared bounds"):

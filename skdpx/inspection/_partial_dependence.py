@@ -89,6 +89,7 @@ from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, COUNT_SHARE, EstimatorLedge
                        gaussian_event, gaussian_release)
 from ..utils._blackbox import BlackBoxOutputError, check_output, finite_rows, map_rows
 from ..utils._blackbox import output_range as _output_range
+from ..utils._chunks import row_slices
 from ..utils._engine import partition_sum, source_rows
 from ..utils._tables import frame_meta, validate_table
 
@@ -174,6 +175,15 @@ class _GridSums:
         sums[g] += (np.clip(out, lo, hi) - centre).sum(axis=0)
 
     def __call__(self, Z, frame=None):
+        # the engine's block (a partition, an Arrow batch, a block in memory) in
+        # sub-blocks of a fixed size from the width: the temporaries (a copy of the
+        # rows, the black box's) are one sub-block's, however large the partition
+        sums = np.zeros((len(self.grid), self.n_outputs))
+        for rows in row_slices(len(Z), 2 * Z.shape[1]):
+            sums += self._block(Z[rows], None if frame is None else frame.iloc[rows])
+        return sums
+
+    def _block(self, Z, frame):
         sums = np.zeros((len(self.grid), self.n_outputs))
         if frame is not None:
             def rows_of(block, idx):

@@ -167,6 +167,7 @@ from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, ComposedDpEvent, EstimatorL
                        gaussian_release, label_codes)
 from ..utils._blackbox import (BlackBoxOutputError, check_output, finite_rows, map_rows,
                                output_range)
+from ..utils._chunks import row_slices
 from ..utils._engine import engine, partition_sum, row_numbers, rows_like, source_rows
 from ..utils._tables import frame_meta, validate_table
 from ._partial_dependence import _declared_bounds, _grid_column, _PublicBounds
@@ -410,6 +411,18 @@ class _ScoreSums:
         self.n_repeats, self.draws = n_repeats, draws
 
     def __call__(self, Z, y, numbers, frame=None):
+        # the engine's block (a partition, an Arrow batch, a block in memory) in
+        # sub-blocks of a fixed size from the width of what a row needs (its encoded
+        # values, a copy, its draws): the temporaries are one sub-block's
+        sums = np.zeros(1 + len(self.domains) * self.n_repeats)
+        y, numbers = np.asarray(y), np.asarray(numbers)
+        width = 2 * Z.shape[1] + 2 * len(self.domains) * self.n_repeats
+        for rows in row_slices(len(Z), width):
+            sums += self._block(Z[rows], y[rows], numbers[rows],
+                                None if frame is None else frame.iloc[rows])
+        return sums
+
+    def _block(self, Z, y, numbers, frame):
         lo, hi = self.scores.range
         centre = (lo + hi) / 2.0
         R, domains, schema = self.n_repeats, self.domains, self.schema
