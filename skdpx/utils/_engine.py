@@ -216,6 +216,11 @@ def source_rows(frame, X):
         from ._spark import frame_table
 
         return frame_table(X)
+    if engine(frame) == "dask":
+        import dask.dataframe as dd
+
+        if isinstance(frame, dd.Series):  # validated as its one-column DataFrame
+            return frame.to_frame()
     return frame
 
 

@@ -667,7 +667,8 @@ def frame_meta(X):
     """
     kind = engine(X)
     if kind == "dask":
-        return X._meta
+        meta = X._meta
+        return meta if hasattr(meta, "columns") else meta.to_frame()
     if kind == "spark":
         return _spark_meta(X, list(X.columns))
     return X.iloc[:0]
