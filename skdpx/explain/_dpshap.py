@@ -93,6 +93,14 @@ between the clusters' marginals and the full background (the summary's own
 error, not noise), and the sampling of coalitions when they are not
 enumerated.
 
+**Where the rows are.** ``fit`` takes rows in memory, a dask array or
+DataFrame, or a Spark DataFrame: every release is a sum over the rows (the
+DP bounds' histogram, the initial histograms, the Lloyd tables, the
+clusters' marginals), computed by :func:`~skdpx.utils._engine.partition_sum`
+in the workers or executors with only the totals reaching the driver;
+everything after is post-processing there. Queries (``explain``) are
+public points, answered in memory.
+
 **What it protects.** The rows of ``X`` given to ``fit`` (the background
 rows), not the black box's training rows: the guarantee holds when the
 black box does not depend on the background rows (trained on other rows,
@@ -116,6 +124,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..privacy._kmeans import dp_cluster_marginals, marginals_sensitivity
 from ..results import FeatureAttribution
 from ..utils._blackbox import BlackBoxOutputError, check_output, output_range
+from ..utils._engine import refuse_distributed_queries
 from ..utils._stacklevel import _outside_stacklevel
 from ..utils._tables import validate_table
 from ..utils._validation import UnitCubeRows
@@ -413,6 +422,11 @@ class _DPBackgroundFit(DPEstimator):
 
     #: the ledger's label prefix
     _prefix = "dp_background: "
+
+    #: fit takes Dask and Spark data (skdpx.utils._tables.validate_table): the DP
+    #: bounds, the k-means tables and the clusters' marginals are sums over the rows'
+    #: partitions (skdpx.privacy._kmeans, FitBounds); everything after is post-processing
+    _accepts_distributed = True
 
     def __init__(self, n_points=50, *, n_records=100, max_iter=3, epsilon=1.0, delta=1e-6,
                  bounds=None, categories=None, accountant=None, random_state=None):
@@ -946,6 +960,7 @@ class DPShapExplainer(_DPBackgroundFit):
             (nothing spent by explaining).
         """
         check_is_fitted(self, "background_")
+        refuse_distributed_queries(self, X)  # queries are public points, in memory
         Zq = np.asarray(validate_table(self, X, reset=False), dtype=float)
         # SHAP values are computed at complete records (a missing categorical value
         # encodes as an all-zero block, which no level decodes back to)

@@ -60,6 +60,16 @@ count at 5% of epsilon gives a count term of 71 rows against a sum term of
 15% (``PD_COUNT_SHARE``) is near the best for grids of 2 to 16 points at
 epsilon 0.1 to 1, and keeps the error mostly Gaussian.
 
+**Where the rows are.** ``X`` may be in memory, a dask array or DataFrame,
+or a Spark DataFrame: the sums are one
+:func:`~skdpx.utils._engine.partition_sum` of the same per-block function
+(:class:`_GridSums`) on every engine, in consecutive blocks of rows in
+memory, in the Dask workers or the Spark executors (the black box is
+shipped there: it must be picklable), with only the (G, K) total reaching
+the driver, where the privacy core adds the noise. The schema is read from
+the columns and dtypes (the Spark schema), never from a row; a DataFrame's
+partitions or Arrow batches reach the black box as they came.
+
 **What it protects.** The rows of ``X`` (the privacy unit is one row of
 ``X``), when the black box does not depend on them: trained on other rows,
 or itself DP and accounted on the same ledger. The black box, the grid and
@@ -79,7 +89,9 @@ from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, COUNT_SHARE, EstimatorLedge
                        gaussian_event, gaussian_release)
 from ..utils._blackbox import BlackBoxOutputError, check_output, finite_rows, map_rows
 from ..utils._blackbox import output_range as _output_range
-from ..utils._tables import validate_table
+from ..utils._chunks import row_slices
+from ..utils._engine import partition_sum, source_rows
+from ..utils._tables import frame_meta, validate_table
 
 __all__ = ["partial_dependence"]
 
@@ -122,6 +134,79 @@ def _declared_bounds(schema, bounds):
     return check_bounds(bounds, schema.n_encoded, allow_missing=True)
 
 
+def _as_outputs(out, method):
+    """The black box's raw output as (n, K) floats: a binary classifier's positive class."""
+    out = np.asarray(out, dtype=float)
+    if out.ndim == 1:
+        out = out[:, None]
+    if method == "predict_proba" and out.shape[1] == 2:
+        out = out[:, 1:]  # a binary classifier: the positive class, as scikit-learn
+    return out
+
+
+class _GridSums:
+    """The per-block function of the partial dependence: a block's centred sums (G, K).
+
+    The same function on every engine (:func:`~skdpx.utils._engine.partition_sum`):
+    in memory on consecutive blocks of rows, on Dask in the workers, on Spark
+    in the executors (it is shipped there with the black box, which must be
+    picklable). ``Z`` is a block of the encoded rows; ``frame``, for a
+    DataFrame's rows, the same rows as they came (the black box sees them,
+    with the grid feature(s) set to each grid value: scikit-learn's "brute"
+    method). A row the black box fails on (raises, NaN) gets the middle of
+    the range at every grid point: a rule on that row alone. Private: the
+    total is released through the privacy core.
+    """
+
+    def __init__(self, estimator, schema, extra):
+        self.estimator, self.schema = estimator, schema
+        self.method, self.range = extra["method"], extra["range"]
+        self.columns, self.grid = extra["columns"], extra["grid"]
+        self.points, self.labels = extra["points"], extra["labels"]
+        self.levels, self.n_outputs = extra["levels"], extra["n_outputs"]
+
+    def _add(self, sums, g, block, rows_of):
+        lo, hi = self.range
+        centre = (lo + hi) / 2.0
+        call = getattr(self.estimator, self.method)
+        out = map_rows(lambda idx: _as_outputs(call(rows_of(block, idx)), self.method),
+                       len(rows_of(block, None)), fill=np.full(self.n_outputs, centre),
+                       row_ok=finite_rows)
+        sums[g] += (np.clip(out, lo, hi) - centre).sum(axis=0)
+
+    def __call__(self, Z, frame=None):
+        # the engine's block (a partition, an Arrow batch, a block in memory) in
+        # sub-blocks of a fixed size from the width: the temporaries (a copy of the
+        # rows, the black box's) are one sub-block's, however large the partition
+        sums = np.zeros((len(self.grid), self.n_outputs))
+        for rows in row_slices(len(Z), 2 * Z.shape[1]):
+            sums += self._block(Z[rows], None if frame is None else frame.iloc[rows])
+        return sums
+
+    def _block(self, Z, frame):
+        sums = np.zeros((len(self.grid), self.n_outputs))
+        if frame is not None:
+            def rows_of(block, idx):
+                return block if idx is None else block.iloc[idx]
+
+            block = self.schema.public_frame(frame).copy()
+            for g, point in enumerate(self.points):
+                for label, value, levels in zip(self.labels, point, self.levels):
+                    block[label] = _grid_column(block[label].dtype, [value] * len(block),
+                                                levels, block.index)
+                self._add(sums, g, block, rows_of)
+            return sums
+
+        def decoded(block, idx):
+            return block if idx is None else self.schema.decode(block[idx])
+
+        block = np.array(Z, dtype=float)
+        for g, point in enumerate(self.grid):
+            block[:, self.columns] = point
+            self._add(sums, g, block, decoded)
+        return sums
+
+
 class _PartialDependence(DPEstimator):
     """The DP release of one partial dependence (the machinery of :func:`partial_dependence`).
 
@@ -133,6 +218,10 @@ class _PartialDependence(DPEstimator):
 
     #: the name messages give (the function the user called)
     _public_name = "partial_dependence"
+
+    #: fit takes Dask and Spark data (skdpx.utils._tables.validate_table): the sums
+    #: are computed where the rows are (_GridSums)
+    _accepts_distributed = True
 
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
@@ -242,6 +331,8 @@ class _PartialDependence(DPEstimator):
         lower, upper = _declared_bounds(self.schema_, self.bounds)
         columns, grid, values, labels, points = self._grid(features, lower, upper)
         frame = frame if self.schema_.kind == "frame" else None
+        # the input's columns and dtypes (no row: a Dask or Spark DataFrame's schema)
+        meta = None if frame is None else frame_meta(frame)
         # the declared levels of each categorical grid feature (None: numeric)
         levels = [list(v) if self.schema_.categorical[c].all() else None
                   for v, c in zip(values, columns)]
@@ -256,13 +347,13 @@ class _PartialDependence(DPEstimator):
         if frame is not None:
             for j, label in enumerate(labels):
                 try:
-                    probe[label] = _grid_column(frame[label].dtype,
+                    probe[label] = _grid_column(meta[label].dtype,
                                                 [point[j] for point in points],
                                                 levels[j], probe.index)
                 except (TypeError, ValueError) as exc:
                     raise ValueError(
                         f"features: the grid of {label!r} cannot be set in its column's dtype "
-                        f"{frame[label].dtype}: {type(exc).__name__}: {exc}. Convert the column "
+                        f"{meta[label].dtype}: {type(exc).__name__}: {exc}. Convert the column "
                         "(e.g. to float or to a categorical of the declared levels). Nothing "
                         "was spent.") from exc
         out = self._outputs(method, probe, len(probe), public=True)
@@ -297,12 +388,7 @@ class _PartialDependence(DPEstimator):
                 out = check_output(out, n_rows, expect=expect, name=name, method=method,
                                    classes=classes, where=where,
                                    consequence="Nothing was spent.")
-        out = np.asarray(call(rows) if not public else out, dtype=float)
-        if out.ndim == 1:
-            out = out[:, None]
-        if method == "predict_proba" and out.shape[1] == 2:
-            out = out[:, 1:]  # a binary classifier: the positive class, as scikit-learn
-        return out
+        return _as_outputs(call(rows) if not public else out, method)
 
     # ------------------------------------------------------------------ plan
     def _fit_bounds(self, relation):
@@ -337,48 +423,16 @@ class _PartialDependence(DPEstimator):
     def _centred_sums(self, data):
         """The exact sums over the rows of their centred, bounded outputs: (G, K).
 
-        Private: read only inside the committed fit (and by the tests' audit).
+        One :func:`~skdpx.utils._engine.partition_sum` of :class:`_GridSums`,
+        wherever the rows are (in memory, Dask, Spark). Private: read only
+        inside the committed fit (and by the tests' audit).
         """
-        from ..utils._chunks import row_slices
-
         X, extra = data.X, data.extra
-        method, (lo, hi) = extra["method"], extra["range"]
-        columns, grid, K = extra["columns"], extra["grid"], extra["n_outputs"]
         frame = extra.get("frame")
-        centre = (lo + hi) / 2.0
-        fill = np.full(K, centre)
-        sums = np.zeros((len(grid), K))
-
-        def add(g, block, rows_of):
-            # a row the black box fails on (raises, NaN) gets the middle of the range
-            out = map_rows(lambda idx: self._outputs(method, rows_of(block, idx), len(idx)),
-                           len(rows_of(block, None)), fill=fill, row_ok=finite_rows)
-            sums[g] += (np.clip(out, lo, hi) - centre).sum(axis=0)
-
-        if frame is not None:
-            # the rows as they came (columns, dtypes, missing values), the grid
-            # feature(s) set to each grid value: scikit-learn's "brute" method
-            def rows_of(block, idx):
-                return block if idx is None else block.iloc[idx]
-
-            for rows in row_slices(frame.shape[0], X.shape[1] * 2):
-                block = self.schema_.public_frame(frame.iloc[rows]).copy()
-                for g, point in enumerate(extra["points"]):
-                    for label, value, levels in zip(extra["labels"], point, extra["levels"]):
-                        block[label] = _grid_column(block[label].dtype,
-                                                    [value] * len(block), levels, block.index)
-                    add(g, block, rows_of)
-            return sums
-
-        def decoded(block, idx):
-            return block if idx is None else self.schema_.decode(block[idx])
-
-        for rows in row_slices(X.shape[0], X.shape[1] * 2):
-            block = np.array(X[rows], dtype=float)
-            for g, point in enumerate(grid):
-                block[:, columns] = point
-                add(g, block, decoded)
-        return sums
+        frames = [] if frame is None else [source_rows(frame, X)]
+        sums = partition_sum(_GridSums(self.estimator, self.schema_, extra), X, *frames)
+        # no row on an engine: nothing to add
+        return np.zeros((len(extra["grid"]), extra["n_outputs"])) if sums is None else sums
 
     def _private_fit(self, data, plan, commitment, noise):
         extra = data.extra
@@ -451,7 +505,8 @@ def partial_dependence(estimator, X, features, *, response_method="auto", grid_r
     X : array-like or DataFrame of shape (n_samples, n_features)
         The private rows the average is over. Passed to the black box as
         they came (same columns and dtypes), with the feature(s) set to the
-        grid.
+        grid. A dask array or DataFrame, or a Spark DataFrame: the sums
+        are computed where the rows are, and only their total comes back.
     features : int, str, or list of one or two of them
         The feature (a two-way partial dependence: the pair) to vary, by
         column name or index.

@@ -21,8 +21,10 @@ row alone:
   ``replacement="uniform"`` draws from the column's **public domain**
   (uniform over its declared bounds, integers for an integer column, the
   declared levels equally likely), and spends nothing on marginals. The
-  draws are post-processing randomness (independent of the rows, from
-  :meth:`~skdpx.privacy.NoiseSource.auxiliary`), independent across rows;
+  draws are post-processing randomness (independent of the rows, from an
+  auxiliary stream: :meth:`~skdpx.privacy.NoiseSource.row_uniforms`),
+  independent across rows, row ``i``'s the stream's ``i``-th wherever the
+  row is read (in memory, a Dask worker, a Spark executor);
   scikit-learn's shuffle is a draw from the rows' exact marginal without
   replacement, which the DP marginal approximates;
 * each row's score is bounded and decomposes per row (the supported
@@ -132,6 +134,20 @@ larger epsilon); measured in doc/inspection.rst. Also left out: the draws'
 own randomness (which ``importances_std``, the spread over repeats, shows)
 and the second-order terms.
 
+**Where the rows are.** ``X`` may be in memory, a dask array or DataFrame
+(``y`` a numpy array, a dask array or Series), or a Spark DataFrame (``y``
+the name of its label column): the marginals' counts and the scores' sums
+are each one :func:`~skdpx.utils._engine.partition_sum` of the same
+per-block function (:func:`_bin_counts`, :class:`_ScoreSums`) on every
+engine, in the Dask workers or the Spark executors (the black box is shipped
+there: it must be picklable); only the totals reach the driver. Each block
+draws its rows' replacements from their row numbers
+(:func:`~skdpx.utils._engine.row_numbers`: positions; on Spark, made
+consecutive across partitions by one pass that sums the partitions' row
+counts), so a row gets the same draws on every engine, and at
+``epsilon=np.inf`` the release is the in-memory one to summation order
+(on Spark, when its partitions hold the rows in the in-memory order).
+
 **What it protects.** The rows of ``X`` and their labels ``y`` (the privacy
 unit is one row with its label), when the black box does not depend on
 them: trained on other rows, or itself DP and accounted on the same ledger.
@@ -151,7 +167,9 @@ from ..privacy import (BUDGET_PARAMETER_CONSTRAINTS, ComposedDpEvent, EstimatorL
                        gaussian_release, label_codes)
 from ..utils._blackbox import (BlackBoxOutputError, check_output, finite_rows, map_rows,
                                output_range)
-from ..utils._tables import validate_table
+from ..utils._chunks import row_slices
+from ..utils._engine import engine, partition_sum, row_numbers, rows_like, source_rows
+from ..utils._tables import frame_meta, validate_table
 from ._partial_dependence import _declared_bounds, _grid_column, _PublicBounds
 
 __all__ = ["permutation_importance"]
@@ -302,6 +320,143 @@ def _probabilities(counts, widths, floor=0.0):
     return counts / counts.sum()
 
 
+def _bin_counts(Z, *, domains):
+    """A block's counts of its rows in each feature's bins, concatenated (per-block,
+    on every engine: :func:`~skdpx.utils._engine.partition_sum`). Private."""
+    Z = np.asarray(Z, dtype=float)
+    counts = []
+    for d in domains:  # a loop over the features
+        code = d.bins(Z)
+        counts.append(np.bincount(code[code >= 0], minlength=d.n_bins).astype(float))
+    return np.concatenate(counts)
+
+
+def _draw_values(domains, probabilities, u):
+    """The replacement values of a block of rows from its uniform draws ``u`` (n_rows,
+    p, n_repeats, 2): one (n_rows, n_repeats) array per feature; each row's from its own
+    draws. Post-processing."""
+    return [d.draw(p, u[:, j]) for j, (d, p) in enumerate(zip(domains, probabilities))]
+
+
+class _Scores:
+    """The black box's bounded per-row scores (picklable: shipped to workers and executors).
+
+    From public facts only (the black box, the scoring, the classes and
+    ``output_bounds``); applied to private rows inside the committed fit.
+    """
+
+    def __init__(self, estimator, extra, *, output_bounds, proba_floor):
+        self.estimator = estimator
+        self.method, self.scoring = extra["method"], extra["scoring"]
+        self.range, self.classes = extra["range"], extra["classes"]
+        self.classifier = is_classifier(estimator)
+        self.output_bounds, self.proba_floor = output_bounds, proba_floor
+
+    def targets(self, y):
+        """A block's labels as the scores read them: class codes (-1: no class), or
+        targets clipped to ``output_bounds`` (a missing one: their middle), row by row."""
+        if self.classifier:
+            return label_codes(self.classes, y)
+        b_lo, b_hi = (float(v) for v in self.output_bounds)
+        y = np.asarray(y, dtype=float)
+        # a missing target: the middle of the range (a rule on its row alone)
+        return np.clip(np.where(np.isfinite(y), y, (b_lo + b_hi) / 2.0), b_lo, b_hi)
+
+    def __call__(self, rows, target):
+        """Each row's score (n,) from the black box's output on ``rows``. Private."""
+        out = getattr(self.estimator, self.method)(rows)
+        scoring = self.scoring
+        if scoring == "accuracy":
+            return (label_codes(self.classes, np.asarray(out).ravel()) == target) \
+                & (target >= 0)
+        if scoring in ("neg_brier_score", "neg_log_loss"):
+            p = np.asarray(out, dtype=float)
+            K = len(self.classes)
+            if p.ndim != 2 or p.shape[1] != K:
+                raise ValueError("probabilities of another shape")
+            onehot = (target[:, None] == np.arange(K)).astype(float)
+            if scoring == "neg_log_loss":
+                p_true = (np.clip(p, 0.0, 1.0) * onehot).sum(axis=1)
+                return np.log(np.maximum(p_true, self.proba_floor))
+            p = np.clip(p, 0.0, 1.0)
+            if K == 2:
+                return -(p[:, 1] - onehot[:, 1]) ** 2
+            return -((p - onehot) ** 2).sum(axis=1)
+        b_lo, b_hi = (float(v) for v in self.output_bounds)
+        pred = np.clip(np.asarray(out, dtype=float).reshape(len(target)), b_lo, b_hi)
+        err = pred - target
+        return -(err ** 2) if scoring == "neg_mean_squared_error" else -np.abs(err)
+
+
+class _ScoreSums:
+    """The per-block function of the scores: a block's centred sums ``[B, S_11 .. S_pR]``.
+
+    The same function on every engine (:func:`~skdpx.utils._engine.partition_sum`):
+    in memory on consecutive blocks of rows, on Dask in the workers, on Spark
+    in the executors (shipped with the black box, which must be picklable).
+    ``Z``: a block of the encoded rows; ``y``: their labels; ``numbers``:
+    their row numbers (:func:`~skdpx.utils._engine.row_numbers`), from which
+    each row's replacement draws come (:class:`~skdpx.privacy.NoiseSource`'s
+    ``row_uniforms``: the same draws for a row whatever the blocks);
+    ``frame``, for a DataFrame's rows, the same rows as they came (the black
+    box sees them, one column replaced at a time). A row the black box fails
+    on (raises, NaN, another shape) gets the middle of the score's range: a
+    rule on that row alone. Private: the total is released through the
+    privacy core.
+    """
+
+    def __init__(self, scores, schema, domains, probabilities, uniforms, n_repeats, draws):
+        self.scores, self.schema, self.domains = scores, schema, domains
+        self.probabilities, self.uniforms = probabilities, uniforms
+        self.n_repeats, self.draws = n_repeats, draws
+
+    def __call__(self, Z, y, numbers, frame=None):
+        # the engine's block (a partition, an Arrow batch, a block in memory) in
+        # sub-blocks of a fixed size from the width of what a row needs (its encoded
+        # values, a copy, its draws): the temporaries are one sub-block's
+        sums = np.zeros(1 + len(self.domains) * self.n_repeats)
+        y, numbers = np.asarray(y), np.asarray(numbers)
+        width = 2 * Z.shape[1] + 2 * len(self.domains) * self.n_repeats
+        for rows in row_slices(len(Z), width):
+            sums += self._block(Z[rows], y[rows], numbers[rows],
+                                None if frame is None else frame.iloc[rows])
+        return sums
+
+    def _block(self, Z, y, numbers, frame):
+        lo, hi = self.scores.range
+        centre = (lo + hi) / 2.0
+        R, domains, schema = self.n_repeats, self.domains, self.schema
+        sums = np.zeros(1 + len(domains) * R)
+        Z = np.array(Z, dtype=float)
+        n, t = Z.shape[0], self.scores.targets(y)
+        draws = self.draws(domains, self.probabilities, self.uniforms.of_rows(numbers))
+
+        def add(k, rows_of):
+            def scores(idx):
+                return self.scores(rows_of(idx), t[idx]).astype(float)
+            out = map_rows(scores, n, fill=np.float64(centre), row_ok=finite_rows)
+            sums[k] += (np.clip(out, lo, hi) - centre).sum()
+
+        if frame is not None:
+            block = schema.public_frame(frame)
+            add(0, lambda idx, b=block: b.iloc[idx])
+            for j, (d, values) in enumerate(zip(domains, draws)):
+                for r in range(R):
+                    replaced = block.copy()
+                    replaced[d.label] = _grid_column(block[d.label].dtype,
+                                                     d.raw(values[:, r]), d.levels,
+                                                     block.index)
+                    add(1 + j * R + r, lambda idx, b=replaced: b.iloc[idx])
+            return sums
+        add(0, lambda idx, b=Z: schema.decode(b[idx]))
+        for j, (d, values) in enumerate(zip(domains, draws)):
+            for r in range(R):
+                replaced = Z.copy()
+                replaced[:, d.block] = d.encoded(values[:, r])
+                add(1 + j * R + r, lambda idx, b=replaced: schema.decode(b[idx]))
+        return sums
+
+
 class _PermutationImportance(DPEstimator):
     """The DP release of permutation importances (the machinery of :func:`permutation_importance`).
 
@@ -313,6 +468,10 @@ class _PermutationImportance(DPEstimator):
 
     #: the name messages give (the function the user called)
     _public_name = "permutation_importance"
+
+    #: fit takes Dask and Spark data (skdpx.utils._tables.validate_table): the
+    #: marginals and the scores are sums computed where the rows are
+    _accepts_distributed = True
 
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
@@ -436,6 +595,8 @@ class _PermutationImportance(DPEstimator):
         self._require_delta("permutation_importance's Gaussian release")
         domains = self._domains()
         frame = frame if self.schema_.kind == "frame" else None
+        # the input's columns and dtypes (no row: a Dask or Spark DataFrame's schema)
+        meta = None if frame is None else frame_meta(frame)
         # the black box on public points: the schema's probe point, with each feature
         # replaced by a value of its domain (never a private row), each replaced column
         # built as the rows' will be (from the column's dtype and the declared levels
@@ -450,12 +611,12 @@ class _PermutationImportance(DPEstimator):
             rows = self.schema_.decode(encoded)
             if frame is not None:
                 try:
-                    rows[d.label] = _grid_column(frame[d.label].dtype, d.raw(values), d.levels,
+                    rows[d.label] = _grid_column(meta[d.label].dtype, d.raw(values), d.levels,
                                                  rows.index)
                 except (TypeError, ValueError) as exc:
                     raise ValueError(
                         f"the replacement values of {d.label!r} cannot be set in its column's "
-                        f"dtype {frame[d.label].dtype}: {type(exc).__name__}: {exc}. Convert "
+                        f"dtype {meta[d.label].dtype}: {type(exc).__name__}: {exc}. Convert "
                         "the column (e.g. to float or to a categorical of the declared "
                         "levels). Nothing was spent.") from exc
             probes.append((d.name, rows))
@@ -489,30 +650,6 @@ class _PermutationImportance(DPEstimator):
                              "class. Nothing was spent.")
         return check_output(out, n_rows, expect=expect, name=name, method=method,
                             classes=classes, where=where, consequence="Nothing was spent.")
-
-    def _row_scores(self, out, target, extra):
-        """Each row's score (n,) from the black box's output; private (inside the fit)."""
-        scoring = extra["scoring"]
-        if scoring == "accuracy":
-            return (label_codes(extra["classes"], np.asarray(out).ravel()) == target) \
-                & (target >= 0)
-        if scoring in ("neg_brier_score", "neg_log_loss"):
-            p = np.asarray(out, dtype=float)
-            K = len(extra["classes"])
-            if p.ndim != 2 or p.shape[1] != K:
-                raise ValueError("probabilities of another shape")
-            onehot = (target[:, None] == np.arange(K)).astype(float)
-            if scoring == "neg_log_loss":
-                p_true = (np.clip(p, 0.0, 1.0) * onehot).sum(axis=1)
-                return np.log(np.maximum(p_true, self.proba_floor))
-            p = np.clip(p, 0.0, 1.0)
-            if K == 2:
-                return -(p[:, 1] - onehot[:, 1]) ** 2
-            return -((p - onehot) ** 2).sum(axis=1)
-        b_lo, b_hi = (float(v) for v in self.output_bounds)
-        pred = np.clip(np.asarray(out, dtype=float).reshape(len(target)), b_lo, b_hi)
-        err = pred - target
-        return -(err ** 2) if scoring == "neg_mean_squared_error" else -np.abs(err)
 
     # ------------------------------------------------------------------ plan
     def _fit_bounds(self, relation):
@@ -555,80 +692,45 @@ class _PermutationImportance(DPEstimator):
 
     # ------------------------------------------------------------------- fit
     def _histograms(self, data):
-        """The exact counts of the rows in each feature's bins, concatenated. Private."""
-        from ..utils._chunks import row_slices
+        """The exact counts of the rows in each feature's bins, concatenated. Private.
 
+        One :func:`~skdpx.utils._engine.partition_sum` of :func:`_bin_counts`,
+        wherever the rows are.
+        """
         domains = data.extra["domains"]
-        counts = [np.zeros(d.n_bins) for d in domains]
-        for rows in row_slices(data.X.shape[0], data.X.shape[1]):
-            Z = np.asarray(data.X[rows], dtype=float)
-            for d, c in zip(domains, counts):
-                code = d.bins(Z)
-                c += np.bincount(code[code >= 0], minlength=d.n_bins)
-        return np.concatenate(counts)
+        counts = partition_sum(_bin_counts, data.X, domains=domains)
+        return np.zeros(sum(d.n_bins for d in domains)) if counts is None else counts
 
     def _draws(self, domains, probabilities, u):
         """The replacement values of a block of rows from its uniform draws ``u`` (n_rows,
         p, n_repeats, 2): one (n_rows, n_repeats) array per feature; each row's from its
         own draws. Post-processing."""
-        return [d.draw(p, u[:, j]) for j, (d, p) in enumerate(zip(domains, probabilities))]
+        return _draw_values(domains, probabilities, u)
 
     def _score_sums(self, data, probabilities, noise):
         """The exact centred sums ``[B, S_11, ..., S_pR]`` over the rows. Private: read only
         inside the committed fit (and by the tests).
 
-        The replacement draws are not privacy noise: uniforms from
-        ``noise.auxiliary()`` (sampling from public or DP values), drawn block by
-        block, independent across rows.
+        One :func:`~skdpx.utils._engine.partition_sum` of :class:`_ScoreSums`,
+        wherever the rows are. The replacement draws are not privacy noise:
+        uniforms from an auxiliary stream of ``noise`` (sampling from public or
+        DP values), row ``i``'s the stream's ``i``-th, independent across rows,
+        drawn by each block for its rows where it is read.
         """
-        from ..utils._chunks import row_slices
-
         extra, X = data.extra, data.X
-        method, (lo, hi), domains = extra["method"], extra["range"], extra["domains"]
-        frame, schema = extra["frame"], self.schema_
-        centre = (lo + hi) / 2.0
-        R = self.n_repeats
-        classifier = is_classifier(self.estimator)
-        if classifier:
-            target = label_codes(extra["classes"], data.y)
-        else:
-            b_lo, b_hi = (float(v) for v in self.output_bounds)
-            y = np.asarray(data.y, dtype=float)
-            # a missing target: the middle of the range (a rule on its row alone)
-            target = np.clip(np.where(np.isfinite(y), y, (b_lo + b_hi) / 2.0), b_lo, b_hi)
-        sums = np.zeros(1 + len(domains) * R)
-        aux = noise.auxiliary()
-
-        def add(k, rows_of, n, t):
-            # a row the black box fails on (raises, NaN, another shape) gets the middle
-            def scores(idx):
-                return self._row_scores(self._outputs(method, rows_of(idx), len(idx)),
-                                        t[idx], extra).astype(float)
-            out = map_rows(scores, n, fill=np.float64(centre), row_ok=finite_rows)
-            sums[k] += (np.clip(out, lo, hi) - centre).sum()
-
-        for rows in row_slices(X.shape[0], X.shape[1] * 2):
-            Z = np.array(X[rows], dtype=float)
-            n, t = Z.shape[0], target[rows]
-            draws = self._draws(domains, probabilities, aux.random((n, len(domains), R, 2)))
-            if frame is not None:
-                block = schema.public_frame(frame.iloc[rows])
-                add(0, lambda idx, b=block: b.iloc[idx], n, t)
-                for j, (d, values) in enumerate(zip(domains, draws)):
-                    for r in range(R):
-                        replaced = block.copy()
-                        replaced[d.label] = _grid_column(block[d.label].dtype,
-                                                         d.raw(values[:, r]), d.levels,
-                                                         block.index)
-                        add(1 + j * R + r, lambda idx, b=replaced: b.iloc[idx], n, t)
-                continue
-            add(0, lambda idx, b=Z: schema.decode(b[idx]), n, t)
-            for j, (d, values) in enumerate(zip(domains, draws)):
-                for r in range(R):
-                    replaced = Z.copy()
-                    replaced[:, d.block] = d.encoded(values[:, r])
-                    add(1 + j * R + r, lambda idx, b=replaced: schema.decode(b[idx]), n, t)
-        return sums
+        domains, frame = extra["domains"], extra["frame"]
+        scores = _Scores(self.estimator, extra, output_bounds=self.output_bounds,
+                         proba_floor=self.proba_floor)
+        uniforms = noise.row_uniforms((len(domains), self.n_repeats, 2))
+        frames = [] if frame is None else [source_rows(frame, X)]
+        numbers, X, y, *frames = row_numbers(X, rows_like(data.y, X), *frames)
+        # in memory, the draws pass through self._draws (the tests' hook); on an engine
+        # the block function is shipped, with the function self._draws calls
+        draws = self._draws if engine(X) == "memory" else _draw_values
+        block_sums = _ScoreSums(scores, self.schema_, domains, probabilities, uniforms,
+                                self.n_repeats, draws)
+        sums = partition_sum(block_sums, X, y, numbers, *frames)
+        return np.zeros(1 + len(domains) * self.n_repeats) if sums is None else sums
 
     def _private_fit(self, data, plan, commitment, noise):
         extra = data.extra
@@ -699,11 +801,14 @@ def permutation_importance(estimator, X, y, *, scoring=None, n_repeats=5, epsilo
     X : array-like or DataFrame of shape (n_samples, n_features)
         The private rows. A DataFrame's rows reach the black box as they
         came, one column replaced at a time; a categorical column is one
-        feature.
-    y : array-like of shape (n_samples,)
+        feature. A dask array or DataFrame, or a Spark DataFrame: the sums
+        are computed where the rows are, and only their totals come back.
+    y : array-like of shape (n_samples,), or str
         Their labels (or targets). A label that is not one of the
         classifier's classes is scored as wrong; a missing regression
-        target counts as the middle of ``output_bounds``.
+        target counts as the middle of ``output_bounds``. With a Spark
+        DataFrame ``X``, the name of its label column (the features are
+        the other columns).
     scoring : str or None, default=None
         A score that decomposes into bounded per-row terms: ``"accuracy"``
         (None for a classifier), ``"neg_brier_score"``, ``"neg_log_loss"``

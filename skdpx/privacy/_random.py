@@ -36,7 +36,7 @@ from ..utils._stacklevel import _outside_stacklevel
 from ._exceptions import PrivacyLeakWarning
 from ._sampling import exact_gaussian, exact_laplace
 
-__all__ = ["NoiseSource", "NoiseStreamKey", "noise_source"]
+__all__ = ["NoiseSource", "NoiseStreamKey", "RowUniforms", "noise_source"]
 
 _SEED_WARNING = (
     "random_state={} makes the privacy noise reproducible: anyone who knows the seed can "
@@ -268,6 +268,18 @@ class NoiseSource:
         seed_seq = np.random.SeedSequence() if self.secure else self._seed_seq.spawn(1)[0]
         return np.random.Generator(np.random.PCG64(seed_seq))
 
+    def row_uniforms(self, shape):
+        """Uniforms on [0, 1) for each row, drawn where the row is read (not privacy noise).
+
+        A :class:`RowUniforms` keyed by one :meth:`auxiliary` stream:
+        post-processing randomness (e.g. values drawn from released DP
+        marginals), ``shape`` numbers per row, that a block of rows draws
+        from its rows' numbers alone, in this process or in a Dask worker or
+        Spark executor, and that any split of the rows into blocks gives
+        alike.
+        """
+        return RowUniforms(self.auxiliary(), shape)
+
     # --------------------------------------------------------- never kept
     def __reduce__(self):
         raise TypeError(
@@ -309,6 +321,62 @@ class NoiseStreamKey:
 
     def __repr__(self):
         return f"NoiseStreamKey(secure={self.secure})"
+
+
+class RowUniforms:
+    """Uniforms on [0, 1) indexed by row: the same draws wherever a row is read (picklable).
+
+    Made by :meth:`NoiseSource.row_uniforms` from an auxiliary generator
+    (PCG64) in the process that committed the spend; sent with the tasks.
+    Row ``i``'s draws (shape ``shape``, ``D`` numbers) are the numbers ``i D``
+    to ``(i + 1) D - 1`` of that generator's stream: what its ``random((n,)
+    + shape)`` gives row ``i`` of ``n``. A block of rows draws its rows' by
+    advancing a copy of the stream to them (``PCG64.advance``), so blocks
+    read in any order, in any process, give every row the same numbers as
+    one draw for all the rows would, and distinct rows get disjoint parts
+    of the stream: independent uniforms.
+
+    Not privacy noise: the stream is an auxiliary one (for a secure source,
+    keyed by its own OS entropy, independent of the noise key), and anyone
+    may know the draws without harm. The row numbers
+    (:func:`~skdpx.utils._engine.row_numbers`) say where a row is, never what
+    it holds.
+    """
+
+    __slots__ = ("_state", "shape")
+
+    def __init__(self, generator, shape):
+        bit_generator = generator.bit_generator
+        if not isinstance(bit_generator, np.random.PCG64):
+            raise TypeError("RowUniforms needs an auxiliary generator (PCG64).")
+        self._state = bit_generator.state
+        self.shape = tuple(int(s) for s in shape)
+
+    def __getstate__(self):
+        return {"_state": self._state, "shape": self.shape}
+
+    def __setstate__(self, state):
+        self._state, self.shape = state["_state"], state["shape"]
+
+    def of_rows(self, numbers):
+        """The draws of the rows ``numbers`` (non-negative ints, in runs of consecutive
+        numbers, as every engine gives a block's): shape ``(len(numbers),) + shape``."""
+        numbers = np.asarray(numbers, dtype=np.int64).reshape(-1)
+        per_row = int(np.prod(self.shape, dtype=np.int64))
+        out = np.empty((numbers.size,) + self.shape)
+        if numbers.size == 0:
+            return out
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(numbers) != 1) + 1])
+        ends = np.append(starts[1:], numbers.size)
+        for start, end in zip(starts, ends):  # a loop over runs of rows, not over rows
+            stream = np.random.PCG64(0)
+            stream.state = self._state
+            stream.advance(int(numbers[start]) * per_row)
+            out[start:end] = np.random.Generator(stream).random((end - start,) + self.shape)
+        return out
+
+    def __repr__(self):
+        return f"RowUniforms(shape={self.shape})"
 
 
 #: Domain tags: the kind of seed, and where the stream starts. With the number

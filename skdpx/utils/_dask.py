@@ -191,12 +191,26 @@ def dask_persist(*arrays):
 
 
 def _row_blocks(a, chunks):
-    """``a`` split into blocks of rows matching ``chunks`` (delayed or numpy)."""
+    """``a`` split into blocks of rows matching ``chunks`` (delayed or numpy).
+
+    A dask DataFrame gives its partitions as they are (pandas DataFrames, no
+    conversion): one per chunk, the rows of ``X``'s chunks
+    (:func:`~skdpx.utils._engine.source_rows`: the partitions the validation
+    encoded into those chunks).
+    """
     if is_dask_collection(a):
         import dask.array as da
         import dask.dataframe as dd
 
-        if isinstance(a, (dd.DataFrame, dd.Series)):
+        if isinstance(a, dd.DataFrame):
+            parts = list(a.to_delayed())
+            if len(parts) != len(chunks):
+                raise ValueError(
+                    f"a dask DataFrame of {len(parts)} partitions cannot be read beside "
+                    f"{len(chunks)} row chunks: pass the DataFrame the chunks were encoded "
+                    "from.")
+            return parts
+        if isinstance(a, dd.Series):
             a = a.to_dask_array(lengths=True)
         if a.chunks[0] != chunks:
             a = a.rechunk({0: chunks})

@@ -29,8 +29,9 @@ import numpy as np
 
 from ._chunks import add_sums, prepared_call, row_slices
 
-__all__ = ["engine", "exact_rows", "is_distributed", "map_blocks", "partition_sum",
-           "persist", "refuse_distributed_queries", "rows_like"]
+__all__ = ["RowNumbers", "engine", "exact_rows", "is_distributed", "map_blocks",
+           "partition_sum", "persist", "refuse_distributed_queries", "row_numbers", "rows_like",
+           "source_rows"]
 
 
 def engine(X):
@@ -197,3 +198,91 @@ def persist(*arrays):
 
         return spark_persist(*arrays)
     return arrays
+
+
+def source_rows(frame, X):
+    """The input rows as they came (a DataFrame's columns and dtypes), beside validated ``X``.
+
+    What a per-block function needs when the black box must see a
+    DataFrame's rows as the user gave them (missing values, dtypes), not
+    their encoding: a row array for :func:`partition_sum` with ``X``
+    (``frame`` the input :func:`~skdpx.utils._tables.validate_table` was
+    given, ``X`` what it returned), whose blocks are pandas DataFrames of the
+    same rows as ``X``'s blocks:
+
+    * in memory: ``frame`` itself (a pandas DataFrame; blocks ``frame.iloc[rows]``);
+    * on Dask: ``frame``, a dask DataFrame whose partitions are ``X``'s row
+      chunks (the validation encodes each partition into one chunk), each
+      block one partition;
+    * on Spark: a table of ``X``'s DataFrame reading its feature columns as
+      a pandas DataFrame, batch by batch, in the executors.
+
+    Nothing is read here.
+    """
+    if engine(X) == "spark":
+        from ._spark import frame_table
+
+        return frame_table(X)
+    if engine(frame) == "dask":
+        import dask.dataframe as dd
+
+        if isinstance(frame, dd.Series):  # validated as its one-column DataFrame
+            return frame.to_frame()
+    return frame
+
+
+class RowNumbers:
+    """The row numbers ``0 .. n - 1`` of rows in memory, made block by block (no array of n).
+
+    A row array for :func:`partition_sum`: ``numbers[rows]`` (a slice) is
+    that block's numbers.
+    """
+
+    def __init__(self, n):
+        self.n = int(n)
+
+    @property
+    def shape(self):
+        return (self.n,)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, rows):
+        if not isinstance(rows, slice):
+            raise TypeError("RowNumbers are read by slices of rows.")
+        return np.arange(*rows.indices(self.n), dtype=np.int64)
+
+
+def row_numbers(X, *row_arrays):
+    """The rows' numbers on ``X``'s engine: ``(numbers, X, *row_arrays)``.
+
+    ``numbers`` holds one distinct non-negative integer per row of ``X``,
+    a row array for :func:`partition_sum` beside ``X`` and ``row_arrays``
+    (returned as they must then be passed: on Spark, tables of one
+    DataFrame that carries the numbers). Each block's numbers are
+    consecutive. They number the rows in the engine's order, from 0: in
+    memory and on Dask, the row's position (a dask ``arange`` with ``X``'s
+    row chunks; no value computed); on Spark, ``monotonically_increasing_id``
+    (the partition and the position in it), made consecutive across
+    partitions by one pass that sums the partitions' row counts (a vector
+    of one count per partition, which reaches the driver and nothing
+    else). A row's numbers say where it is, never what it holds: the
+    draws a row is given from them (:meth:`~skdpx.privacy.NoiseSource.row_uniforms`)
+    are independent of its values.
+
+    Private: the number of rows is the largest number plus one; read only
+    inside a committed fit.
+    """
+    kind = engine(X)
+    if kind == "spark":
+        from ._spark import spark_row_numbers
+
+        return spark_row_numbers(X, *row_arrays)
+    if kind == "dask":
+        import dask.array as da
+
+        chunks = X.chunks[0]
+        numbers = da.arange(0, int(sum(chunks)), chunks=(chunks,), dtype=np.int64)
+        return (numbers, X, *row_arrays)
+    return (RowNumbers(X.shape[0]), X, *row_arrays)

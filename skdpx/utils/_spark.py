@@ -27,8 +27,8 @@ import numpy as np
 
 from ._chunks import add_sums, prepared_call
 
-__all__ = ["ReadColumns", "SparkTable", "is_spark", "is_spark_dataframe",
-           "spark_partition_sum", "spark_persist"]
+__all__ = ["FrameColumns", "ReadColumns", "SparkTable", "frame_table", "is_spark",
+           "is_spark_dataframe", "spark_partition_sum", "spark_persist", "spark_row_numbers"]
 
 _PERSISTED = itertools.count()
 
@@ -230,3 +230,74 @@ def _unpersist(df):
         df.unpersist()
     except Exception:  # the session is stopped already: nothing is cached
         pass
+
+
+# -- the rows as they came, and the rows' numbers -------------------------------
+
+
+class FrameColumns:
+    """A batch's ``columns`` as a pandas DataFrame, as they came (picklable).
+
+    The black box of a global explanation sees a DataFrame's rows with their
+    own columns and dtypes (:func:`~skdpx.utils._engine.source_rows`).
+    """
+
+    def __init__(self, columns):
+        self.columns = list(columns)
+
+    def __call__(self, frame):
+        return frame[self.columns]
+
+
+def frame_table(X):
+    """The feature columns of validated ``X``'s DataFrame, as pandas blocks (lazy).
+
+    ``X`` is the table :func:`~skdpx.utils._tables.validate_spark_table`
+    made (its ``read`` names the feature columns).
+    """
+    columns = list(X.read.columns)
+    return SparkTable(X.df, FrameColumns(columns), len(columns))
+
+
+#: the column of the rows' numbers (monotonically_increasing_id)
+_ROW_ID = "_skdpx_row_id"
+
+#: monotonically_increasing_id: the partition in the upper 31 bits, the position in
+#: the partition in the lower 33
+_POSITION_BITS = 33
+
+
+def _partition_counts(ids, *, n_partitions):
+    part = ids >> _POSITION_BITS
+    if part.size and part.max() >= n_partitions:
+        raise RuntimeError(f"a partition index beyond the DataFrame's {n_partitions} "
+                           "partitions: its partitioning changed between two passes.")
+    return np.bincount(part, minlength=n_partitions).astype(np.int64)
+
+
+def _consecutive(ids, *, offsets):
+    return offsets[ids >> _POSITION_BITS] + (ids & ((1 << _POSITION_BITS) - 1))
+
+
+def spark_row_numbers(X, *tables):
+    """:func:`~skdpx.utils._engine.row_numbers` on a :class:`SparkTable`.
+
+    The DataFrame gets a column of ``monotonically_increasing_id`` (the
+    partition and the position in it); one pass sums the partitions' row
+    counts (the only value that reaches the driver: one count per
+    partition), and each row's number is its partition's offset plus its
+    position, mapped in the executors. Returns ``(numbers, X, *tables)``,
+    tables of that DataFrame.
+    """
+    from pyspark.sql import functions as F
+
+    _same_rows(X, tables)
+    df = X.df.withColumn(_ROW_ID, F.monotonically_increasing_id())
+    rebased = tuple(SparkTable(df, t.read, t.n_columns, t.steps) for t in (X, *tables))
+    ids = SparkTable(df, ReadColumns([_ROW_ID], ravel=True, dtype=np.int64), None)
+    n_partitions = max(1, int(df.rdd.getNumPartitions()))
+    counts = spark_partition_sum(_partition_counts, ids, n_partitions=n_partitions)
+    if counts is None:  # no row
+        counts = np.zeros(n_partitions, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return (ids.map(_consecutive, offsets=offsets), *rebased)

@@ -21,8 +21,8 @@ from ..preprocessing._schema import PublicSchemaEncoder, _is_frame, cells_to_flo
 from ._dask import as_dask_array, is_dask_collection, unique_name
 from ._engine import engine, is_distributed
 
-__all__ = ["TableSchema", "num_rows", "validate_dask_table", "validate_spark_table",
-           "validate_table"]
+__all__ = ["TableSchema", "frame_meta", "num_rows", "validate_dask_table",
+           "validate_spark_table", "validate_table"]
 
 
 def _all_numeric(X):
@@ -326,8 +326,10 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
             raise TypeError(
                 f"{type(estimator).__name__} does not accept {kind.capitalize()} data: its "
                 "algorithm needs the rows in memory. Dask and Spark data are accepted in fit "
-                "by DPLimeExplainer, PrivRecourse with a fitted black box, and "
-                "DPLocallyLinearClassifier(batch='full') (see the docs' 'Scaling out').")
+                "by DPLimeExplainer, PrivRecourse with a fitted black box, "
+                "DPLocallyLinearClassifier(batch='full'), DPShapExplainer, dp_background, "
+                "partial_dependence and permutation_importance (see the docs' 'Scaling "
+                "out').")
         if kind == "spark":
             return validate_spark_table(estimator, X, y, reset=reset, categories=categories,
                                         y_numeric=y_numeric)
@@ -659,6 +661,22 @@ def _spark_meta(df, columns):
 
     fields = {f.name: f.dataType for f in df.schema.fields}
     return pd.DataFrame({c: pd.Series([], dtype=dtype(fields[c])) for c in columns})
+
+
+def frame_meta(X):
+    """An empty pandas DataFrame with the columns and dtypes of the DataFrame ``X``.
+
+    No row is read: a pandas DataFrame's first zero rows, a dask
+    DataFrame's ``_meta``, a Spark DataFrame's schema (:func:`_spark_meta`,
+    the dtypes its batches arrive with).
+    """
+    kind = engine(X)
+    if kind == "dask":
+        meta = X._meta
+        return meta if hasattr(meta, "columns") else meta.to_frame()
+    if kind == "spark":
+        return _spark_meta(X, list(X.columns))
+    return X.iloc[:0]
 
 
 class _EncodeFrame:
