@@ -34,10 +34,13 @@ driver's peak on an engine is not raised by rows it held before.
 Saves the figures with the run record to
 ``benchmarks/results/scale_engines.json``; prints the tables.
 
-Run: nice -n 10 python benchmarks/scale_engines.py [--quick]
+Run: nice -n 10 python benchmarks/scale_engines.py [--quick] [--sweep-only]
+(``--sweep-only``: the passes of target c again, saved with their own run
+record beside the fits of the saved file.)
 """
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -279,6 +282,9 @@ def main(argv=None):
     parser.add_argument("--spark-memory", default="4g")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="2M rows, sweep 1M, one repeat")
+    parser.add_argument("--sweep-only", action="store_true",
+                        help="run only the passes (target c) and replace them, with their own "
+                             "run record, in the saved file")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     if args.quick:
@@ -314,7 +320,7 @@ def main(argv=None):
             passes.append({"engine": kind, "rows": n_big, "files": len(files),
                            "tasks": n_partitions(kind, engine_table(kind, files, ctx)),
                            **measure(lambda: one_pass(kind, files, ctx), others)})
-            for rows, fs in ((n_mem, small), (n_big, files)):
+            for rows, fs in (() if args.sweep_only else ((n_mem, small), (n_big, files))):
                 X = engine_table(kind, fs, ctx)
                 parts = n_partitions(kind, X)
                 fits.append({"engine": kind, "rows": rows, "partitions": parts,
@@ -328,11 +334,12 @@ def main(argv=None):
             else:
                 ctx.stop()
     # in memory last: the driver's peaks above are not raised by rows it once held
-    X_mem = read_memory(small, n_mem)
-    fits.append({"engine": "memory", "rows": n_mem, "partitions": 1, "fit": "recourse",
-                 **measure(lambda: fit_recourse(box, X_mem))})
-    fits.append({"engine": "memory", "rows": n_mem, "partitions": 1, "fit": "lime",
-                 **measure(lambda: fit_lime(box, X_mem, Q))})
+    if not args.sweep_only:
+        X_mem = read_memory(small, n_mem)
+        fits.append({"engine": "memory", "rows": n_mem, "partitions": 1, "fit": "recourse",
+                     **measure(lambda: fit_recourse(box, X_mem))})
+        fits.append({"engine": "memory", "rows": n_mem, "partitions": 1, "fit": "lime",
+                     **measure(lambda: fit_lime(box, X_mem, Q))})
     for f in fits:
         f["rows_per_second"] = round(f["rows"] / f["seconds"])
 
@@ -348,14 +355,22 @@ def main(argv=None):
                            "predicted": round(predict(model, p["rows"], p["tasks"], cores), 3)})
         models[kind] = {**model, "checks": checks}
 
-    results = {"run": run_info(started, time.perf_counter() - t_start,
-                               packages=("dask", "distributed", "pyspark", "pyarrow",
-                                         "numpy", "scikit-learn")),
-               "settings": {"features": D, "rows": n_big, "memory_rows": n_mem,
-                            "sweep_rows": n_sweep, "queries": args.queries, "cores": cores,
-                            "worker_memory": args.worker_memory,
-                            "spark_memory": args.spark_memory, "repeats": args.repeats},
-               "fits": fits, "passes": passes, "cost_model": models}
+    record = run_info(started, time.perf_counter() - t_start,
+                      packages=("dask", "distributed", "pyspark", "pyarrow", "numpy",
+                                "scikit-learn"))
+    settings = {"features": D, "rows": n_big, "memory_rows": n_mem, "sweep_rows": n_sweep,
+                "queries": args.queries, "cores": cores, "worker_memory": args.worker_memory,
+                "spark_memory": args.spark_memory, "repeats": args.repeats}
+    if args.sweep_only:
+        # the passes of their own run (an idle machine), beside the saved fits
+        with open(args.out) as handle:
+            results = json.load(handle)
+        results.update({"sweep_run": record, "sweep_settings": settings, "passes": passes,
+                        "cost_model": models})
+        fits = results["fits"]
+    else:
+        results = {"run": record, "settings": settings, "fits": fits, "passes": passes,
+                   "cost_model": models}
     save(args.out, results)
     print(f"{'engine':7} {'fit':9} {'rows':>10} {'parts':>5} {'seconds':>8} {'rows/s':>10} "
           f"{'driver GiB':>10} {'others GiB':>10}")
