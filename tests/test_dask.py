@@ -34,25 +34,21 @@ def test_partition_sum_equals_the_in_memory_statistic(dask_client):
     assert is_dask_collection(dX) and not is_dask_collection(X)
 
 
-@pytest.mark.parametrize("make", ["llc", "dpc"])
-def test_estimators_without_dask_support_refuse_before_spending(make):
+def test_estimators_without_dask_support_refuse_before_spending():
+    # (DPLocallyLinearClassifier's refusals on Dask: tests/test_dask_llc.py)
     from sklearn.linear_model import LogisticRegression
 
-    from skdpx import DPCounterfactualGenerator, DPLocallyLinearClassifier
+    from skdpx import DPCounterfactualGenerator
     from skdpx.privacy import PrivacyLedger
 
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(400, 3))
     y = (X[:, 0] > 0.5).astype(int)
     ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
-    if make == "llc":
-        est = DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], accountant=ledger)
-    else:
-        box = LogisticRegression().fit(X, y)
-        est = DPCounterfactualGenerator(box, bounds=(0, 1), accountant=ledger)
+    box = LogisticRegression().fit(X, y)
+    est = DPCounterfactualGenerator(box, bounds=(0, 1), accountant=ledger)
     dX, dy = da.from_array(X, chunks=(100, 3)), da.from_array(y, chunks=100)
     # (a black box's explainer ignores y: only the dask X is refused there)
-    for args in ((dX, dy), (X, dy)) if make == "llc" else ((dX, dy),):
-        with pytest.raises(TypeError, match="Dask"):
-            est.fit(*args)
+    with pytest.raises(TypeError, match="Dask"):
+        est.fit(dX, dy)
     assert len(ledger) == 0

@@ -30,7 +30,7 @@ import numpy as np
 from ._chunks import add_sums, prepared_call, row_slices
 
 __all__ = ["engine", "exact_rows", "is_distributed", "map_blocks", "partition_sum",
-           "persist", "refuse_distributed_queries", "rows_like"]
+           "persist", "refuse_distributed_queries", "rows_like", "unpersist"]
 
 
 def engine(X):
@@ -190,3 +190,15 @@ def persist(*arrays):
 
         return spark_persist(*arrays)
     return arrays
+
+
+def unpersist(*arrays):
+    """Free what :func:`persist` kept, once nothing will read it again.
+
+    Spark: the cached DataFrames are dropped from the executors' memory
+    (Spark keeps them until told); Dask: nothing to do (the workers free a
+    persisted array when its last reference goes). In memory: nothing.
+    """
+    for a in arrays:
+        if engine(a) == "spark":
+            a.df.unpersist()

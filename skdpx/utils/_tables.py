@@ -327,7 +327,7 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
                 f"{type(estimator).__name__} does not accept {kind.capitalize()} data: its "
                 "algorithm needs the rows in memory. Dask and Spark data are accepted in fit "
                 "by DPLimeExplainer, PrivRecourse with a fitted black box, and "
-                "DPLocallyLinearClassifier(batch='full') (see the docs' 'Scaling out').")
+                "DPLocallyLinearClassifier(batch_size=None) (see the docs' 'Scaling out').")
         if kind == "spark":
             return validate_spark_table(estimator, X, y, reset=reset, categories=categories,
                                         y_numeric=y_numeric)
