@@ -52,3 +52,22 @@ def test_estimators_without_dask_support_refuse_before_spending():
     with pytest.raises(TypeError, match="Dask"):
         est.fit(dX, dy)
     assert len(ledger) == 0
+
+
+def test_columns_read_from_parquet_files_keep_their_rows(tmp_path):
+    # dask may fuse the partitions of a few columns read from Parquet files (one
+    # label column), and to_dask_array(lengths=True) then refused its own lengths
+    pytest.importorskip("pyarrow")
+    from skdpx.utils._dask import as_dask_array
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=4000), "b": rng.normal(size=4000),
+                          "label": rng.integers(0, 2, 4000)})
+    for i in range(2):
+        frame.iloc[2000 * i:2000 * (i + 1)].to_parquet(tmp_path / f"part-{i}.parquet")
+    table = dd.read_parquet(sorted(str(p) for p in tmp_path.glob("*.parquet")))
+    X, y = as_dask_array(table[["a", "b"]]), table["label"]
+    assert X.shape == (4000, 2) and as_dask_array(y, dtype=None).shape == (4000, 1)
+    xy, total = partition_sum(lambda block, labels: (block.T @ labels, labels.sum()), X, y)
+    np.testing.assert_allclose(xy, frame[["a", "b"]].to_numpy().T @ frame["label"].to_numpy())
+    assert total == frame["label"].sum()
