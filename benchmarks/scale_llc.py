@@ -26,7 +26,10 @@ the driver, where the noise is drawn. Measured for every fit: the time of
 each step (the median is reported; ``DPSGD.full_batch_step`` and
 ``DPSGD.step`` timed), the fit's total, and the rest of it (the passes before
 the steps: the DP count, the centring sum, the persist; in memory the
-validation and scaling), the peak memory of this process (the driver).
+validation and scaling), the peak memory of this process (the driver) and
+its peak over its memory when the fit started. The sizes run in turn, and
+at each size Dask, Spark and in memory one after the other (the machine
+is shared: its load changes over a run, less within a size).
 
 * **The crossover**: at every size, ``--crossover-steps`` (5) steps on each
   engine; with a fixed part F and a per-step time t per engine, an engine
@@ -53,6 +56,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _run_record import run_info, save, start
@@ -167,6 +171,7 @@ def fit(X, y, steps, test, **params):
           "random_state": 0, **FULL_BATCH, "epochs": steps, **params}
     clf = DPLocallyLinearClassifier(**kw)
     load0 = os.getloadavg()[0]
+    driver_start = psutil.Process().memory_info().rss
     with warnings.catch_warnings(), ClientSampler() as driver, StepTimes() as steps_run:
         warnings.simplefilter("ignore")  # the seed's PrivacyLeakWarning
         t0 = time.perf_counter()
@@ -179,6 +184,7 @@ def fit(X, y, steps, test, **params):
            "steps_seconds": round(sum(times), 3),
            "rest_seconds": round(seconds - sum(times), 3),
            "driver_peak_gib": round(driver.peak / GIB, 3),
+           "driver_added_gib": round((driver.peak - driver_start) / GIB, 3),
            "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
            "epsilon_spent": float(clf.epsilon_spent_),
            "noise_multiplier": float(clf.noise_multiplier_),
@@ -229,48 +235,49 @@ def main(argv=None):
     test = make_rows(args.test_rows, seed=[1, 2, 3])
     engines = [e for e in args.engines.split(",") if e]
 
-    runs = []
-    for kind in engines:
-        if kind == "dask":
-            cluster, ctx = dask_cluster(args.worker_memory)
-        else:
-            ctx = spark_session(args.spark_memory)
-        try:
-            fit(*engine_data(kind, files[sizes[0]], ctx), 1, None)  # warm: imports, workers
-            for n in sizes:
-                X, y = engine_data(kind, files[n], ctx)
-                big = n == n_big
+    runs, ctx, cluster = [], {}, None
+    try:
+        for kind in engines:
+            if kind == "dask":
+                cluster, ctx[kind] = dask_cluster(args.worker_memory)
+            else:
+                ctx[kind] = spark_session(args.spark_memory)
+            fit(*engine_data(kind, files[sizes[0]], ctx[kind]), 1, None)  # warm: workers
+        # size by size, the engines and in memory one after the other (the machine is
+        # shared: its load changes over a run, less within a size)
+        for n in sizes:
+            big = n == n_big
+            for kind in engines:
+                X, y = engine_data(kind, files[n], ctx[kind])
                 steps = ((args.spark_steps if kind == "spark" else args.steps) if big
                          else args.crossover_steps)
                 runs.append({"engine": kind, "rows": n, "partitions": n_partitions(kind, X),
                              "kind": "full batch", **fit(X, y, steps, test if big else None)})
                 print(runs[-1], flush=True)
-        finally:
-            if kind == "dask":
-                ctx.close()
-                cluster.close()
-            else:
-                ctx.stop()
-    # in memory last: the driver's peaks above are not raised by rows it once held
-    for n in sizes:
-        big = n == n_big
-        t0 = time.perf_counter()
-        X, y = read_memory(files[n])
-        read_seconds = time.perf_counter() - t0
-        runs.append({"engine": "memory", "rows": n, "partitions": 1, "kind": "full batch",
-                     "read_seconds": round(read_seconds, 3),
-                     **fit(X, y, args.steps if big else args.crossover_steps,
-                           test if big else None)})
-        print(runs[-1], flush=True)
-        if big and not args.skip_poisson:
-            # the in-memory DP-SGD fit with its defaults (Poisson batch 256, 20 epochs,
-            # SGD at 0.3, decay 0.8 every 5 epochs) at the same epsilon on the same rows
-            runs.append({"engine": "memory", "rows": n, "partitions": 1,
-                         "kind": "Poisson DP-SGD (defaults)",
-                         **fit(X, y, 20, test, batch_size=256, optimizer="sgd",
-                               learning_rate=0.3, decay_every=5)})
+            t0 = time.perf_counter()
+            X, y = read_memory(files[n])
+            read_seconds = time.perf_counter() - t0
+            runs.append({"engine": "memory", "rows": n, "partitions": 1, "kind": "full batch",
+                         "read_seconds": round(read_seconds, 3),
+                         **fit(X, y, args.steps if big else args.crossover_steps,
+                               test if big else None)})
             print(runs[-1], flush=True)
-        del X, y
+            if big and not args.skip_poisson:
+                # the in-memory DP-SGD fit with its defaults (Poisson batch 256, 20
+                # epochs, SGD at 0.3, decay 0.8 every 5 epochs) at the same epsilon on
+                # the same rows
+                runs.append({"engine": "memory", "rows": n, "partitions": 1,
+                             "kind": "Poisson DP-SGD (defaults)",
+                             **fit(X, y, 20, test, batch_size=256, optimizer="sgd",
+                                   learning_rate=0.3, decay_every=5)})
+                print(runs[-1], flush=True)
+            del X, y
+    finally:
+        if "dask" in ctx:
+            ctx["dask"].close()
+            cluster.close()
+        if "spark" in ctx:
+            ctx["spark"].stop()
 
     full = {(r["engine"], r["rows"]): r for r in runs if r["kind"] == "full batch"}
     crossovers = []
