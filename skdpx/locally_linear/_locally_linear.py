@@ -318,6 +318,24 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     (the shape, the columns, their dtypes, the parameters) before anything
     is spent.
 
+    **Rows on Dask or Spark.** With ``batch_size=None`` and declared
+    ``classes``, ``X`` may be a dask array or DataFrame (``y`` a dask
+    array or Series with its rows, or an array) or a Spark DataFrame (``y``
+    the name of its label column, as Spark ML's ``labelCol``). The rows stay
+    in the workers (executors): the DP bounds and the centring sum are sums
+    over their partitions, the rows scaled and centred are then kept there
+    (Dask ``persist``, Spark's cache), and each step is one pass over the
+    partitions, each computing its rows' clipped gradient sum with the same
+    code as an in-memory step; the driver adds the noise. The spend, the
+    noise and the model are the in-memory full-batch fit's (the same up to
+    floating-point summation order). A Poisson batch (``batch_size`` an
+    int) or ``classes=None`` is refused before anything is spent. The
+    scaled and centred rows (float64, as wide as the encoded ``X``) are held
+    in the workers' memory (Spark's cache spills to disk) during the fit
+    and freed after it; with ``projection_dim``, each step also projects
+    every row for its views' norms (in memory: once per fit). When this
+    pays: :ref:`scale`.
+
     Parameters
     ----------
     n_maps : int, default=2
@@ -458,22 +476,6 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     --------
     diffprivlib.models.LogisticRegression : DP logistic regression by
         objective perturbation.
-
-    **Rows on Dask or Spark.** With ``batch_size=None`` and declared
-    ``classes``, ``X`` may be a dask array or DataFrame (``y`` a dask
-    array or Series with its rows, or an array) or a Spark DataFrame (``y``
-    the name of its label column, as Spark ML's ``labelCol``). The rows stay
-    in the workers (executors): the DP bounds and the centring sum are sums
-    over their partitions, the rows scaled and centred are then kept there
-    (Dask ``persist``, Spark's cache), and each step is one pass over the
-    partitions, each computing its rows' clipped gradient sum with the same
-    code as an in-memory step; the driver adds the noise. The spend, the
-    noise and the model are the in-memory full-batch fit's (the same up to
-    floating-point summation order). A Poisson batch (``batch_size`` an
-    int) or ``classes=None`` is refused before anything is spent. The
-    centred rows are held once more (float64) in the workers' memory during
-    the fit, and freed after it. See the docs' "Scaling out" for when this
-    pays.
 
     Notes
     -----
