@@ -34,27 +34,23 @@ def test_partition_sum_equals_the_in_memory_statistic(dask_client):
     assert is_dask_collection(dX) and not is_dask_collection(X)
 
 
-@pytest.mark.parametrize("make", ["llc", "dpc"])
-def test_estimators_without_dask_support_refuse_before_spending(make):
+def test_estimators_without_dask_support_refuse_before_spending():
+    # (DPLocallyLinearClassifier's refusals on Dask: tests/test_dask_llc.py)
     from sklearn.linear_model import LogisticRegression
 
-    from skdpx import DPCounterfactualGenerator, DPLocallyLinearClassifier
+    from skdpx import DPCounterfactualGenerator
     from skdpx.privacy import PrivacyLedger
 
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(400, 3))
     y = (X[:, 0] > 0.5).astype(int)
     ledger = PrivacyLedger(epsilon=10.0, delta=1e-5)
-    if make == "llc":
-        est = DPLocallyLinearClassifier(bounds=(0, 1), classes=[0, 1], accountant=ledger)
-    else:
-        box = LogisticRegression().fit(X, y)
-        est = DPCounterfactualGenerator(box, bounds=(0, 1), accountant=ledger)
+    box = LogisticRegression().fit(X, y)
+    est = DPCounterfactualGenerator(box, bounds=(0, 1), accountant=ledger)
     dX, dy = da.from_array(X, chunks=(100, 3)), da.from_array(y, chunks=100)
     # (a black box's explainer ignores y: only the dask X is refused there)
-    for args in ((dX, dy), (X, dy)) if make == "llc" else ((dX, dy),):
-        with pytest.raises(TypeError, match="Dask"):
-            est.fit(*args)
+    with pytest.raises(TypeError, match="Dask"):
+        est.fit(dX, dy)
     assert len(ledger) == 0
 
 
@@ -114,3 +110,22 @@ def test_every_call_submits_tasks_under_keys_of_its_own(dask_client):
     own = {str(k) for c in (dX, frame, frame.optimize()) for k in flatten(c.__dask_keys__())}
     shared = sorted((rounds[0] & rounds[1]) - own)
     assert not shared, shared[:5]
+
+
+def test_columns_read_from_parquet_files_keep_their_rows(tmp_path):
+    # dask may fuse the partitions of a few columns read from Parquet files (one
+    # label column), and to_dask_array(lengths=True) then refused its own lengths
+    pytest.importorskip("pyarrow")
+    from skdpx.utils._dask import as_dask_array
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=4000), "b": rng.normal(size=4000),
+                          "label": rng.integers(0, 2, 4000)})
+    for i in range(2):
+        frame.iloc[2000 * i:2000 * (i + 1)].to_parquet(tmp_path / f"part-{i}.parquet")
+    table = dd.read_parquet(sorted(str(p) for p in tmp_path.glob("*.parquet")))
+    X, y = as_dask_array(table[["a", "b"]]), table["label"]
+    assert X.shape == (4000, 2) and as_dask_array(y, dtype=None).shape == (4000, 1)
+    xy, total = partition_sum(lambda block, labels: (block.T @ labels, labels.sum()), X, y)
+    np.testing.assert_allclose(xy, frame[["a", "b"]].to_numpy().T @ frame["label"].to_numpy())
+    assert total == frame["label"].sum()

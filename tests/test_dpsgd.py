@@ -13,6 +13,7 @@ from skdpx.privacy import (
     noise_source,
     audit_gdp,
     calibrate_noise,
+    clipped_gradient_sum,
     dense_clipped_grad,
     dense_grad_sq_norms,
     gaussian_epsilon,
@@ -422,6 +423,48 @@ def test_train_is_the_steps_then_the_optimiser(network):
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
     assert not np.array_equal(got[0], _unpack(theta)[0])  # it trained
+
+
+def test_full_batch_steps_from_partition_sums_are_the_in_memory_steps(network):
+    # an engine's full-batch step: the clipped sums of blocks of rows (as workers
+    # compute them), added, then the same noise and event as a step over every row
+    from skdpx.utils._optim import make_optimizer
+
+    theta, X, Y, _ = network
+
+    def run(partitioned):
+        W1, b1, W2, b2 = (p.copy() for p in _unpack(theta))
+        params = [W1, W2, b1, b2]
+
+        def per_sample(idx):
+            h = np.tanh(X[idx] @ W1 + b1)
+            d2 = h @ W2 + b2 - Y[idx]
+            return DenseGradients([(X[idx], (d2 @ W2.T) * (1 - h**2)), (h, d2)])
+
+        def clipped_sum(max_grad_norm):
+            parts = [clipped_gradient_sum(per_sample(rows), max_grad_norm, len(rows))
+                     for rows in np.array_split(np.arange(len(X)), 3)]
+            return [sum(p[j] for p in parts) for j in range(len(params))]
+
+        engine = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=0.5, sample_rate=1.0,
+                             n_samples=len(X), max_steps=4), 3)
+        optimizer = make_optimizer("sgd", params, 0.1)
+        if partitioned:
+            engine.train_full_batch(clipped_sum, params, optimizer, lr_decay=(0.5, 2))
+        else:
+            engine.train(per_sample, params, optimizer, lr_decay=(0.5, 2))
+        return params, engine.n_steps, engine.event
+
+    (got, steps, event), (want, want_steps, want_event) = run(True), run(False)
+    assert steps == want_steps == 4 and event == want_event
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    assert not np.array_equal(got[0], _unpack(theta)[0])  # it trained
+    poisson = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=0.5, sample_rate=0.5,
+                          n_samples=len(X), max_steps=4), 3)
+    with pytest.raises(ValueError, match="full-batch"):  # its batch is drawn here
+        poisson.full_batch_step(lambda c: [np.zeros(1)])
+    assert poisson.n_steps == 0
 
 
 def test_invalid_engine_parameters():

@@ -500,6 +500,18 @@ def test_a_row_without_a_usable_label_has_no_gradient_in_the_model():
     assert np.all(engine.norms[CODES < 0] == 0) and np.all(engine.norms[CODES >= 0] > 0)
 
 
+def test_a_missing_label_drops_its_row_only():
+    # pandas' NA has no truth value: compared with a class it once failed the
+    # comparison of every row, and every row was dropped (a Dask string column's
+    # missing label is NA)
+    from skdpx.privacy import label_codes
+
+    pd = pytest.importorskip("pandas")
+    y = np.array(["a", pd.NA, "b", None, math.nan, "c", "a"], dtype=object)
+    assert label_codes(np.array(["a", "b"]), y).tolist() == [0, -1, 1, -1, -1, -1, 0]
+    assert label_codes([0, 1], np.array([1, pd.NA, 0.0], dtype=object)).tolist() == [1, -1, 0]
+
+
 def test_a_row_without_a_usable_label_has_no_gradient_in_privrecourse_model():
     from skdpx.recourse._model import train_dp_logistic
 

@@ -21,11 +21,15 @@ from ..privacy import (
     SpendPlan,
     calibrate_noise,
     check_classes,
+    clipped_gradient_sum,
     fill_nonfinite,
     gaussian_event,
     gaussian_release,
+    label_codes,
 )
 from ..privacy import warn_exact_scores
+from ..utils._engine import (is_distributed, map_blocks, partition_sum, persist,
+                             refuse_distributed_queries, rows_like, unpersist)
 from ..utils._optim import make_optimizer
 from ..utils._threads import single_blas_thread
 from ..utils._tables import validate_table
@@ -180,6 +184,81 @@ def _views(X, R, visits, norms):
     return _Views(X, R, visits, norms)
 
 
+def _class_gradients(views, idx, onehot, used, W, b, *, beta, n_maps):
+    """The per-sample gradients of the rows ``idx`` of ``views`` at the maps (W, b).
+
+    ``onehot`` (len(idx), K) are the rows' one-hot labels and ``used``
+    (len(idx),) 1 for a row with a usable label, 0 for a dropped one (its
+    errors, hence its gradient, are 0). The one forward and backward pass of
+    a step, in memory (on the step's batch) and on an engine (on each
+    partition's rows, :func:`_partition_clipped_gradient`).
+    """
+    k, m = onehot.shape[1], n_maps
+    shared = W.shape[0] == 1 and W.shape[2] == k * m
+    out, gradients = views.forward(idx, W, b)  # (V, b, outputs)
+    # (V, b, outputs) <-> (b, K, M): one shared view (outputs class-major), or one per map
+    G = out[0].reshape(-1, k, m) if shared else out.transpose(1, 2, 0)
+    S, F = _maps_forward(G, beta)
+    D = _maps_backward(G, S, F, onehot, beta) * used[:, None, None]
+    return gradients(D.reshape(1, -1, k * m) if shared
+                     else np.ascontiguousarray(D.transpose(2, 0, 1)))
+
+
+def _onehot(codes, k):
+    """Class codes (-1: dropped) -> the one-hot labels (n, K) and the used-row mask (n,)."""
+    return (np.eye(k, dtype=np.float32)[np.maximum(codes, 0)],
+            (codes >= 0).astype(np.float32))
+
+
+def _partition_clipped_gradient(U, codes, *, W, b, R, beta, k, m, max_grad_norm):
+    """One partition's sum of per-row gradients clipped to ``max_grad_norm`` (a tuple).
+
+    Runs in the workers (executors) on the prepared rows ``U`` (centred, see
+    :func:`_centred_rows`) and their class codes: the same views, forward
+    and backward pass (:func:`_class_gradients`) and clipping
+    (:func:`~skdpx.privacy.clipped_gradient_sum`) as an in-memory step,
+    on every row of the partition. Exact, not private.
+    """
+    codes = np.asarray(codes).reshape(-1).astype(np.intp)
+    onehot, used = _onehot(codes, k)
+    views = _views(U, R, 1.0, norms=max_grad_norm is not None)
+    idx = np.arange(len(codes))
+    with single_blas_thread():
+        grads = _class_gradients(views, idx, onehot, used, W, b, beta=beta, n_maps=m)
+        return tuple(clipped_gradient_sum(grads, max_grad_norm, len(idx)))
+
+
+def _unit_rows(X, keep, scaler):
+    """Rows filled, clipped and scaled into [0, 1] by the public bounds, minus 1/2;
+    a dropped row (``keep`` False) 0 (a new float64 array)."""
+    U = scaler.transform(fill_nonfinite(X, scaler.lower, scaler.upper))
+    U -= 0.5
+    U[~keep] = 0.0
+    return U
+
+
+def _centring_terms(X, codes, *, scaler):
+    """One partition's sum of its rows' ``u - 1/2`` (0 for a dropped row): the centring sum."""
+    codes = np.asarray(codes).reshape(-1)
+    return _unit_rows(X, codes >= 0, scaler).sum(axis=0)
+
+
+def _centred_rows(X, *, scaler, shift):
+    """The rows the maps are trained on: ``u - 1/2 - shift`` (shift = centre - 1/2).
+
+    On an engine a dropped row is not zeroed first (its codes are not in
+    this block): its gradient is 0 whatever its values (:func:`_class_gradients`).
+    """
+    U = _unit_rows(X, np.ones(len(X), dtype=bool), scaler)
+    U -= shift
+    return U
+
+
+def _codes_block(y, *, classes):
+    """A block of labels -> its class codes (-1 for a label that is not a class), as a column."""
+    return label_codes(classes, np.asarray(y).reshape(-1)).astype(np.float64)[:, None]
+
+
 class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     """Locally linear maps: an interpretable classifier trained with DP-SGD.
 
@@ -239,6 +318,24 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     (the shape, the columns, their dtypes, the parameters) before anything
     is spent.
 
+    **Rows on Dask or Spark.** With ``batch_size=None`` and declared
+    ``classes``, ``X`` may be a dask array or DataFrame (``y`` a dask
+    array or Series with its rows, or an array) or a Spark DataFrame (``y``
+    the name of its label column, as Spark ML's ``labelCol``). The rows stay
+    in the workers (executors): the DP bounds and the centring sum are sums
+    over their partitions, the rows scaled and centred are then kept there
+    (Dask ``persist``, Spark's cache), and each step is one pass over the
+    partitions, each computing its rows' clipped gradient sum with the same
+    code as an in-memory step; the driver adds the noise. The spend, the
+    noise and the model are the in-memory full-batch fit's (the same up to
+    floating-point summation order). A Poisson batch (``batch_size`` an
+    int) or ``classes=None`` is refused before anything is spent. The
+    scaled and centred rows (float64, as wide as the encoded ``X``) are held
+    in the workers' memory (Spark's cache spills to disk) during the fit
+    and freed after it; with ``projection_dim``, each step also projects
+    every row for its views' norms (in memory: once per fit). When this
+    pays: :ref:`scale`.
+
     Parameters
     ----------
     n_maps : int, default=2
@@ -268,6 +365,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         ``None``: full batch (every row at every step, ``ceil(epochs)``
         steps). Never ``len(X)``: the number of rows is private, and a
         parameter computed from it is a release no ledger records.
+        Full batch is the only way to fit on a Dask or Spark ``X`` (see
+        below).
     epochs : float, default=20
         Training length; the number of steps is ``ceil(epochs * n_rows_ /
         batch_size)`` and the noise is calibrated for exactly that many.
@@ -406,6 +505,9 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     (2, 2)
     """
 
+    #: fit takes Dask and Spark data with batch_size=None (skdpx.utils._tables.validate_table)
+    _accepts_distributed = True
+
     _parameter_constraints = {
         **BUDGET_PARAMETER_CONSTRAINTS,
         "classes": ["array-like", None],
@@ -505,11 +607,22 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         return super().fit(X, y)
 
     def _validate_fit(self, X, y):
+        distributed = is_distributed(X) or is_distributed(y)
+        if distributed:
+            # public facts only, before anything is computed or spent
+            self._check_distributed()
         X, y = validate_table(self, X, y, reset=True, categories=self.categories)
         # a row whose label is not a declared class (missing, NaN, a typo) gets the
         # code -1 and is dropped by _private_fit: never refused, never counted
-        classes, codes = check_classes(
-            self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
+        if distributed:
+            # the declared classes (checked without y), the codes made block by block
+            # where the labels are (lazy: nothing is computed here)
+            classes, _ = check_classes(self.classes, np.empty(0, dtype=object),
+                                       needs="DPLocallyLinearClassifier needs samples of")
+            codes = map_blocks(_codes_block, rows_like(y, X), n_columns=1, classes=classes)
+        else:
+            classes, codes = check_classes(
+                self.classes, y, needs="DPLocallyLinearClassifier needs samples of")
         self._require_delta("DP-SGD")
         if self.center_budget != "deprecated":  # before anything is spent
             warnings.warn(
@@ -517,6 +630,21 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
                 "in the next release: use center_share (center_budget is used for this fit).",
                 FutureWarning, stacklevel=4)
         return FitData(X, codes, classes)
+
+    def _check_distributed(self):
+        """Refuse, on public parameters, what a fit on Dask or Spark rows cannot do."""
+        if self.batch_size is not None:
+            raise ValueError(
+                "DPLocallyLinearClassifier trains on Dask or Spark rows by full-batch DP "
+                "gradient descent only (one pass over the partitions per step): pass "
+                f"batch_size=None, not batch_size={self.batch_size!r}. A Poisson batch is "
+                "drawn where the noise is drawn, in the driver, and would need the rows "
+                "there. Nothing was spent.")
+        if self.classes is None:
+            raise ValueError(
+                "DPLocallyLinearClassifier on Dask or Spark rows needs the public label set "
+                "declared: pass classes=[...] (reading it from y would gather the labels). "
+                "Nothing was spent.")
 
     def _center_share(self):
         """``center_share``, or ``center_budget`` (its deprecated name) when that is set."""
@@ -575,9 +703,8 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         # neutralised, each row by a rule on itself (the sensitivities below hold):
         # a missing or infinite cell is the bounds' midpoint; a row whose label is
         # not a class is dropped (its centring term and its gradients are 0)
-        X = fill_nonfinite(X, lower, upper)
-        keep = codes >= 0
-        n, d = X.shape
+        distributed = is_distributed(X)
+        d = X.shape[1]
         k, m = len(classes), self.n_maps
         engine = plan.engine
 
@@ -595,26 +722,38 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         W = aux.normal(0.0, 0.01, size=(views, width, outputs)).astype(np.float32)
         b = np.zeros((views, outputs), dtype=np.float32)
 
-        # public scaling into [0, 1], then centred on 1/2 in place (a new
-        # array: the caller's X is untouched; no (n, d) temporaries)
-        U = scaler.transform(X)
-        U -= 0.5
-        U[~keep] = 0.0
         center = np.full(d, 0.5)
-        if self.center:
-            # the sum of u - 1/2 over the rows, over the DP count (never the private n)
-            noisy_sum = gaussian_release(
-                U.sum(axis=0), noise_multiplier=plan.center_noise_multiplier,
-                sensitivity=plan.center_sensitivity, noise=noise, commitment=commitment,
-            )
-            center = np.clip(0.5 + noisy_sum / plan.count.n, 0.0, 1.0)
-            U -= center - 0.5
-        engine.bind(noise, commitment, n_rows=n)
-        # expected uses of a row: the epochs (1 within rounding at epochs=1)
-        visits = engine.max_steps * engine.sample_rate + 1e-9
-        batch_views = _views(U, R, visits, norms=engine.max_grad_norm is not None)
-        del U
-        self._train(engine, batch_views, codes, k, m, W, b)
+        if distributed:
+            # the rows stay where they are: each private value below is a sum over
+            # their partitions, and the rows the steps read are prepared once and
+            # kept there (Dask workers' memory, Spark's cache)
+            if self.center:
+                terms = partition_sum(_centring_terms, X, codes, scaler=scaler)
+                center = self._release_center(
+                    np.zeros(d) if terms is None else terms, plan, noise, commitment)
+            U, codes = persist(map_blocks(_centred_rows, X, scaler=scaler, shift=center - 0.5),
+                               codes)
+            try:
+                # full batch: nothing is sampled; the non-private mean divides by the
+                # count (exact when the fit is not private)
+                engine.bind(noise, commitment, n_rows=plan.count.n)
+                self._train_distributed(engine, U, codes, k, m, R, W, b)
+            finally:
+                unpersist(U, codes)
+        else:
+            # public scaling into [0, 1], then centred on 1/2 in place (a new
+            # array: the caller's X is untouched; no (n, d) temporaries)
+            U = _unit_rows(X, codes >= 0, scaler)
+            if self.center:
+                # the sum of u - 1/2 over the rows, over the DP count (never the private n)
+                center = self._release_center(U.sum(axis=0), plan, noise, commitment)
+                U -= center - 0.5
+            engine.bind(noise, commitment, n_rows=len(U))
+            # expected uses of a row: the epochs (1 within rounding at epochs=1)
+            visits = engine.max_steps * engine.sample_rate + 1e-9
+            batch_views = _views(U, R, visits, norms=engine.max_grad_norm is not None)
+            del U
+            self._train(engine, batch_views, codes, k, m, W, b)
 
         self.classes_ = classes
         self.bounds_ = (scaler.lower, scaler.upper)
@@ -631,37 +770,56 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
         self.n_steps_ = engine.n_steps
         self.center_noise_multiplier_ = plan.center_noise_multiplier
 
+    def _release_center(self, terms, plan, noise, commitment):
+        """The DP feature means (scaled) from the exact sum ``terms`` of ``u - 1/2``:
+        the Gaussian release, over the DP count (never the private n)."""
+        noisy_sum = gaussian_release(
+            terms, noise_multiplier=plan.center_noise_multiplier,
+            sensitivity=plan.center_sensitivity, noise=noise, commitment=commitment,
+        )
+        return np.clip(0.5 + noisy_sum / plan.count.n, 0.0, 1.0)
+
+    def _optimizer(self, engine, W, b):
+        """The optimiser of the maps and its decay schedule (factor, every so many steps)."""
+        steps_per_decay = max(1, round(self.decay_every / engine.sample_rate))
+        return (make_optimizer(self.optimizer, [W, b], self.learning_rate),
+                (self.learning_rate_decay, steps_per_decay))
+
     def _train(self, engine, views, codes, k, m, W, b):
         """Run DP-SGD over the inputs' ``views`` (see :func:`_views`); updates W and b in place.
 
         A row of code -1 (no usable label) is dropped: its errors, hence its
         gradient, are 0.
         """
-        Y = np.eye(k, dtype=np.float32)[np.maximum(codes, 0)]
-        used = (codes >= 0).astype(np.float32)
+        Y, used = _onehot(codes, k)
         beta = self.beta
-        optimizer = make_optimizer(self.optimizer, [W, b], self.learning_rate)
-        steps_per_decay = max(1, round(self.decay_every / engine.sample_rate))
-        shared = W.shape[0] == 1 and W.shape[2] == k * m
-
-        def to_maps(out):  # (V, b, outputs) -> (b, K, M)
-            return out[0].reshape(-1, k, m) if shared else out.transpose(1, 2, 0)
-
-        def from_maps(D):  # (b, K, M) -> (V, b, outputs)
-            return D.reshape(1, -1, k * m) if shared else np.ascontiguousarray(D.transpose(2, 0, 1))
+        optimizer, lr_decay = self._optimizer(engine, W, b)
 
         def per_sample(idx):
-            out, gradients = views.forward(idx, W, b)  # (V, b, outputs)
-            G = to_maps(out)
-            S, F = _maps_forward(G, beta)
-            D = _maps_backward(G, S, F, Y[idx], beta) * used[idx][:, None, None]
-            return gradients(from_maps(D))
+            return _class_gradients(views, idx, Y[idx], used[idx], W, b, beta=beta, n_maps=m)
 
         # The steps' matrix products are small: BLAS threads only add
         # synchronisation (and stall badly on a busy machine).
         with single_blas_thread():
-            engine.train(per_sample, [W, b], optimizer,
-                         lr_decay=(self.learning_rate_decay, steps_per_decay))
+            engine.train(per_sample, [W, b], optimizer, lr_decay=lr_decay)
+
+    def _train_distributed(self, engine, U, codes, k, m, R, W, b):
+        """Full-batch DP gradient descent over rows held by an engine; updates W and b in place.
+
+        Each step is one pass over the partitions of the prepared rows ``U``
+        (and their ``codes``): each computes its rows' clipped gradient sum
+        (:func:`_partition_clipped_gradient`), the sums are added exactly,
+        and the driver adds the noise (:meth:`~skdpx.privacy.DPSGD.full_batch_step`).
+        """
+        optimizer, lr_decay = self._optimizer(engine, W, b)
+
+        def clipped_sum(max_grad_norm):
+            total = partition_sum(_partition_clipped_gradient, U, codes, W=W, b=b, R=R,
+                                  beta=self.beta, k=k, m=m, max_grad_norm=max_grad_norm)
+            # no row on the engine: a zero sum (never said: the rows are private)
+            return [np.zeros_like(W), np.zeros_like(b)] if total is None else list(total)
+
+        engine.train_full_batch(clipped_sum, [W, b], optimizer, lr_decay=lr_decay)
 
     def _set_maps(self, W_unit, b_unit, scaler):
         """Express the maps learnt on [0, 1]-scaled inputs in input-feature units.
@@ -678,6 +836,7 @@ class DPLocallyLinearClassifier(ClassifierMixin, DPEstimator):
     def _maps(self, X):
         """Validated X -> (G (n, K, M), S (n, K, M), f (n, K))."""
         check_is_fitted(self)
+        refuse_distributed_queries(self, X)
         X = validate_table(self, X, reset=False)
         # a missing or infinite value is the bounds' midpoint, as in fit
         X = np.clip(fill_nonfinite(X, *self.bounds_), *self.bounds_)

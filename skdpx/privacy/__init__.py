@@ -57,7 +57,8 @@ from ._budget import (
     resolve_ledger,
 )
 from ._count import COUNT_SHARE, FitCount
-from ._dpsgd import DPSGD, DenseGradients, dense_clipped_grad, dense_grad_sq_norms
+from ._dpsgd import (DPSGD, DenseGradients, clipped_gradient_sum, dense_clipped_grad,
+                     dense_grad_sq_norms)
 from ._estimator import SpendPlan, given_row_count
 from ._ledger import RELATIONS, LedgerDetachedError, PrivacyLedger, check_relation
 from ._mechanisms import (
@@ -132,6 +133,7 @@ __all__ = [
     "check_classes",
     "check_relation",
     "clip_to_bounds",
+    "clipped_gradient_sum",
     "compose_events",
     "compute_epsilon",
     "dense_clipped_grad",

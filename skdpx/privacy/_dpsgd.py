@@ -31,7 +31,8 @@ from ._calibration import calibrate_noise
 from ._events import gaussian_event
 from ._mechanisms import noisy_gradient, poisson_sample
 
-__all__ = ["DPSGD", "DenseGradients", "dense_clipped_grad", "dense_grad_sq_norms"]
+__all__ = ["DPSGD", "DenseGradients", "clip_factors", "clipped_gradient_sum",
+           "dense_clipped_grad", "dense_grad_sq_norms"]
 
 
 def dense_grad_sq_norms(a, d, *, bias=True, a_sq=None):
@@ -134,6 +135,49 @@ class _RowGradients:
 
     def weighted_sum(self, factors):
         return [np.tensordot(factors, g, axes=1) for g in self.grads]
+
+
+def clip_factors(norms, max_grad_norm):
+    """``min(1, max_grad_norm / norm)`` per row (ones when ``max_grad_norm`` is None)."""
+    norms = np.asarray(norms, dtype=float)
+    if max_grad_norm is None:
+        return np.ones_like(norms)
+    return np.minimum(1.0, max_grad_norm / np.maximum(norms, 1e-12))
+
+
+def clipped_gradient_sum(grads, max_grad_norm, n_rows):
+    """The sum over ``n_rows`` rows of each row's gradient clipped to ``max_grad_norm``.
+
+    What a DP-SGD step sums before its noise: :meth:`DPSGD.step` applies it
+    to its batch in memory, and a full-batch step on an engine applies it to
+    each partition of the rows, in the workers (:meth:`DPSGD.full_batch_step`),
+    the partial sums added exactly. Exact, not private: only the noisy sum
+    (:meth:`DPSGD.privatize`, in the driver) is released.
+
+    Parameters
+    ----------
+    grads : DenseGradients or list of ndarray
+        The rows' per-sample gradients (as ``per_sample`` returns them).
+    max_grad_norm : float or None
+        The clipping norm; None sums the gradients unclipped (the
+        non-private baseline).
+    n_rows : int
+        The number of rows ``grads`` holds.
+
+    Returns
+    -------
+    list of ndarray
+        One sum per parameter array.
+    """
+    if not isinstance(grads, DenseGradients):
+        grads = _RowGradients(grads)
+    if max_grad_norm is None:  # non-private: no clipping, norms not needed
+        factors = np.ones(n_rows)
+    elif n_rows:
+        factors = clip_factors(np.sqrt(grads.sq_norms()), max_grad_norm)
+    else:
+        factors = np.zeros(0)
+    return grads.weighted_sum(factors)
 
 
 class DPSGD:
@@ -313,10 +357,7 @@ class DPSGD:
 
     def clip_factors(self, norms):
         """min(1, max_grad_norm / norm) per row (ones when not clipping)."""
-        norms = np.asarray(norms, dtype=float)
-        if self.max_grad_norm is None:
-            return np.ones_like(norms)
-        return np.minimum(1.0, self.max_grad_norm / np.maximum(norms, 1e-12))
+        return clip_factors(norms, self.max_grad_norm)
 
     def privatize(self, grad_sums, batch_size):
         """Noise the clipped sums (one release) and divide by the expected batch size."""
@@ -358,6 +399,13 @@ class DPSGD:
             The rows of this step's batch (for the model's own bookkeeping;
             never publish it).
         """
+        self._check_step()
+        idx = self.sample()
+        sums = clipped_gradient_sum(per_sample(idx), self.max_grad_norm, len(idx))
+        self.n_steps += 1
+        return self.privatize(sums, len(idx)), idx
+
+    def _check_step(self):
         if self._noise is None:
             raise RuntimeError("bind() the engine to a noise source and a commitment first.")
         if self.n_steps >= self.max_steps:
@@ -365,19 +413,33 @@ class DPSGD:
                 f"the noise was calibrated for {self.max_steps} steps; taking more would "
                 "exceed the privacy budget."
             )
-        idx = self.sample()
-        grads = per_sample(idx)
-        if not isinstance(grads, DenseGradients):
-            grads = _RowGradients(grads)
-        if self.max_grad_norm is None:  # non-private: no clipping, norms not needed
-            factors = np.ones(len(idx))
-        elif len(idx):
-            factors = self.clip_factors(np.sqrt(grads.sq_norms()))
-        else:
-            factors = np.zeros(0)
-        sums = grads.weighted_sum(factors)
+
+    def full_batch_step(self, clipped_sum):
+        """One full-batch step whose clipped sum is computed where the rows are.
+
+        For rows held by an engine (Dask, Spark): ``clipped_sum(max_grad_norm)``
+        returns the sum over every row of its gradient clipped to
+        ``max_grad_norm`` (:func:`clipped_gradient_sum` on each partition,
+        in the workers, the partial sums added exactly: one pass over the
+        partitions). The noise, the event and the division are this
+        engine's, in the driver, as in :meth:`step` with every row in the
+        batch; the non-private mean divides by the ``n_rows`` given to
+        :meth:`bind` (exact when the fit is not private). Only a full-batch
+        engine (sample rate 1) takes such a step: a Poisson batch must be
+        drawn where the noise is drawn, here.
+
+        Returns
+        -------
+        list of ndarray
+            The noisy mean gradient of each parameter array.
+        """
+        if self.sample_rate < 1:
+            raise ValueError("full_batch_step needs a full-batch engine (sample_rate 1), got "
+                             f"sample_rate {self.sample_rate:g}.")
+        self._check_step()
+        sums = clipped_sum(self.max_grad_norm)
         self.n_steps += 1
-        return self.privatize(sums, len(idx)), idx
+        return self.privatize(sums, self._n_rows)
 
     def train(self, per_sample, params, optimizer, *, weight_decay=None, lr_decay=None):
         """Take all ``max_steps`` steps, each moving ``params`` (in place) by ``optimizer``.
@@ -405,10 +467,21 @@ class DPSGD:
         -------
         self
         """
-        for step in range(self.max_steps):
-            if lr_decay is not None and step and step % lr_decay[1] == 0:
+        return self._train(lambda: self.step(per_sample)[0], params, optimizer,
+                           weight_decay=weight_decay, lr_decay=lr_decay)
+
+    def train_full_batch(self, clipped_sum, params, optimizer, *, weight_decay=None,
+                         lr_decay=None):
+        """:meth:`train` with :meth:`full_batch_step`: ``clipped_sum(max_grad_norm)``
+        (reading the current ``params``) sums the clipped gradients over every row."""
+        return self._train(lambda: self.full_batch_step(clipped_sum), params, optimizer,
+                           weight_decay=weight_decay, lr_decay=lr_decay)
+
+    def _train(self, step, params, optimizer, *, weight_decay, lr_decay):
+        for index in range(self.max_steps):
+            if lr_decay is not None and index and index % lr_decay[1] == 0:
                 optimizer.scale_learning_rate(lr_decay[0])
-            grads, _ = self.step(per_sample)
+            grads = step()
             if weight_decay is not None:
                 grads = [g + c * p if c else g for g, c, p in zip(grads, weight_decay, params)]
             optimizer.update_params(params, grads)

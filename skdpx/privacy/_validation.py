@@ -92,6 +92,10 @@ def label_codes(classes, y):
         candidates = y
     else:
         candidates = y.astype(object) if y.dtype.kind not in "biuUSO" else y
+        if candidates.dtype.kind == "O":
+            # a missing label (pandas' NA has no truth value: one would fail the
+            # comparison of every row) compared as None, which equals no class
+            candidates = np.where(_missing_labels(candidates), None, candidates)
     for j, label in enumerate(np.asarray(classes, dtype=object).tolist()):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (numpy's elementwise-comparison notices)

@@ -72,15 +72,20 @@ def is_dask_collection(X):
 def as_dask_array(X, dtype=float):
     """A 2-D dask array chunked by rows only, with known chunk sizes.
 
-    A dask DataFrame is converted with ``to_dask_array(lengths=True)`` (one
-    pass that counts each partition's rows; no value reaches the client).
+    A dask DataFrame is converted with ``to_dask_array()`` and its chunk sizes
+    computed (one pass that counts each block's rows; no value reaches the
+    client).
     Columns are put in one chunk so that each block holds whole rows.
     """
     import dask.array as da
     import dask.dataframe as dd
 
     if isinstance(X, (dd.DataFrame, dd.Series)):
-        X = X.to_dask_array(lengths=True)
+        # the array's own chunk sizes, computed below: to_dask_array(lengths=True)
+        # counts the rows of the optimised collection, whose partitions dask may
+        # have fused (one label column read from Parquet files), and then refuses
+        # its own lengths (dask 2026.8: "1 != 2")
+        X = X.to_dask_array()
     elif not isinstance(X, da.Array):
         raise TypeError(f"expected a dask array or DataFrame, got {type(X).__name__}.")
     if X.ndim == 1:
@@ -211,7 +216,9 @@ def _row_blocks(a, chunks):
                     "from.")
             return parts
         if isinstance(a, dd.Series):
-            a = a.to_dask_array(lengths=True)
+            a = a.to_dask_array()  # (its own chunk sizes: see as_dask_array)
+            if any(np.isnan(c) for c in a.chunks[0]):
+                a = a.compute_chunk_sizes()
         if a.chunks[0] != chunks:
             a = a.rechunk({0: chunks})
         if a.ndim > 1:

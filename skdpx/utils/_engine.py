@@ -31,7 +31,7 @@ from ._chunks import add_sums, prepared_call, row_slices
 
 __all__ = ["RowNumbers", "engine", "exact_rows", "is_distributed", "map_blocks",
            "partition_sum", "persist", "refuse_distributed_queries", "row_numbers", "rows_like",
-           "source_rows"]
+           "source_rows", "unpersist"]
 
 
 def engine(X):
@@ -286,3 +286,15 @@ def row_numbers(X, *row_arrays):
         numbers = da.arange(0, int(sum(chunks)), chunks=(chunks,), dtype=np.int64)
         return (numbers, X, *row_arrays)
     return (RowNumbers(X.shape[0]), X, *row_arrays)
+
+
+def unpersist(*arrays):
+    """Free what :func:`persist` kept, once nothing will read it again.
+
+    Spark: the cached DataFrames are dropped from the executors' memory
+    (Spark keeps them until told); Dask: nothing to do (the workers free a
+    persisted array when its last reference goes). In memory: nothing.
+    """
+    for a in arrays:
+        if engine(a) == "spark":
+            a.df.unpersist()

@@ -327,7 +327,7 @@ def validate_table(estimator, X, y="no_validation", *, reset, categories=None, y
                 f"{type(estimator).__name__} does not accept {kind.capitalize()} data: its "
                 "algorithm needs the rows in memory. Dask and Spark data are accepted in fit "
                 "by DPLimeExplainer, PrivRecourse with a fitted black box, "
-                "DPLocallyLinearClassifier(batch='full'), DPShapExplainer, dp_background, "
+                "DPLocallyLinearClassifier(batch_size=None), DPShapExplainer, dp_background, "
                 "partial_dependence and permutation_importance (see the docs' 'Scaling "
                 "out').")
         if kind == "spark":
