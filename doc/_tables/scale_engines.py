@@ -61,8 +61,13 @@ def coefficients(results):
 
 
 def run(results):
-    """The run: when, which commit, how loaded, how long."""
-    r = results["run"]
-    header = ["date", "commit", "seconds", "load average (start)", "command"]
-    return header, [[r["date"], r["commit"], f"{r['seconds']:.0f}",
-                     ", ".join(f"{x:.1f}" for x in r["load_average_at_start"]), r["command"]]]
+    """The runs: the fits', and the sweep's when it was run again on its own."""
+    header = ["part", "date", "commit", "seconds", "load average (start)", "command"]
+    out = []
+    for part, key in (("fits (and a first sweep)", "run"), ("sweep", "sweep_run")):
+        r = results.get(key)
+        if r:
+            out.append([part, r["date"], r["commit"], f"{r['seconds']:.0f}",
+                        ", ".join(f"{x:.1f}" for x in r["load_average_at_start"]),
+                        r["command"]])
+    return header, out
