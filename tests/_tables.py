@@ -84,7 +84,8 @@ def refuse_spark_rows(monkeypatch):
     and every result an RDD returns to the driver (``collect``, which is
     where a tree aggregation's last level arrives, ``take``) is checked: no
     Spark ``Row``, and no array in it with as many as ``N // 4`` rows (only
-    sums, counts and other per-feature statistics may come back). Returns
+    sums, counts and other per-feature statistics may come back, as numpy
+    arrays: a float, a string or a dict fails too). Returns
     the list of what the driver received (for the test to see it was used).
     """
     from pyspark import RDD
@@ -122,6 +123,9 @@ def refuse_spark_rows(monkeypatch):
             for leaf in leaves(result):
                 if isinstance(leaf, Row):
                     raise AssertionError("the driver received a Spark Row")
+                if leaf is not None and not isinstance(leaf, (np.ndarray, np.generic)):
+                    # only partial sums (numpy) come back: not a value, a string, a dict
+                    raise AssertionError(f"the driver received a {type(leaf).__name__}")
                 shape = getattr(leaf, "shape", ())
                 if len(shape) and shape[0] >= N // 4:
                     raise AssertionError(f"the driver received a result of shape {shape}")

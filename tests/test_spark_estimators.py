@@ -147,3 +147,48 @@ def test_spark_refusals_before_any_spend(spark, data):
     with pytest.raises(ValueError, match="categor"):  # an undeclared string column
         _recourse(box, epsilon=1.0, accountant=ledger, categories=None).fit(df)
     assert len(ledger) == 0
+
+
+def test_batches_cast_by_the_schema_an_empty_frame_and_a_label_column(spark, data):
+    # pyspark converts each Arrow batch by its own rows: a nullable integer column is
+    # int64 in a batch without a null and float64 in one with a null. What reads a
+    # batch (the encoding, a global explanation's black box) sees the dtypes of the
+    # Spark schema only, never ones a row of the batch decided
+    from sklearn.base import BaseEstimator
+
+    from skdpx.utils._engine import exact_rows, partition_sum, source_rows
+    from skdpx.utils._tables import validate_table
+
+    frame, box = data
+    rows = [(None if i == 5 else int(a), float(h)) for i, (a, h) in
+            enumerate(zip(frame["age"], frame["hours"]))]
+    df = spark.createDataFrame(rows, schema="age long, hours double").repartition(2)
+
+    class Holder(BaseEstimator):
+        _accepts_distributed = True
+        bounds = None
+
+    X = validate_table(Holder(), df, reset=True)
+
+    def dtypes(block, source):
+        return np.array([len(source), len(source) * (source["age"].dtype == np.float64),
+                         np.isnan(block[:, 0]).sum()])
+
+    n, as_float, missing = partition_sum(dtypes, X, source_rows(df, X))
+    assert n == as_float == N and missing == 1
+    # an empty DataFrame: the statistics of no row (zeros), never a failure after the spend
+    assert exact_rows(X.map(np.asarray)) == N
+    empty = validate_table(Holder(), df.limit(0), reset=True)
+    np.testing.assert_array_equal(partition_sum(dtypes, empty, source_rows(df, empty)),
+                                  [0, 0, 0])
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-3)
+    fitted = _fit(_lime(box, epsilon=2.0, epsilon_per_query=1.0, accountant=ledger,
+                        bounds=BOUNDS), spark.createDataFrame(frame).limit(0))
+    assert len(ledger) > 0 and np.isfinite(fitted.noise_multiplier_)
+    # with a black box, y is not read: a label column named as y is refused, not taken
+    # as a feature
+    ledger = PrivacyLedger(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="does not read y"):
+        _lime(box, epsilon=1.0, accountant=ledger).fit(
+            spark.createDataFrame(frame.assign(label=0)), "label")
+    assert len(ledger) == 0

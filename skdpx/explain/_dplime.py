@@ -1354,11 +1354,12 @@ class DPLimeExplainer(TransformerMixin, DPEstimator):
 
     def __getstate__(self):
         if is_distributed(getattr(self, "_X", None)):
-            # refused, never computed: the rows live in the Dask cluster (persisted,
-            # tied to this client), and the graph of a dask array may hold its source
+            # refused, never computed: the rows live in the Dask cluster or the Spark
+            # executors (persisted, tied to this client or session), and the graph of a
+            # dask array may hold its source
             raise TypeError(
-                f"a {type(self).__name__} fitted on Dask data holds its private rows as dask "
-                "arrays persisted in the cluster: it cannot be pickled or deep-copied. Pickle "
+                f"a {type(self).__name__} fitted on Dask or Spark data holds its private rows "
+                "persisted in the cluster: it cannot be pickled or deep-copied. Pickle "
                 "release() (DP answers only), or fit again from the data."
             )
         state = super().__getstate__()

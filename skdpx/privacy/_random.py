@@ -336,11 +336,16 @@ class RowUniforms:
     one draw for all the rows would, and distinct rows get disjoint parts
     of the stream: independent uniforms.
 
-    Not privacy noise: the stream is an auxiliary one (for a secure source,
-    keyed by its own OS entropy, independent of the noise key), and anyone
-    may know the draws without harm. The row numbers
-    (:func:`~skdpx.utils._engine.row_numbers`) say where a row is, never what
-    it holds.
+    Not the noise of a release: the stream is an auxiliary one (for a
+    secure source, keyed by its own OS entropy, independent of the noise
+    key). But it is secret as the noise is: row ``i``'s draws depend on how
+    many rows come before it, so one row added shifts the draws of every
+    later row, and the guarantee of what is released from them holds for
+    draws the adversary does not know. The state is therefore never kept:
+    it goes with the tasks of one fit (as the black box does) and is
+    dropped with them; it is never an attribute, pickled with an estimator,
+    or shown. The row numbers (:func:`~skdpx.utils._engine.row_numbers`)
+    say where a row is, never what it holds.
     """
 
     __slots__ = ("_state", "shape")

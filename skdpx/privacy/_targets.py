@@ -7,7 +7,7 @@ In the privacy core because the label set is public or read with a
 import numpy as np
 
 from ..utils._blackbox import probe_black_box
-from ..utils._engine import is_distributed
+from ..utils._engine import engine, is_distributed
 from ..utils._tables import num_rows, validate_table
 from ._validation import check_classes
 
@@ -86,6 +86,13 @@ def check_ignored_y(estimator, X, y):
     """
     if y is None:
         return
+    if engine(X) == "spark":
+        # a Spark DataFrame's labels are a column of it (its name as y): ignored here, the
+        # column would be read as a feature
+        raise ValueError(
+            f"{type(estimator).__name__} with a black box (estimator) does not read y: with a "
+            f"Spark DataFrame, drop the label column ({y!r}) from X (df.drop(...)) and pass "
+            "y=None, or it would be read as a feature. Nothing was spent.")
     if is_distributed(X) or is_distributed(y):
         return  # (partitions: lengths are not known without computing them)
     try:

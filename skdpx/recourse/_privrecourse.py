@@ -535,9 +535,10 @@ class PrivRecourse(ActionabilityMixin, BlackBoxMixin, TransformerMixin, DPEstima
         """Everything checked before the spend is committed (validation only)."""
         if is_distributed(X) and self.estimator is None:
             raise ValueError(
-                "PrivRecourse with a dask X needs a fitted black box as estimator=...: "
-                "with estimator=None it would train its DP logistic regression with DP-SGD, "
-                "whose Poisson-sampled, per-row clipped steps are not supported over Dask. "
+                "PrivRecourse with a Dask or Spark X needs a fitted black box as "
+                "estimator=...: with estimator=None it would train its DP logistic regression "
+                "with DP-SGD, whose Poisson-sampled, per-row clipped steps are not supported "
+                "over Dask or Spark. "
                 "Nothing was spent."
             )
         # codes: each row's class index, -1 for a label that is not a class (the

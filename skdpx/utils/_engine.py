@@ -97,7 +97,9 @@ def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
     spend was committed to the ledger in the driver before any task ran,
     and the noise is drawn in the driver, once, after the total arrives. A
     task only reads rows and returns a partial sum, and the same rows give
-    the same partial sum however often it runs.
+    the same partial sum however often it runs (the collection must give the
+    same rows on every read: files, tables, deterministic transformations;
+    doc/scale.rst, "Deterministic rows").
     """
     kind = engine(X)
     if kind == "dask":
@@ -185,8 +187,9 @@ def persist(*arrays):
     Dask: ``persist`` (waits, and raises a task's error here, in ``fit``);
     Spark: one pass computes every array of the same rows into a cached
     DataFrame. In memory: returned as they are. A block lost with a worker
-    or executor (now or later) is computed again from the same rows, with
-    the same result; nothing is spent or drawn here.
+    or executor (now or later) is computed again from its lineage, with the
+    same result when the collection gives the same rows on every read;
+    nothing is spent or drawn here.
     """
     kind = engine(arrays[0])
     if kind == "dask":

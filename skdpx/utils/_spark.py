@@ -90,7 +90,7 @@ class SparkTable:
     @property
     def dtype(self):
         """float64, or the label column's dtype as read (object for strings)."""
-        dtype = getattr(self.read, "dtype", None) if not self.steps else np.float64
+        dtype = getattr(self.read, "dtype", np.float64) if not self.steps else np.float64
         return np.dtype(object if dtype is None else dtype)
 
     def astype(self, dtype):
@@ -130,6 +130,11 @@ def _columns(tables):
     for t in tables:
         wanted.update(t.read.columns)
     return [c for c in tables[0].df.columns if c in wanted]
+
+
+def _quoted(columns):
+    """Column names for ``select`` (backticks: a name may hold a dot or a space)."""
+    return ["`" + c.replace("`", "``") + "`" for c in columns]
 
 
 def _same_rows(X, row_arrays):
@@ -176,11 +181,21 @@ def spark_partition_sum(func, X, *row_arrays, prepare=None, depth=2, **kwargs):
     tables = (X, *row_arrays)
     # the tables are shipped inside the function (cloudpickle), without their DataFrame
     light = [SparkTable(None, t.read, t.n_columns, t.steps) for t in tables]
-    parts = (X.df.select(*_columns(tables))
+    parts = (X.df.select(*_quoted(_columns(tables)))
              .mapInPandas(_partition_sums(func, light[0], light[1:], prepare, kwargs),
                           schema="part binary")
              .rdd.map(_unpickle))
-    return parts.treeAggregate(None, add_sums, add_sums, depth=depth)
+    total = parts.treeAggregate(None, add_sums, add_sums, depth=depth)
+    if total is None:
+        # no row: the statistic of no row (zeros of its shape), as in memory, so that
+        # a fit on an empty DataFrame releases as one on rows does (never a failure
+        # after the spend that says n = 0)
+        import pandas as pd
+
+        empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in X.df.columns})
+        total = prepared_call(func, prepare, X.block(empty),
+                              *[a.block(empty) for a in row_arrays], **kwargs)
+    return total
 
 
 def _persisted_blocks(tables, names):
@@ -215,9 +230,14 @@ def spark_persist(*tables):
              for i, t in enumerate(tables)]
     light = [SparkTable(None, t.read, t.n_columns, t.steps) for t in tables]
     schema = ", ".join(f"{c} double" for cols in names for c in cols)
-    df = X.df.select(*_columns(tables)).mapInPandas(_persisted_blocks(light, names), schema)
+    df = X.df.select(*_quoted(_columns(tables))).mapInPandas(_persisted_blocks(light, names),
+                                                             schema)
     df = df.persist()
-    df.write.format("noop").mode("overwrite").save()
+    try:
+        df.write.format("noop").mode("overwrite").save()
+    except BaseException:  # (an interrupt too) nothing stays cached from a failed pass
+        _unpersist(df)
+        raise
     out = tuple(SparkTable(df, ReadColumns(cols, ravel=t.n_columns is None), t.n_columns)
                 for t, cols in zip(tables, names))
     # the cache is dropped from the executors once no table reads it (a refit, del)
@@ -236,27 +256,30 @@ def _unpersist(df):
 
 
 class FrameColumns:
-    """A batch's ``columns`` as a pandas DataFrame, as they came (picklable).
+    """A batch's ``columns`` as a pandas DataFrame (picklable).
 
     The black box of a global explanation sees a DataFrame's rows with their
-    own columns and dtypes (:func:`~skdpx.utils._engine.source_rows`).
+    own columns (:func:`~skdpx.utils._engine.source_rows`), cast to the
+    dtypes of the Spark schema (``dtypes``: a nullable integer column always
+    float64, a nullable boolean always object), never to those the batch's
+    own rows would give (pyspark converts each Arrow batch by its contents).
     """
 
-    def __init__(self, columns):
-        self.columns = list(columns)
+    def __init__(self, columns, dtypes):
+        self.columns, self.dtypes = list(columns), dict(dtypes)
 
     def __call__(self, frame):
-        return frame[self.columns]
+        return frame[self.columns].astype(self.dtypes)
 
 
 def frame_table(X):
     """The feature columns of validated ``X``'s DataFrame, as pandas blocks (lazy).
 
     ``X`` is the table :func:`~skdpx.utils._tables.validate_spark_table`
-    made (its ``read`` names the feature columns).
+    made (its ``read`` names the feature columns and their batch dtypes).
     """
     columns = list(X.read.columns)
-    return SparkTable(X.df, FrameColumns(columns), len(columns))
+    return SparkTable(X.df, FrameColumns(columns, X.read.dtypes), len(columns))
 
 
 #: the column of the rows' numbers (monotonically_increasing_id)

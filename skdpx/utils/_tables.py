@@ -639,28 +639,44 @@ def validate_dask_table(estimator, X, y="no_validation", *, reset, categories=No
 # -- Spark DataFrames: the schema from Spark's, the rows left in the executors --
 
 
-def _spark_meta(df, columns):
+def _spark_meta(df, columns, batch=False):
     """An empty pandas DataFrame with ``df``'s ``columns`` and the matching dtypes.
 
-    Read from the Spark schema only (``df.schema``: names and types, no
-    row): integer types as int64, floating and decimal types as float64,
-    booleans as bool, anything else (strings, dates) as object, which the
-    public schema takes only as a declared categorical column.
+    Read from the Spark schema only (``df.schema``: names, types and
+    nullability, no row): integer types as int64, floating and decimal types
+    as float64, booleans as bool, anything else (strings, dates) as object,
+    which the public schema takes only as a declared categorical column.
+
+    ``batch``: the dtypes every batch of rows is cast to before anything
+    reads it (:func:`spark_batch_dtypes`): pyspark converts each Arrow batch
+    by its own contents (a nullable integer column is int in a batch without
+    a null and float in one with a null; a nullable boolean, bool or object),
+    so a batch's dtypes would depend on its rows. A nullable integer column
+    is then always float64 and a nullable boolean always object: a function
+    of the schema alone.
     """
     import pandas as pd
     from pyspark.sql import types as T
 
-    def dtype(t):
+    def dtype(field):
+        t = field.dataType
+        nullable = batch and field.nullable
         if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
-            return np.int64
+            return np.float64 if nullable else np.int64
         if isinstance(t, (T.FloatType, T.DoubleType, T.DecimalType)):
             return np.float64
         if isinstance(t, T.BooleanType):
-            return np.bool_
+            return object if nullable else np.bool_
         return object
 
-    fields = {f.name: f.dataType for f in df.schema.fields}
+    fields = {f.name: f for f in df.schema.fields}
     return pd.DataFrame({c: pd.Series([], dtype=dtype(fields[c])) for c in columns})
+
+
+def spark_batch_dtypes(df, columns):
+    """``{column: dtype}`` every Spark batch of ``columns`` is cast to (from the schema only)."""
+    meta = _spark_meta(df, columns, batch=True)
+    return {c: meta[c].dtype for c in columns}
 
 
 def frame_meta(X):
@@ -675,19 +691,24 @@ def frame_meta(X):
         meta = X._meta
         return meta if hasattr(meta, "columns") else meta.to_frame()
     if kind == "spark":
-        return _spark_meta(X, list(X.columns))
+        return _spark_meta(X, list(X.columns), batch=True)
     return X.iloc[:0]
 
 
 class _EncodeFrame:
-    """A Spark batch's feature columns encoded by the public schema (in an executor)."""
+    """A Spark batch's feature columns encoded by the public schema (in an executor).
 
-    def __init__(self, schema, columns, private):
+    The batch is first cast to the dtypes of the schema (``dtypes``,
+    :func:`spark_batch_dtypes`), never to those its own rows would give.
+    """
+
+    def __init__(self, schema, columns, private, dtypes):
         self.schema, self.columns, self.private = schema, list(columns), private
+        self.dtypes = dict(dtypes)
 
     def __call__(self, frame):
-        return _encode_block(frame[self.columns], self.schema, self.schema.n_encoded,
-                             self.private)
+        return _encode_block(frame[self.columns].astype(self.dtypes), self.schema,
+                             self.schema.n_encoded, self.private)
 
 
 def validate_spark_table(estimator, X, y="no_validation", *, reset, categories=None,
@@ -719,6 +740,11 @@ def validate_spark_table(estimator, X, y="no_validation", *, reset, categories=N
     if not is_spark_dataframe(X):
         raise TypeError(f"X must be a Spark DataFrame (with y the name of its label column), "
                         f"got {type(X).__name__}.")
+    if not hasattr(X, "_jdf"):
+        raise TypeError(
+            "a Spark Connect DataFrame is not supported: skdpx sums the rows with Spark's RDD "
+            "API (one partial sum per partition, a tree aggregation), which Spark Connect does "
+            "not offer. Use a classic Spark session (SparkSession.builder without .remote()).")
     columns = list(X.columns)
     if not no_y:
         if y is None:
@@ -731,7 +757,8 @@ def validate_spark_table(estimator, X, y="no_validation", *, reset, categories=N
         columns.remove(y)
     meta = _spark_meta(X, columns)
     _schema_from_meta(estimator, meta, reset=reset, categories=categories)
-    Z = SparkTable(X, _EncodeFrame(estimator.schema_, columns, private=reset),
+    Z = SparkTable(X, _EncodeFrame(estimator.schema_, columns, private=reset,
+                                   dtypes=spark_batch_dtypes(X, columns)),
                    estimator.schema_.n_encoded)
     if no_y:
         return Z
