@@ -235,7 +235,7 @@ def fit_lime(box, X, Q):
         lime.explain(Q)
         t2 = time.perf_counter()
     return {"fit_seconds": t1 - t0, "explain_seconds": t2 - t1,
-            "epsilon_spent": float(lime.epsilon_spent_)}
+            "approximation": lime.approximation_, "epsilon_spent": float(lime.epsilon_spent_)}
 
 
 def persist(client, held, n, chunk_rows):

@@ -52,9 +52,9 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _run_record import run_info, save, start
-from scale import BOUNDS, D, GIB, ClientSampler, black_box, queries
+from scale import BOUNDS, D, GIB, ClientSampler, black_box, fit_lime, queries
 
-from skdpx import DPLimeExplainer, PrivRecourse
+from skdpx import PrivRecourse
 from skdpx.utils._engine import partition_sum
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale_engines.json"
@@ -64,8 +64,15 @@ FILE_ROWS = 1_000_000
 # ------------------------------------------------------------------ data
 
 
-def write_parquet(folder, n_rows, n_files, seed=0):
-    """``n_rows`` x D standard normal rows as ``n_files`` Parquet files (made once)."""
+def _normal_columns(n, seed):
+    X = np.random.default_rng(seed).standard_normal((n, D))
+    return {f"x{j}": X[:, j] for j in range(D)}
+
+
+def write_parquet(folder, n_rows, n_files, seed=0, make=_normal_columns,
+                  row_group_size=250_000):
+    """``n_rows`` rows as ``n_files`` Parquet files (made once): ``make(n, [seed, i])``
+    gives file ``i``'s columns (default: D standard normal ``x0..``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -78,9 +85,8 @@ def write_parquet(folder, n_rows, n_files, seed=0):
         p.unlink()
     rows = np.array_split(np.arange(n_rows), n_files)
     for i, (name, r) in enumerate(zip(names, rows)):
-        X = np.random.default_rng([seed, i]).standard_normal((len(r), D))
-        table = pa.table({f"x{j}": X[:, j] for j in range(D)})
-        pq.write_table(table, name, row_group_size=250_000, compression="snappy")
+        table = pa.table(make(len(r), [seed, i]))
+        pq.write_table(table, name, row_group_size=row_group_size, compression="snappy")
     return [str(p) for p in names]
 
 
@@ -201,20 +207,6 @@ def fit_recourse(box, X):
         warnings.simplefilter("ignore")
         rec.fit(X)
     return {"n_clusters": int(rec.n_clusters_), "epsilon_spent": float(rec.epsilon_spent_)}
-
-
-def fit_lime(box, X, Q):
-    lime = DPLimeExplainer(box, epsilon=0.1 * len(Q) + 0.5, epsilon_per_query=0.1,
-                           bounds=BOUNDS, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t0 = time.perf_counter()
-        lime.fit(X)
-        t1 = time.perf_counter()
-        lime.explain(Q)
-        t2 = time.perf_counter()
-    return {"fit_seconds": t1 - t0, "explain_seconds": t2 - t1,
-            "approximation": lime.approximation_, "epsilon_spent": float(lime.epsilon_spent_)}
 
 
 def measure(fn, others=()):

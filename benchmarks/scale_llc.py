@@ -61,7 +61,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _run_record import run_info, save, start
 from scale import GIB, ClientSampler
-from scale_engines import dask_cluster, spark_session
+from scale_engines import dask_cluster, n_partitions, spark_session
+from scale_engines import write_parquet as write_engine_parquet
 
 from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.privacy import DPSGD
@@ -88,24 +89,15 @@ def make_rows(n, seed):
     return X, y
 
 
+def _columns(n, seed):
+    X, y = make_rows(n, seed)
+    return {**{f"x{j}": X[:, j] for j in range(D)}, "label": y}
+
+
 def write_parquet(folder, n_rows, seed):
     """``n_rows`` rows as Parquet files of FILE_ROWS rows (made once): x0..x19, label."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    folder = Path(folder)
-    n_files = max(1, -(-n_rows // FILE_ROWS))
-    names = [folder / f"part-{i:04d}.parquet" for i in range(n_files)]
-    if folder.exists() and sorted(folder.glob("*.parquet")) == names:
-        return [str(p) for p in names]
-    folder.mkdir(parents=True, exist_ok=True)
-    for p in folder.glob("*.parquet"):
-        p.unlink()
-    for i, (name, rows) in enumerate(zip(names, np.array_split(np.arange(n_rows), n_files))):
-        X, y = make_rows(len(rows), [seed, i])
-        table = pa.table({**{f"x{j}": X[:, j] for j in range(D)}, "label": y})
-        pq.write_table(table, name, row_group_size=FILE_ROWS, compression="snappy")
-    return [str(p) for p in names]
+    return write_engine_parquet(folder, n_rows, max(1, -(-n_rows // FILE_ROWS)), seed=seed,
+                                make=_columns, row_group_size=FILE_ROWS)
 
 
 def read_memory(files):
@@ -127,14 +119,6 @@ def engine_data(kind, files, ctx):
     if kind == "spark":
         return ctx.read.parquet(*files), "label"
     raise ValueError(kind)
-
-
-def n_partitions(kind, X):
-    if kind == "dask":
-        return int(X.npartitions)
-    if kind == "spark":
-        return int(X.rdd.getNumPartitions())
-    return 1
 
 
 # ------------------------------------------------------------------ fits

@@ -19,6 +19,27 @@ def people(rng, n=N):
     })
 
 
+def people_and_black_box(seed=0):
+    """``people`` (N rows), their three classes, and a black box fitted on them.
+
+    The classes come from a score of age, hours and job: a batch of queries
+    explains several label columns (the predicted class). The black box is a
+    Pipeline of the public schema's encoder and a LogisticRegression.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from skdpx.preprocessing import PublicSchemaEncoder
+
+    rng = np.random.default_rng(seed)
+    frame = people(rng)
+    score = (frame["age"] - 40) / 10 + (frame["hours"] - 40) / 10 + (frame["job"] == "manager")
+    y = np.digitize(score + rng.normal(size=N), [-0.5, 1.0])
+    box = make_pipeline(PublicSchemaEncoder(bounds=BOUNDS, categories=CATEGORIES),
+                        LogisticRegression()).fit(frame, y)
+    return frame, y, box
+
+
 def mixed_table(n=40, seed=0):
     """A pandas DataFrame of ``n`` rows: an int, an unordered categorical (levels in
     another order than declared), a float and an object column (seeded)."""

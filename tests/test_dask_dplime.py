@@ -6,13 +6,11 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
 
 from skdpx.explain import DPLimeExplainer
-from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLedger, event_to_json, given_row_count
 
-from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
+from ._tables import CATEGORIES, N, people_and_black_box, refuse_gathering_rows
 from ._helpers import quiet_fit as _fit
 
 da = pytest.importorskip("dask.array")
@@ -22,13 +20,8 @@ pd = pytest.importorskip("pandas")
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    frame = people(rng)
-    score = (frame["age"] - 40) / 10 + (frame["hours"] - 40) / 10 + (frame["job"] == "manager")
     # three classes: a batch of queries explains several label columns (the predicted class)
-    y = np.digitize(score + rng.normal(size=N), [-0.5, 1.0])
-    box = make_pipeline(PublicSchemaEncoder(bounds=BOUNDS, categories=CATEGORIES),
-                        LogisticRegression()).fit(frame, y)
+    frame, y, box = people_and_black_box()
     numeric = frame[["age", "hours", "gain"]].to_numpy()
     binary = LogisticRegression().fit(numeric, y > 0)
     return frame, box, numeric, binary

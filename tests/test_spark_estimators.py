@@ -6,15 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
 
 from skdpx.explain import DPLimeExplainer
-from skdpx.preprocessing import PublicSchemaEncoder
 from skdpx.privacy import PrivacyLedger, event_to_json, given_row_count
 from skdpx.recourse import PrivRecourse
 
-from ._tables import BOUNDS, CATEGORIES, N, people, refuse_spark_rows
+from ._tables import BOUNDS, CATEGORIES, N, people_and_black_box, refuse_spark_rows
 from ._helpers import quiet_fit as _fit
 
 pytest.importorskip("pyspark")
@@ -23,12 +20,7 @@ pd = pytest.importorskip("pandas")
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    frame = people(rng)
-    score = (frame["age"] - 40) / 10 + (frame["hours"] - 40) / 10 + (frame["job"] == "manager")
-    y = np.digitize(score + rng.normal(size=N), [-0.5, 1.0])
-    box = make_pipeline(PublicSchemaEncoder(bounds=BOUNDS, categories=CATEGORIES),
-                        LogisticRegression()).fit(frame, y)
+    frame, _, box = people_and_black_box()
     return frame, box
 
 
