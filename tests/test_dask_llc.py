@@ -8,7 +8,7 @@ import pytest
 from skdpx.locally_linear import DPLocallyLinearClassifier
 from skdpx.privacy import PrivacyLedger, event_to_json
 
-from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows
+from ._tables import BOUNDS, CATEGORIES, N, people, refuse_gathering_rows, refuse_spark_rows
 from ._helpers import quiet_fit as _fit
 
 pd = pytest.importorskip("pandas")
@@ -104,16 +104,20 @@ def test_what_the_engines_cannot_do_is_refused_before_any_spend(dask_client, dat
         clf.predict(X)
 
 
-def test_spark_full_batch_is_the_in_memory_fit(spark, data):
+def test_spark_full_batch_is_the_in_memory_fit(spark, data, monkeypatch):
     pytest.importorskip("pyarrow")
     frame, y = data
     df = spark.createDataFrame(frame.assign(label=y)).repartition(3)
     cached = spark.sparkContext._jsc.getPersistentRDDs().size()
     # y is the name of the label column; the string labels read batch by batch. A
-    # finite epsilon, seeded: the same draws in the same order, so the same model
+    # finite epsilon, seeded: the same draws in the same order, so the same model; and
+    # no row, label or array of rows reaches the driver (only the steps' sums)
     kw = {"epsilon": 3.0, "bounds": BOUNDS, "epochs": 3, "max_grad_norm": 0.2,  # clipped
           "learning_rate": 2.0}
+    received = refuse_spark_rows(monkeypatch)
     on_spark = _fit(_llc(**kw), df, "label")
+    monkeypatch.undo()
+    assert received
     _same(_fit(_llc(**kw), frame, y), on_spark)
     assert list(on_spark.feature_names_in_) == list(frame.columns)
     # the rows the steps read were cached for the fit, and freed after it
