@@ -87,7 +87,8 @@ def partition_sum(func, X, *row_arrays, prepare=None, **kwargs):
     it runs on each partition in the workers or executors, and the partial
     results are added in a tree. Either way the total equals ``func`` on all
     the (prepared) rows up to floating-point summation order, and only it
-    reaches the driver. ``None`` when there is no row on an engine.
+    reaches the driver. A Spark DataFrame without rows gives ``func`` on
+    empty blocks (the statistic of no row, zeros), as in memory.
 
     Exact, not private: the caller releases the total through the privacy
     core.

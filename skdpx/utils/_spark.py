@@ -175,7 +175,8 @@ def spark_partition_sum(func, X, *row_arrays, prepare=None, depth=2, **kwargs):
     Every task sums ``func`` over the batches of its partition; one pickled
     partial sum per partition leaves an executor, and they are added in a
     tree of ``depth`` (``treeAggregate``). Returns the total, as numpy, in
-    the driver (``None`` for a DataFrame without rows).
+    the driver (for a DataFrame without rows, ``func`` on empty blocks: the
+    statistic of no row).
     """
     _same_rows(X, row_arrays)
     tables = (X, *row_arrays)
@@ -204,6 +205,8 @@ def _persisted_blocks(tables, names):
 
     def run(batches):
         for frame in batches:
+            if len(frame) == 0:  # (an empty batch: nothing to keep)
+                continue
             out = {}
             for t, cols in zip(tables, names):
                 block = np.asarray(t.block(frame), dtype=np.float64).reshape(len(frame), -1)
