@@ -387,6 +387,19 @@ def test_a_private_engine_under_replace_one_is_refused_while_planning():
     assert DPSGD.from_budget(1.0, 1e-5, relation="add_or_remove", **plan).private
 
 
+def _network_gradients(theta, X, Y):
+    """Fresh copies of the network's parameters [W1, W2, b1, b2] and its per-sample
+    gradients at them (a function of the row indices; it reads the live parameters)."""
+    W1, b1, W2, b2 = (p.copy() for p in _unpack(theta))
+
+    def per_sample(idx):
+        h = np.tanh(X[idx] @ W1 + b1)
+        d2 = h @ W2 + b2 - Y[idx]
+        return DenseGradients([(X[idx], (d2 @ W2.T) * (1 - h**2)), (h, d2)])
+
+    return [W1, W2, b1, b2], per_sample
+
+
 def test_train_is_the_steps_then_the_optimiser(network):
     # train = step, the weight decay on the noisy gradient, the optimiser's update
     # and its learning-rate schedule: to the bit, as the loop it replaces
@@ -395,13 +408,7 @@ def test_train_is_the_steps_then_the_optimiser(network):
     theta, X, Y, _ = network
 
     def run(by_hand):
-        W1, b1, W2, b2 = (p.copy() for p in _unpack(theta))
-        params = [W1, W2, b1, b2]
-
-        def per_sample(idx):
-            h = np.tanh(X[idx] @ W1 + b1)
-            d2 = h @ W2 + b2 - Y[idx]
-            return DenseGradients([(X[idx], (d2 @ W2.T) * (1 - h**2)), (h, d2)])
+        params, per_sample = _network_gradients(theta, X, Y)
 
         engine = _bind(DPSGD(noise_multiplier=1.0, max_grad_norm=0.5, sample_rate=0.6,
                              n_samples=len(X), max_steps=6), 3)
@@ -433,13 +440,7 @@ def test_full_batch_steps_from_partition_sums_are_the_in_memory_steps(network):
     theta, X, Y, _ = network
 
     def run(partitioned):
-        W1, b1, W2, b2 = (p.copy() for p in _unpack(theta))
-        params = [W1, W2, b1, b2]
-
-        def per_sample(idx):
-            h = np.tanh(X[idx] @ W1 + b1)
-            d2 = h @ W2 + b2 - Y[idx]
-            return DenseGradients([(X[idx], (d2 @ W2.T) * (1 - h**2)), (h, d2)])
+        params, per_sample = _network_gradients(theta, X, Y)
 
         def clipped_sum(max_grad_norm):
             parts = [clipped_gradient_sum(per_sample(rows), max_grad_norm, len(rows))
